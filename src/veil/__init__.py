@@ -1,0 +1,35 @@
+"""Veil: a privacy-engineering toolkit.
+
+De-identification (``veil.deid``), syntactic anonymization (``veil.anonymity``), differential
+privacy (``veil.dp``), private machine learning (``veil.ml``) and cryptography for collaboration
+(``veil.crypto``), with pandas DataFrames at the boundary.
+
+The top-level names are imported lazily so that ``import veil`` stays fast.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "read": ("veil.io", "read"),
+    "write": ("veil.io", "write"),
+    "scan": ("veil.deid", "scan"),
+    "Policy": ("veil.deid", "Policy"),
+    "apply": ("veil.deid", "apply"),
+}
+
+__all__ = ["__version__", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        value = getattr(importlib.import_module(module), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'veil' has no attribute {name!r}")

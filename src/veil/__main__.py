@@ -1,0 +1,5 @@
+import sys
+
+from veil.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""The ``veil`` command-line interface."""

@@ -1,0 +1,84 @@
+"""Entry point of the ``veil`` command.
+
+Each sub-command lives in its own module ``veil.cli._<name>`` exposing
+``register(subparsers: argparse._SubParsersAction) -> None``; ``register`` adds a parser and
+sets ``func`` (a callable taking the parsed ``argparse.Namespace`` and returning an exit code).
+
+User errors (:class:`veil.errors.VeilError`) print one line on stderr and exit with status 2;
+``--debug`` prints the traceback instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import traceback
+from collections.abc import Sequence
+
+from veil import __version__
+from veil.errors import VeilError
+
+#: Sub-command modules, in the order they appear in ``veil --help``.
+COMMAND_MODULES: tuple[str, ...] = (
+    "veil.cli._scan",
+    "veil.cli._anonymize",
+    "veil.cli._reidentify",
+    "veil.cli._check",
+    "veil.cli._query",
+    "veil.cli._crypto",
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # usage errors: one line, exit 2
+        self.print_usage(sys.stderr)
+        self.exit(2, f"veil: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="veil",
+        description="Veil: de-identify, anonymize and analyse personal data with privacy guarantees.",
+    )
+    parser.add_argument("--version", action="version", version=f"veil {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="show full tracebacks instead of one-line errors"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for mod_name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(mod_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == mod_name:  # command not built yet
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``veil`` command; returns the process exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    debug = bool(getattr(args, "debug", False))
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except VeilError as exc:
+        if debug:
+            traceback.print_exc()
+        else:
+            msg = " ".join(str(exc).split())
+            print(f"veil: error: {msg}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("veil: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,66 @@
+"""Typed exceptions and warnings shared by every Veil package.
+
+Every error a *user* can cause (bad input, bad policy, bad parameters, an exhausted
+budget) derives from :class:`VeilError`.  The CLI prints such errors as a single line
+and exits with status 2; ``--debug`` shows the traceback.  Anything else is a bug.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "VeilError",
+    "InputError",
+    "PolicyError",
+    "ConfigError",
+    "KeyMissingError",
+    "UnsatisfiableError",
+    "BudgetError",
+    "PrivacyLeakWarning",
+    "DiffprivlibCompatibilityWarning",
+    "InsecureRandomWarning",
+    "CryptoError",
+]
+
+
+class VeilError(Exception):
+    """Base class of every user-facing Veil error."""
+
+
+class InputError(VeilError, ValueError):
+    """A file or table cannot be read or is unusable (missing, undecodable, empty, ...)."""
+
+
+class PolicyError(VeilError, ValueError):
+    """A policy file is invalid.  The message names the key and, when known, the line."""
+
+
+class ConfigError(VeilError, ValueError):
+    """Invalid parameters for an operator, model, mechanism or command."""
+
+
+class KeyMissingError(VeilError):
+    """A secret key needed for pseudonymization/tokenization/decryption is not available."""
+
+
+class UnsatisfiableError(VeilError):
+    """The requested privacy targets cannot be met by any allowed transformation."""
+
+
+class BudgetError(VeilError, ValueError):
+    """A differential-privacy query asks for more budget than remains (diffprivlib-compatible)."""
+
+
+class CryptoError(VeilError, ValueError):
+    """Malformed, tampered or mismatched cryptographic material (keys, shares, ciphertexts)."""
+
+
+class PrivacyLeakWarning(RuntimeWarning):
+    """A computation may leak privacy, e.g. bounds read from the data (diffprivlib-compatible)."""
+
+
+class DiffprivlibCompatibilityWarning(RuntimeWarning):
+    """A diffprivlib argument is accepted for compatibility but ignored."""
+
+
+class InsecureRandomWarning(RuntimeWarning):
+    """An explicit seed replaced the cryptographically secure generator (tests only)."""
