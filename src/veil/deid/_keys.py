@@ -1,0 +1,94 @@
+"""Loading the secret key used by keyed pseudonymization and reversible tokenization.
+
+The key comes from an environment variable (default ``VEIL_KEY``) or a key file.  It is read
+lazily, only when an operator needs it, and never printed, logged or written to a report.
+Operators derive their own sub-keys from it with HKDF, so the same master key can serve both
+pseudonymization and tokenization safely.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from veil.errors import KeyMissingError
+
+__all__ = ["DEFAULT_KEY_ENV", "MIN_KEY_BYTES", "key_loader", "decode_key"]
+
+DEFAULT_KEY_ENV = "VEIL_KEY"
+MIN_KEY_BYTES = 16
+
+
+def decode_key(text: str | bytes, source: str) -> bytes:
+    """Decode a key given as hex, base64 or raw text; require at least 16 bytes of material.
+
+    ``source`` names where the key came from (an environment variable or file name) for error
+    messages; the key itself never appears in a message.
+    """
+    raw = text.strip() if isinstance(text, bytes) else text.strip().encode()
+    if not raw:
+        raise KeyMissingError(f"the key in {source} is empty")
+    key: bytes = raw
+    s = raw.decode("ascii", errors="ignore")
+    if s and len(s) == len(raw):
+        try:
+            if len(s) % 2 == 0 and all(c in "0123456789abcdefABCDEF" for c in s):
+                key = bytes.fromhex(s)
+            elif s.startswith("base64:"):
+                key = base64.b64decode(s[7:], validate=True)
+        except (ValueError, binascii.Error):
+            raise KeyMissingError(f"the key in {source} is not valid hex/base64") from None
+    if len(key) < MIN_KEY_BYTES:
+        raise KeyMissingError(
+            f"the key in {source} is too short: need at least {MIN_KEY_BYTES} bytes "
+            "(generate one with: python -c 'import secrets; print(secrets.token_hex(32))')"
+        )
+    return key
+
+
+def key_loader(env: str | None = None, file: str | os.PathLike[str] | None = None) -> Callable[[], bytes]:
+    """Return a zero-argument callable that loads the key when first needed.
+
+    Parameters
+    ----------
+    env
+        Name of the environment variable holding the key (hex, ``base64:...`` or text).
+    file
+        Path of a file holding the key.  Used when ``env`` is not given.
+        With neither, ``$VEIL_KEY`` is used.
+
+    Examples
+    --------
+    >>> import os
+    >>> os.environ["DOCTEST_KEY"] = "00" * 32
+    >>> load = key_loader(env="DOCTEST_KEY")
+    >>> len(load())
+    32
+    """
+    cache: list[bytes] = []
+
+    def load() -> bytes:
+        if cache:
+            return cache[0]
+        if file is not None and env is None:
+            path = Path(file)
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                raise KeyMissingError(f"cannot read key file {path}: {exc.strerror}") from None
+            key = decode_key(data, f"key file {path.name}")
+        else:
+            name = env or DEFAULT_KEY_ENV
+            value = os.environ.get(name)
+            if value is None:
+                raise KeyMissingError(
+                    f"no key: environment variable {name} is not set (or give --key-file)"
+                )
+            key = decode_key(value, f"${name}")
+        cache.append(key)
+        return key
+
+    return load
