@@ -1,0 +1,264 @@
+"""Reading tables: CSV/TSV (sniffed encoding, delimiter and header) and Parquet."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from veil.errors import InputError
+from veil.io._dates import detect_date_format, parse_date_column
+from veil.io._sniff import SAMPLE_BYTES, sniff_encoding, sniff_format
+
+__all__ = ["SourceFormat", "read", "read_table"]
+
+PARQUET_SUFFIXES = (".parquet", ".pq")
+DEFAULT_MISSING = ("?", "NA", "")
+
+
+@dataclass(frozen=True)
+class SourceFormat:
+    """The on-disk format of a table, so that a release can be written the same way."""
+
+    path: str
+    format: str  # "csv" or "parquet"
+    delimiter: str = ","
+    encoding: str = "utf-8"
+    header: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _check_file(path: Path) -> None:
+    if not path.exists():
+        raise InputError(f"input file not found: {path}")
+    if path.is_dir():
+        raise InputError(f"input is a directory, not a file: {path}")
+    if not os.access(path, os.R_OK):
+        raise InputError(f"input file is not readable (permission denied): {path}")
+
+
+def _read_head(path: Path) -> bytes:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(SAMPLE_BYTES)
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _read_parquet(path: Path, columns: Sequence[str] | None) -> pd.DataFrame:
+    try:
+        return pd.read_parquet(path, columns=list(columns) if columns else None)
+    except (OSError, ValueError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"cannot read Parquet file {path.name}: {first}") from None
+    except Exception as exc:  # pyarrow raises its own error types
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"cannot read Parquet file {path.name}: {first}") from None
+
+
+def _csv(
+    path: Path, enc: str, fmt: Any, names: Sequence[str] | None, na: list[str]
+) -> pd.DataFrame:
+    header: int | None = 0 if fmt.header else None
+    kwargs: dict[str, Any] = {}
+    if names is not None:
+        kwargs["names"] = list(names)
+    return pd.read_csv(
+        path,
+        sep=fmt.delimiter,
+        skipinitialspace=fmt.skipinitialspace,
+        header=header,
+        encoding=enc,
+        na_values=na,
+        keep_default_na=False,
+        skip_blank_lines=True,
+        encoding_errors="strict",
+        low_memory=False,
+        **kwargs,
+    )
+
+
+def _read_text(
+    path: Path,
+    head: bytes,
+    *,
+    delimiter: str | None,
+    encoding: str | None,
+    missing_values: Iterable[str],
+    names: Sequence[str] | None,
+    header: bool | None,
+) -> tuple[pd.DataFrame, SourceFormat]:
+    enc, sample = sniff_encoding(head, encoding)
+    fmt = sniff_format(sample, enc, delimiter)
+    if header is not None or names is not None:
+        use_header = bool(header) if header is not None else False
+        fmt = type(fmt)(fmt.encoding, fmt.delimiter, fmt.skipinitialspace, use_header)
+    na = [str(v) for v in missing_values]
+    tries = [enc] if encoding is not None or enc != "utf-8" else ["utf-8", "cp1252"]
+    df: pd.DataFrame | None = None
+    for i, attempt in enumerate(tries):
+        try:
+            df = _csv(path, attempt, fmt, names, na)
+            enc = attempt
+            break
+        except UnicodeDecodeError as exc:
+            if i + 1 < len(tries):
+                continue
+            raise InputError(
+                f"cannot decode {path.name} as {attempt}: byte 0x{exc.object[exc.start]:02x} "
+                f"is not valid ({exc.reason}); give the right encoding"
+            ) from None
+        except pd.errors.EmptyDataError:
+            raise InputError(f"the table {path.name} is empty") from None
+        except (pd.errors.ParserError, ValueError) as exc:
+            msg = " ".join(str(exc).split())
+            raise InputError(f"cannot parse {path.name}: {msg}") from None
+    assert df is not None
+    if not fmt.header and names is None:
+        df.columns = [f"col_{j + 1}" for j in range(df.shape[1])]
+    source = SourceFormat(str(path), "csv", fmt.delimiter, enc, fmt.header)
+    return df, source
+
+
+def _apply_dates(df: pd.DataFrame, parse_dates: bool | Sequence[str] | None) -> pd.DataFrame:
+    if parse_dates is False:
+        return df
+    if parse_dates is None or parse_dates is True:
+        out = df
+        for col in df.columns:
+            s = df[col]
+            if s.dtype == object or pd.api.types.is_string_dtype(s):
+                fmt = detect_date_format(s)
+                if fmt is not None:
+                    if out is df:
+                        out = df.copy()
+                    out[col] = parse_date_column(s, fmt, name=str(col))
+        return out
+    missing = [c for c in parse_dates if c not in df.columns]
+    if missing:
+        raise InputError(f"date column(s) not in the table: {', '.join(map(str, missing))}")
+    out = df.copy()
+    for col in parse_dates:
+        out[col] = parse_date_column(df[col], name=str(col))
+    return out
+
+
+def read_table(
+    path: str | os.PathLike[str],
+    *,
+    delimiter: str | None = None,
+    encoding: str | None = None,
+    missing_values: Iterable[str] = DEFAULT_MISSING,
+    parse_dates: bool | Sequence[str] | None = None,
+    columns: Sequence[str] | None = None,
+    names: Sequence[str] | None = None,
+    header: bool | None = None,
+) -> tuple[pd.DataFrame, SourceFormat]:
+    """Like :func:`read` but also return the :class:`SourceFormat` of the file."""
+    p = Path(path)
+    _check_file(p)
+    head = _read_head(p)
+    if not head:
+        raise InputError(f"the table {p.name} is empty (0 bytes)")
+    if p.suffix.lower() in PARQUET_SUFFIXES or head.startswith(b"PAR1"):
+        df = _read_parquet(p, columns)
+        source = SourceFormat(str(p), "parquet")
+    else:
+        df, source = _read_text(
+            p,
+            head,
+            delimiter=delimiter,
+            encoding=encoding,
+            missing_values=missing_values,
+            names=names,
+            header=header,
+        )
+        if columns is not None:
+            unknown = [c for c in columns if c not in df.columns]
+            if unknown:
+                raise InputError(f"column(s) not in {p.name}: {', '.join(map(str, unknown[:5]))}")
+            df = df[list(columns)]
+    if df.shape[0] == 0 or df.shape[1] == 0:
+        raise InputError(f"the table {p.name} is empty (no data rows)")
+    if df.columns.duplicated().any():
+        dup = sorted({str(c) for c in df.columns[df.columns.duplicated()]})
+        raise InputError(f"duplicate column name(s) in {p.name}: {', '.join(dup[:5])}")
+    df = _apply_dates(df, parse_dates)
+    df.attrs["veil_source"] = source.to_dict()
+    return df, source
+
+
+def read(
+    path: str | os.PathLike[str],
+    *,
+    delimiter: str | None = None,
+    encoding: str | None = None,
+    missing_values: Iterable[str] = DEFAULT_MISSING,
+    parse_dates: bool | Sequence[str] | None = None,
+    columns: Sequence[str] | None = None,
+    names: Sequence[str] | None = None,
+    header: bool | None = None,
+) -> pd.DataFrame:
+    """Read a CSV, TSV or Parquet table into a DataFrame.
+
+    Parameters
+    ----------
+    path
+        File to read.  ``.parquet``/``.pq`` files (or files starting with the Parquet magic
+        bytes) are read as Parquet; anything else as delimited text.
+    delimiter
+        Field delimiter; sniffed among ``,``, ``;``, tab and ``|`` when None.  ``", "`` means a
+        comma followed by spaces to skip (the UCI Adult style), which is also sniffed.
+    encoding
+        Text encoding.  When None: the byte-order mark decides (UTF-8-SIG, UTF-16, UTF-32), else
+        UTF-8, then Windows-1252, then Latin-1.  An explicit encoding is decoded strictly: a byte
+        it cannot decode raises :class:`~veil.errors.InputError`.
+    missing_values
+        Cell contents read as missing (after stripping the delimiter's leading spaces).
+    parse_dates
+        Column names to parse as dates (an error when they do not parse); None detects
+        "obvious" date columns, those whose values all parse with one format (day-first
+        preferred); False parses none.
+    columns
+        Keep only these columns, in this order.
+    names
+        Column names for a file without a header row.
+    header
+        Whether the first row is a header; sniffed when None (False when ``names`` is given).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table; ``df.attrs["veil_source"]`` records the file's format.
+
+    Raises
+    ------
+    veil.errors.InputError
+        Missing, unreadable, undecodable or empty file.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "t.csv").write_text("age, sex\\n39, Male\\n50, ?\\n")
+    >>> df = read(d / "t.csv")
+    >>> list(df.columns), int(df["sex"].isna().sum())
+    (['age', 'sex'], 1)
+    """
+    df, _ = read_table(
+        path,
+        delimiter=delimiter,
+        encoding=encoding,
+        missing_values=missing_values,
+        parse_dates=parse_dates,
+        columns=columns,
+        names=names,
+        header=header,
+    )
+    return df

@@ -1,0 +1,144 @@
+"""Atomic writing of tables and files: a temporary file in the target folder, then os.replace."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+import pandas as pd
+
+from veil.errors import InputError
+from veil.io._read import PARQUET_SUFFIXES, SourceFormat
+from veil.io._sniff import SAMPLE_BYTES, sniff_encoding, sniff_format
+
+__all__ = ["write", "atomic_write", "write_json", "same_file"]
+
+
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """True when ``a`` and ``b`` name the same file (following links)."""
+    pa, pb = Path(a), Path(b)
+    try:
+        if pa.exists() and pb.exists():
+            return os.path.samefile(pa, pb)
+    except OSError:
+        pass
+    return pa.resolve() == pb.resolve()
+
+
+def atomic_write(path: str | os.PathLike[str], writer: Callable[[IO[bytes]], None]) -> Path:
+    """Call ``writer(fh)`` on a temporary file next to ``path``, then rename it to ``path``.
+
+    A reader never sees a half-written file, and a failure leaves any previous file intact.
+    """
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise InputError(f"output folder does not exist: {folder}")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            writer(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return target
+
+
+def write_json(obj: Any, path: str | os.PathLike[str]) -> Path:
+    """Atomically write ``obj`` as indented UTF-8 JSON."""
+    data = json.dumps(obj, indent=2, ensure_ascii=False, default=str).encode("utf-8")
+    return atomic_write(path, lambda fh: fh.write(data))
+
+
+def _like_format(like: Any) -> SourceFormat | None:
+    if like is None:
+        return None
+    if isinstance(like, SourceFormat):
+        return like
+    if isinstance(like, Mapping):
+        return SourceFormat(**dict(like))
+    p = Path(like)
+    if p.suffix.lower() in PARQUET_SUFFIXES:
+        return SourceFormat(str(p), "parquet")
+    if p.is_file():
+        with contextlib.suppress(InputError, OSError):
+            head = p.read_bytes()[:SAMPLE_BYTES]
+            if head.startswith(b"PAR1"):
+                return SourceFormat(str(p), "parquet")
+            enc, sample = sniff_encoding(head)
+            tf = sniff_format(sample, enc)
+            return SourceFormat(str(p), "csv", tf.delimiter, enc, tf.header)
+    return SourceFormat(str(p), "csv", "\t" if p.suffix.lower() == ".tsv" else ",")
+
+
+def write(
+    df: pd.DataFrame,
+    path: str | os.PathLike[str],
+    *,
+    like: str | os.PathLike[str] | SourceFormat | Mapping[str, Any] | None = None,
+) -> Path:
+    """Write ``df`` atomically as CSV/TSV or Parquet.
+
+    Parameters
+    ----------
+    df
+        Table to write (the index is not written).
+    path
+        Destination.  Its suffix chooses the format (``.parquet``/``.pq``, ``.tsv``, ``.csv``);
+        other suffixes follow ``like``.
+    like
+        The input file (path or :class:`SourceFormat`, by default ``df.attrs["veil_source"]``)
+        whose format (Parquet or delimited text with its delimiter and encoding) the output
+        copies.  Writing over that input file is refused.
+
+    Raises
+    ------
+    veil.errors.InputError
+        When ``path`` is the input file itself, or its folder does not exist.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = write(pd.DataFrame({"a": [1, 2]}), d / "out.csv")
+    >>> (d / "out.csv").read_text().split()
+    ['a', '1', '2']
+    """
+    target = Path(path)
+    fmt = _like_format(like if like is not None else df.attrs.get("veil_source"))
+    if fmt is not None and fmt.path and same_file(fmt.path, target):
+        raise InputError(f"refusing to write over the input file {target}")
+    suffix = target.suffix.lower()
+    if suffix in PARQUET_SUFFIXES or (
+        suffix not in (".csv", ".tsv") and fmt and fmt.format == "parquet"
+    ):
+        out = df.copy(deep=False)
+        out.attrs = {}
+        return atomic_write(target, lambda fh: out.to_parquet(fh, index=False))
+    if suffix == ".tsv":
+        sep = "\t"
+    elif suffix == ".csv" and not (fmt and fmt.format == "csv"):
+        sep = ","
+    else:
+        sep = fmt.delimiter if fmt and fmt.format == "csv" else ","
+    encoding = fmt.encoding if fmt and fmt.format == "csv" else "utf-8"
+    header = fmt.header if fmt and fmt.format == "csv" else True
+
+    def _write(fh: IO[bytes]) -> None:
+        text = df.to_csv(sep=sep, index=False, header=header, lineterminator="\n")
+        try:
+            data = text.encode(encoding)
+        except UnicodeEncodeError:
+            data = text.encode("utf-8")
+        fh.write(data)
+
+    return atomic_write(target, _write)

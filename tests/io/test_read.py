@@ -1,0 +1,139 @@
+"""Reading tables: sniffing, missing values, dates, errors."""
+
+from __future__ import annotations
+
+import codecs
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from veil.errors import InputError
+from veil.io import read, read_table
+
+
+def test_insurance_table(insurance_csv: Path) -> None:
+    df = read(insurance_csv)
+    assert df.shape == (1001, 13)
+    assert pd.api.types.is_datetime64_any_dtype(df["Date_of_entry"])
+    # '14/11/13 01:12' is day-first, two-digit year
+    assert df["Date_of_entry"].iloc[0] == pd.Timestamp("2013-11-14 01:12")
+    assert df["Age"].dtype.kind == "i"
+
+
+def test_adult_comma_space_and_question_marks(adult_data: Path) -> None:
+    df, fmt = read_table(adult_data)
+    assert fmt.delimiter == "," and not fmt.header
+    assert df.shape == (32561, 15)
+    # no value keeps the leading space, '?' is missing
+    assert not df["col_2"].dropna().str.startswith(" ").any()
+    assert df["col_2"].isna().sum() == 1836
+    assert df["col_1"].dtype.kind == "i"
+
+
+def test_names_for_headerless(adult_data: Path) -> None:
+    names = [f"c{i}" for i in range(15)]
+    df = read(adult_data, names=names, columns=["c0", "c9"])
+    assert list(df.columns) == ["c0", "c9"] and df.shape[0] == 32561
+
+
+def test_tsv_and_missing_markers(datasets_dir: Path) -> None:
+    df = read(datasets_dir / "ds004148" / "participants.tsv", missing_values=["n/a"])
+    assert df.shape[0] == 60 and df.columns[0] == "participant_id"
+    assert df["age"].dtype.kind in "if"
+
+
+@pytest.mark.parametrize("delim", [",", ";", "\t", "|"])
+def test_delimiter_sniffing(tmp_path: Path, delim: str) -> None:
+    p = tmp_path / "t.txt"
+    p.write_text(
+        delim.join(["name", "city", "n"])
+        + "\n"
+        + delim.join(['"Doe, J"', "Paris", "3"])
+        + "\n"
+        + delim.join(["Roe", "Lyon", "4"])
+        + "\n"
+    )
+    df = read(p)
+    assert list(df.columns) == ["name", "city", "n"]
+    assert df["n"].tolist() == [3, 4]
+
+
+@pytest.mark.parametrize("enc", ["utf-8-sig", "utf-16", "utf-8", "cp1252"])
+def test_encoding_sniffing(tmp_path: Path, enc: str) -> None:
+    p = tmp_path / "t.csv"
+    p.write_bytes("nom,ville\nJosé,Montréal\nZoë,Besançon\n".encode(enc))
+    df = read(p)
+    assert list(df.columns) == ["nom", "ville"]
+    assert df["nom"].tolist() == ["José", "Zoë"]
+
+
+def test_cp1252_late_in_file(tmp_path: Path) -> None:
+    body = "a,b\n" + "x,1\n" * 40000 + "caf\xe9,2\n"
+    p = tmp_path / "t.csv"
+    p.write_bytes(body.encode("cp1252"))
+    assert read(p)["a"].iloc[-1] == "café"
+
+
+def test_explicit_encoding_undecodable(tmp_path: Path) -> None:
+    p = tmp_path / "t.csv"
+    p.write_bytes("a,b\ncaf\xe9,1\n".encode("cp1252"))
+    with pytest.raises(InputError, match="decode"):
+        read(p, encoding="utf-8")
+
+
+def test_binary_file_rejected(tmp_path: Path) -> None:
+    p = tmp_path / "t.csv"
+    p.write_bytes(b"\x00\x01\x02garbage\x00" * 10)
+    with pytest.raises(InputError):
+        read(p)
+
+
+def test_bom_not_in_header(tmp_path: Path) -> None:
+    p = tmp_path / "t.csv"
+    p.write_bytes(codecs.BOM_UTF8 + b"id,x\n1,2\n")
+    assert list(read(p).columns) == ["id", "x"]
+
+
+@pytest.mark.parametrize("content", [b"", b"a,b\n", b"\n\n"])
+def test_empty(tmp_path: Path, content: bytes) -> None:
+    p = tmp_path / "t.csv"
+    p.write_bytes(content)
+    with pytest.raises(InputError, match="empty"):
+        read(p)
+
+
+def test_missing_file_and_directory(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="not found"):
+        read(tmp_path / "nope.csv")
+    with pytest.raises(InputError, match="directory"):
+        read(tmp_path)
+
+
+def test_declared_dates(tmp_path: Path) -> None:
+    p = tmp_path / "t.csv"
+    p.write_text("d,e\n2020-01-31,x\n2021-12-01,y\n")
+    df = read(p, parse_dates=["d"])
+    assert df["d"].dt.year.tolist() == [2020, 2021]
+    with pytest.raises(InputError, match="date"):
+        read(p, parse_dates=["e"])
+    assert not pd.api.types.is_datetime64_any_dtype(read(p, parse_dates=False)["d"])
+
+
+def test_inconsistent_dates_not_parsed(tmp_path: Path) -> None:
+    p = tmp_path / "t.csv"
+    p.write_text("d\n2020-01-31\n31/01/2020\n")
+    assert not pd.api.types.is_datetime64_any_dtype(read(p)["d"])
+
+
+def test_parquet_roundtrip(tmp_path: Path) -> None:
+    df = pd.DataFrame({"a": [1, 2, 3], "b": ["x", None, "z"]})
+    df.to_parquet(tmp_path / "t.parquet")
+    out = read(tmp_path / "t.parquet")
+    assert out["a"].tolist() == [1, 2, 3] and out["b"].isna().sum() == 1
+
+
+def test_corrupt_parquet(tmp_path: Path) -> None:
+    (tmp_path / "t.parquet").write_bytes(b"PAR1 not really")
+    with pytest.raises(InputError, match="Parquet"):
+        read(tmp_path / "t.parquet")

@@ -1,0 +1,65 @@
+"""Atomic writes in the input's format; never over the input."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from veil.errors import InputError
+from veil.io import read, read_table, write
+
+
+def test_same_format_as_input(tmp_path: Path) -> None:
+    src = tmp_path / "in.csv"
+    src.write_bytes("a;b\n1;é\n".encode("cp1252"))
+    df, fmt = read_table(src)
+    out = write(df, tmp_path / "out.csv", like=fmt)
+    assert out.read_bytes() == "a;b\n1;é\n".encode("cp1252")
+
+
+def test_tsv_and_parquet(tmp_path: Path) -> None:
+    df = pd.DataFrame({"a": [1, 2], "b": ["x", "y"]})
+    write(df, tmp_path / "o.tsv")
+    assert (tmp_path / "o.tsv").read_text() == "a\tb\n1\tx\n2\ty\n"
+    write(df, tmp_path / "o.parquet")
+    pd.testing.assert_frame_equal(read(tmp_path / "o.parquet"), df, check_dtype=False)
+
+
+def test_like_parquet_path(tmp_path: Path) -> None:
+    df = pd.DataFrame({"a": [1]})
+    write(df, tmp_path / "release", like=tmp_path / "input.parquet")
+    assert (tmp_path / "release").read_bytes().startswith(b"PAR1")
+
+
+def test_refuses_to_overwrite_input(tmp_path: Path) -> None:
+    src = tmp_path / "in.csv"
+    src.write_text("a\n1\n")
+    df = read(src)
+    before = src.read_bytes()
+    with pytest.raises(InputError, match="input"):
+        write(df, src)  # like taken from df.attrs
+    with pytest.raises(InputError, match="input"):
+        write(df, tmp_path / "." / "in.csv", like=src)
+    assert src.read_bytes() == before
+
+
+def test_atomic_on_failure(tmp_path: Path) -> None:
+    target = tmp_path / "o.csv"
+    target.write_text("old\n")
+
+    class Boom(pd.DataFrame):
+        def to_csv(self, *a, **k):  # type: ignore[override]
+            raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError):
+        write(Boom({"a": [1]}), target)
+    assert target.read_text() == "old\n"
+    assert os.listdir(tmp_path) == ["o.csv"]
+
+
+def test_missing_output_folder(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="folder"):
+        write(pd.DataFrame({"a": [1]}), tmp_path / "no" / "o.csv")
