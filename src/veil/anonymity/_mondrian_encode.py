@@ -1,0 +1,271 @@
+"""Integer encoding of quasi-identifiers for Mondrian (numeric, hierarchical, set-valued).
+
+Every quasi-identifier becomes one column of small non-negative integer codes:
+
+* **numeric** columns: the rank of the value among the sorted distinct values, so that a
+  median of codes is a median of values and ``vals[hi] - vals[lo]`` is the range of a partition;
+* **hierarchical** categorical columns: the position of the leaf in a depth-first order of the
+  generalization tree, so that the leaves under any node form one contiguous code range, the
+  lowest common ancestor of a partition is the lowest common ancestor of its smallest and largest
+  code, and the children of a node split that range at known boundaries;
+* **set** categorical columns (no hierarchy): the rank of the value as a string, split like a
+  numeric column and rendered as the set ``{a,b}`` of the values a partition holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from veil.errors import ConfigError, InputError
+
+__all__ = ["Dim", "HierTree", "encode_qis", "tree_from_hierarchy"]
+
+Kind = Literal["numeric", "hier", "set"]
+
+
+@dataclass
+class HierTree:
+    """A generalization hierarchy as a tree whose leaves have contiguous codes.
+
+    Attributes
+    ----------
+    leaves : list of str
+        Leaf labels in code (depth-first) order.
+    labels : list of str
+        Label of every node (leaves are nodes ``0 .. L-1``).
+    nleaves : numpy.ndarray
+        Number of leaves under every node.
+    child_starts : list of numpy.ndarray
+        For every node, the first leaf code of each child (sorted); empty for leaves.
+    node_at : numpy.ndarray
+        ``(depth + 1, L)``: node id of every leaf's ancestor at each level (level 0: itself).
+    lca_table : numpy.ndarray or None
+        ``(L, L)`` lowest common ancestors, precomputed when ``L <= 2048``.
+    """
+
+    leaves: list[str]
+    labels: list[str]
+    nleaves: np.ndarray
+    child_starts: list[np.ndarray]
+    node_at: np.ndarray
+    lca_table: np.ndarray | None = None
+    code_of: dict[str, int] = field(default_factory=dict)
+
+    def lca(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Node ids of the lowest common ancestors of the leaf codes ``lo`` and ``hi``."""
+        if self.lca_table is not None:
+            return self.lca_table[lo, hi]
+        out = np.full(np.shape(lo), self.node_at[-1, 0], dtype=np.int64)
+        for lvl in range(self.node_at.shape[0] - 1, -1, -1):
+            row = self.node_at[lvl]
+            same = row[lo] == row[hi]
+            out = np.where(same, row[lo], out)
+        return out
+
+
+def _leaf_paths(hierarchy: Any) -> tuple[list[str], list[list[str]]]:
+    """Return the leaves and, per leaf, its ancestors from level 1 to the top."""
+    if isinstance(hierarchy, Mapping):
+        leaves = [str(v) for v in hierarchy]
+        paths = [[str(x) for x in hierarchy[v]] for v in hierarchy]
+        return leaves, paths
+    if isinstance(hierarchy, (str, Path)):
+        from veil.schema import Hierarchy  # noqa: PLC0415 (optional until the schema lands)
+
+        hierarchy = Hierarchy.from_csv(hierarchy)
+    if not all(hasattr(hierarchy, a) for a in ("values", "height", "generalize")):
+        raise ConfigError(
+            f"a hierarchy must be a veil.schema.Hierarchy, a CSV path or a mapping, "
+            f"not {type(hierarchy).__name__}"
+        )
+    leaves = [str(v) for v in hierarchy.values]
+    levels = [
+        [str(x) for x in hierarchy.generalize(leaves, lvl)] for lvl in range(1, hierarchy.height)
+    ]
+    paths = [[lv[i] for lv in levels] for i in range(len(leaves))]
+    return leaves, paths
+
+
+def tree_from_hierarchy(hierarchy: Any, name: str = "") -> HierTree:
+    """Build a :class:`HierTree` from a Hierarchy, a CSV path or a ``{leaf: [ancestors]}`` mapping.
+
+    Nodes are identified by their full path from the top, so equal labels under different
+    parents stay distinct.  Children keep the order in which they first appear.  A virtual
+    root ``*`` is added when the top level has several nodes.
+    """
+    leaves, paths = _leaf_paths(hierarchy)
+    if not leaves:
+        raise ConfigError(f"the hierarchy of {name!r} is empty")
+    if len(set(leaves)) != len(leaves):
+        raise ConfigError(f"the hierarchy of {name!r} lists a value twice")
+    depth = max((len(p) for p in paths), default=0)
+    # Pad ragged paths by repeating their top, then add a virtual root when needed.
+    full = [list(p) + [p[-1] if p else leaf] * (depth - len(p)) for leaf, p in zip(leaves, paths)]
+    tops = {f[-1] for f in full} if depth else set(leaves)
+    if depth == 0 or len(tops) > 1:
+        full = [f + ["*"] for f in full]
+        depth += 1
+    # Node keys: tuple of labels from the top down to that level; leaves keyed by themselves.
+    first_seen: dict[tuple[str, ...], int] = {}
+    sort_keys = []
+    for i, f in enumerate(full):
+        key_parts = []
+        for lvl in range(depth - 1, -1, -1):
+            node_key = tuple(f[lvl:][::-1])
+            first_seen.setdefault(node_key, len(first_seen))
+            key_parts.append(first_seen[node_key])
+        key_parts.append(i)
+        sort_keys.append(tuple(key_parts))
+    order = sorted(range(len(leaves)), key=sort_keys.__getitem__)
+    leaves = [leaves[i] for i in order]
+    full = [full[i] for i in order]
+    n_leaves = len(leaves)
+
+    labels = list(leaves)
+    nleaves = [1] * n_leaves
+    starts = [np.empty(0, dtype=np.int64) for _ in range(n_leaves)]
+    # node id per level per leaf; level 0 = the leaf itself.
+    node_at = np.empty((depth + 1, n_leaves), dtype=np.int64)
+    node_at[0] = np.arange(n_leaves)
+    for lvl in range(1, depth + 1):
+        ids: dict[tuple[str, ...], int] = {}
+        for i, f in enumerate(full):
+            key = tuple(f[lvl - 1 :][::-1])
+            if key not in ids:
+                ids[key] = len(labels)
+                labels.append(f[lvl - 1])
+                nleaves.append(0)
+                starts.append(np.empty(0, dtype=np.int64))
+            node_at[lvl, i] = ids[key]
+        for node in ids.values():
+            members = np.flatnonzero(node_at[lvl] == node)
+            nleaves[node] = members.size
+            below = node_at[lvl - 1, members]
+            first = np.unique(below, return_index=True)[1]
+            starts[node] = np.sort(members[first])
+    tree = HierTree(
+        leaves=leaves,
+        labels=labels,
+        nleaves=np.asarray(nleaves, dtype=np.int64),
+        child_starts=starts,
+        node_at=node_at,
+        code_of={v: i for i, v in enumerate(leaves)},
+    )
+    if n_leaves <= 2048:
+        grid = np.arange(n_leaves)
+        tree.lca_table = tree.lca(grid[:, None], grid[None, :])
+    return tree
+
+
+@dataclass
+class Dim:
+    """One encoded quasi-identifier.
+
+    ``width(lo, hi)`` is the normalized certainty penalty of a partition whose smallest and
+    largest codes are ``lo`` and ``hi`` (for ``set`` columns an upper bound: the code range).
+    """
+
+    name: str
+    kind: Kind
+    values: np.ndarray  # numeric: sorted distinct values; categorical: labels in code order
+    norm: list[float] = field(default_factory=list)  # numeric: normalized position per code
+    tree: HierTree | None = None
+    wtable: np.ndarray | None = None  # hier: (L, L) NCP of the LCA of two leaves, if small
+    integral: bool = False
+
+    @property
+    def size(self) -> int:
+        """Number of codes (distinct values, or hierarchy leaves)."""
+        return len(self.values)
+
+    def width(self, lo: int, hi: int) -> float:
+        """Normalized width of the code range ``[lo, hi]``."""
+        if self.kind == "numeric":
+            return self.norm[hi] - self.norm[lo]
+        if self.kind == "hier":
+            if self.wtable is not None:
+                return float(self.wtable[lo, hi])
+            tree = self.tree
+            node = int(tree.lca(np.asarray(lo), np.asarray(hi)))  # type: ignore[union-attr]
+            return (int(tree.nleaves[node]) - 1) / max(len(tree.leaves) - 1, 1)  # type: ignore[union-attr]
+        return (hi - lo) / (self.size - 1) if self.size > 1 else 0.0
+
+
+def _is_numeric(s: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+
+
+def _encode_numeric(name: str, s: pd.Series) -> tuple[Dim, np.ndarray]:
+    arr = s.to_numpy(dtype=np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise InputError(f"quasi-identifier {name!r} has missing or infinite values")
+    vals, codes = np.unique(arr, return_inverse=True)
+    span = float(vals[-1] - vals[0])
+    norm = ((vals - vals[0]) / span).tolist() if span > 0 else [0.0] * vals.size
+    integral = bool(np.all(vals == np.round(vals)))
+    return Dim(name, "numeric", vals, norm=norm, integral=integral), codes.astype(np.int32)
+
+
+def _encode_categorical(name: str, s: pd.Series, hierarchy: Any) -> tuple[Dim, np.ndarray]:
+    if s.isna().any():
+        raise InputError(f"quasi-identifier {name!r} has missing values")
+    raw_codes, uniques = pd.factorize(s, sort=False)
+    ustr = [str(u) for u in uniques]
+    if hierarchy is None:
+        order = np.argsort(np.asarray(ustr, dtype=object), kind="stable")
+        rank = np.empty(len(ustr), dtype=np.int32)
+        rank[order] = np.arange(len(ustr), dtype=np.int32)
+        values = np.asarray([ustr[i] for i in order], dtype=object)
+        return Dim(name, "set", values), rank[raw_codes]
+    tree = hierarchy if isinstance(hierarchy, HierTree) else tree_from_hierarchy(hierarchy, name)
+    missing = [u for u in ustr if u not in tree.code_of]
+    if missing:
+        shown = ", ".join(repr(m) for m in missing[:5])
+        more = f" (and {len(missing) - 5} more)" if len(missing) > 5 else ""
+        raise InputError(f"values of {name!r} missing from its hierarchy: {shown}{more}")
+    lut = np.asarray([tree.code_of[u] for u in ustr], dtype=np.int32)
+    n_leaves = len(tree.leaves)
+    denom = max(n_leaves - 1, 1)
+    wtable = None
+    if tree.lca_table is not None:
+        wtable = (tree.nleaves[tree.lca_table] - 1) / denom
+    dim = Dim(name, "hier", np.asarray(tree.leaves, dtype=object), tree=tree, wtable=wtable)
+    return dim, lut[raw_codes]
+
+
+def encode_qis(
+    df: pd.DataFrame,
+    qis: Sequence[str],
+    hierarchies: Mapping[str, Any] | None = None,
+) -> tuple[list[Dim], np.ndarray]:
+    """Encode the quasi-identifiers of ``df``.
+
+    A column with a hierarchy is hierarchical categorical; otherwise a numeric column gets
+    intervals and any other column a set of values.  Returns the dimensions and an ``(n, d)``
+    C-contiguous ``int32`` code matrix.
+    """
+    hierarchies = dict(hierarchies or {})
+    unknown = [c for c in hierarchies if c not in qis]
+    if unknown:
+        raise ConfigError(
+            f"hierarchies given for columns that are not quasi-identifiers: {unknown}"
+        )
+    dims: list[Dim] = []
+    cols: list[np.ndarray] = []
+    for name in qis:
+        s = df[name]
+        h = hierarchies.get(name)
+        if h is None and _is_numeric(s):
+            dim, codes = _encode_numeric(name, s)
+        else:
+            dim, codes = _encode_categorical(name, s, h)
+        dims.append(dim)
+        cols.append(codes)
+    X = np.ascontiguousarray(np.column_stack(cols).astype(np.int32, copy=False))
+    return dims, X
