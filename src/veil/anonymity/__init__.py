@@ -1,0 +1,67 @@
+"""Syntactic anonymization: privacy models, lattice and Mondrian search, risk and utility.
+
+Public API
+----------
+Models: :class:`KAnonymity`, :class:`DistinctLDiversity`, :class:`EntropyLDiversity`,
+:class:`RecursiveCLDiversity`, :class:`TCloseness`, :class:`AverageRisk`, :class:`KMap`.
+Running: :class:`AnonymizationConfig`, :func:`anonymize` -> :class:`AnonymizationResult`.
+Checking: :func:`check` -> :class:`CheckResult`.  Risk: :func:`risk`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from veil.anonymity._config import AnonymizationConfig
+from veil.anonymity._models import (
+    AverageRisk,
+    DistinctLDiversity,
+    EntropyLDiversity,
+    Evaluation,
+    KAnonymity,
+    KMap,
+    PrivacyModel,
+    RecursiveCLDiversity,
+    TCloseness,
+    evaluate,
+)
+from veil.anonymity._result import AnonymizationResult
+from veil.anonymity._stats import ClassStats, SensitiveColumn, encode_sensitive
+from veil.schema._hierarchy import Hierarchy
+
+__all__ = [
+    "AnonymizationConfig",
+    "AnonymizationResult",
+    "AverageRisk",
+    "ClassStats",
+    "DistinctLDiversity",
+    "EntropyLDiversity",
+    "Evaluation",
+    "Hierarchy",
+    "KAnonymity",
+    "KMap",
+    "PrivacyModel",
+    "RecursiveCLDiversity",
+    "SensitiveColumn",
+    "TCloseness",
+    "encode_sensitive",
+    "evaluate",
+]
+
+_LAZY = {
+    "anonymize": ("veil.anonymity._anonymize", "anonymize"),
+    "check": ("veil.anonymity._check", "check"),
+    "CheckResult": ("veil.anonymity._check", "CheckResult"),
+    "risk": ("veil.anonymity._risk", "risk"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        value = getattr(importlib.import_module(module), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'veil.anonymity' has no attribute {name!r}")

@@ -1,0 +1,251 @@
+"""Configuration of an anonymization run (:func:`veil.anonymity.anonymize`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from veil.anonymity._models import (
+    DistinctLDiversity,
+    EntropyLDiversity,
+    KAnonymity,
+    PrivacyModel,
+    RecursiveCLDiversity,
+    TCloseness,
+)
+from veil.anonymity._stats import SensitiveColumn, encode_sensitive
+from veil.errors import ConfigError, InputError
+from veil.schema._hierarchy import Hierarchy
+
+__all__ = ["AnonymizationConfig", "ALGORITHMS", "OBJECTIVES", "canonical_objective"]
+
+ALGORITHMS = ("optimal", "heuristic", "mondrian", "mdav")
+
+#: Canonical objective names (minimized) and accepted aliases.
+OBJECTIVES: dict[str, str] = {
+    "loss": "loss",
+    "ncp": "loss",
+    "generalization_loss": "loss",
+    "gen_loss": "loss",
+    "dm": "dm",
+    "discernibility": "dm",
+    "dm_star": "dm_star",
+    "dm*": "dm_star",
+    "dmstar": "dm_star",
+    "entropy": "entropy",
+    "non_uniform_entropy": "entropy",
+    "aecs": "aecs",
+    "precision": "precision",
+}
+
+
+def canonical_objective(name: str) -> str:
+    """Canonical name of an objective (``loss``, ``dm``, ``dm_star``, ``entropy``, ``aecs``,
+    ``precision``); ConfigError for unknown names."""
+    key = str(name).strip().lower().replace("-", "_").replace(" ", "_")
+    try:
+        return OBJECTIVES[key]
+    except KeyError:
+        raise ConfigError(
+            f"unknown objective {name!r}; expected one of: loss (NCP), dm, dm_star, entropy, "
+            "aecs, precision"
+        ) from None
+
+
+def _as_hierarchy(col: str, h: Any) -> Hierarchy | None:
+    if h is None or isinstance(h, Hierarchy):
+        return h
+    if isinstance(h, (str, Path)):
+        return Hierarchy.from_file(h)
+    if isinstance(h, pd.DataFrame):
+        return Hierarchy.from_frame(h)
+    if isinstance(h, Mapping):
+        return Hierarchy.from_mapping(h)
+    raise ConfigError(f"hierarchy of {col!r} must be a Hierarchy, a file path, a dict or None")
+
+
+@dataclass
+class AnonymizationConfig:
+    """What to anonymize and how.
+
+    Parameters
+    ----------
+    quasi_identifiers
+        QI column names mapped to their :class:`~veil.schema.Hierarchy` (or a path/dict/frame
+        convertible to one), or to None for numeric QIs handled by Mondrian/MDAV.  A plain list
+        of names means "no hierarchies".
+    sensitive
+        Sensitive column names (left unchanged; used by l-diversity / t-closeness).
+    models
+        Privacy models (any combination), e.g. ``[KAnonymity(5), DistinctLDiversity("y", 2)]``.
+    k
+        Shortcut for adding ``KAnonymity(k)``.
+    suppression_limit
+        Largest fraction of records that may be suppressed (0..1).
+    algorithm
+        ``"optimal"`` (lattice search), ``"heuristic"`` (time-budgeted lattice search),
+        ``"mondrian"`` or ``"mdav"``.
+    objective
+        Utility objective minimized by the lattice search: ``"loss"`` (generalization loss /
+        NCP), ``"dm"``, ``"dm_star"``, ``"entropy"`` (non-uniform entropy), ``"aecs"`` or
+        ``"precision"``.
+    time_limit
+        Seconds allowed to the heuristic search (default 10).
+    suppressed_value
+        Value written in the QI cells of suppressed records.
+    drop_suppressed
+        Remove suppressed records from the output instead of masking their QIs.
+    options
+        Algorithm-specific options (e.g. ``{"mode": "relaxed"}`` for Mondrian).
+
+    Examples
+    --------
+    >>> cfg = AnonymizationConfig({"sex": Hierarchy.flat(["F", "M"])}, k=2)
+    >>> [m.describe() for m in cfg.all_models()]
+    ['k-anonymity(k=2)']
+    """
+
+    quasi_identifiers: Mapping[str, Any] | Sequence[str]
+    sensitive: Sequence[str] = ()
+    models: Sequence[PrivacyModel] = ()
+    k: int | None = None
+    suppression_limit: float = 0.0
+    algorithm: str = "optimal"
+    objective: str = "loss"
+    time_limit: float | None = None
+    suppressed_value: str = "*"
+    drop_suppressed: bool = False
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        qi = self.quasi_identifiers
+        if isinstance(qi, str):
+            qi = [qi]
+        if not isinstance(qi, Mapping):
+            qi = dict.fromkeys(qi)
+        self.quasi_identifiers = {str(c): _as_hierarchy(str(c), h) for c, h in qi.items()}
+        if not self.quasi_identifiers:
+            raise ConfigError("at least one quasi-identifier is needed")
+        if isinstance(self.sensitive, str):
+            self.sensitive = [self.sensitive]
+        sens = [str(s) for s in self.sensitive]
+        for m in self.models:
+            if not isinstance(m, PrivacyModel):
+                raise ConfigError(f"not a privacy model: {m!r}")
+            if m.column is not None and m.column not in sens:
+                sens.append(m.column)
+        self.sensitive = sens
+        both = [c for c in sens if c in self.quasi_identifiers]
+        if both:
+            raise ConfigError(f"column(s) declared both quasi-identifier and sensitive: {both}")
+        if self.k is not None:
+            KAnonymity(self.k)  # validates
+        if not self.all_models():
+            raise ConfigError("no privacy model given (set k or models)")
+        lim = self.suppression_limit
+        if isinstance(lim, bool) or not isinstance(lim, (int, float)) or not 0 <= lim <= 1:
+            raise ConfigError(f"suppression_limit must be a fraction in [0, 1], got {lim!r}")
+        self.suppression_limit = float(lim)
+        if self.algorithm not in ALGORITHMS:
+            raise ConfigError(
+                f"unknown algorithm {self.algorithm!r}; expected one of: {', '.join(ALGORITHMS)}"
+            )
+        self.objective = canonical_objective(self.objective)
+        if self.time_limit is not None and not (
+            isinstance(self.time_limit, (int, float)) and self.time_limit > 0
+        ):
+            raise ConfigError(
+                f"time_limit must be a positive number of seconds, got {self.time_limit!r}"
+            )
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def qi_names(self) -> list[str]:
+        return list(self.quasi_identifiers)  # type: ignore[arg-type]
+
+    def hierarchy(self, column: str) -> Hierarchy | None:
+        return self.quasi_identifiers[column]  # type: ignore[index]
+
+    def all_models(self) -> list[PrivacyModel]:
+        """The privacy models, with ``KAnonymity(k)`` first when ``k`` is set."""
+        models = list(self.models)
+        if self.k is not None and not any(
+            isinstance(m, KAnonymity) and m.k == self.k for m in models
+        ):
+            models.insert(0, KAnonymity(self.k))
+        return models
+
+    def min_class_size(self) -> int:
+        """Largest k of the k-anonymity models (1 when there is none)."""
+        return max([m.k for m in self.all_models() if isinstance(m, KAnonymity)] or [1])
+
+    def max_suppressed(self, n_records: int) -> int:
+        """Number of records that may be suppressed in a table of ``n_records``."""
+        return int(math.floor(self.suppression_limit * n_records + 1e-9))
+
+    def validate(self, df: pd.DataFrame) -> None:
+        """Check that ``df`` fits the config (columns exist, k <= rows, ...)."""
+        if not isinstance(df, pd.DataFrame):
+            raise InputError("expected a pandas DataFrame")
+        if len(df) == 0:
+            raise InputError("the table is empty")
+        missing = [c for c in [*self.qi_names, *self.sensitive] if c not in df.columns]
+        if missing:
+            raise InputError(f"column(s) not in the table: {missing}")
+        if df.columns.duplicated().any():
+            raise InputError("the table has duplicated column names")
+        for m in self.all_models():
+            k = getattr(m, "k", None)
+            if isinstance(m, KAnonymity) and k is not None and k > len(df):
+                raise ConfigError(f"k={k} is larger than the table ({len(df)} rows)")
+
+    def sensitive_hierarchy(self, column: str) -> Hierarchy | None:
+        for m in self.all_models():
+            if getattr(m, "column", None) == column and getattr(m, "hierarchy", None) is not None:
+                return _as_hierarchy(column, m.hierarchy)
+        return None
+
+    def encode_sensitive(self, df: pd.DataFrame) -> dict[str, SensitiveColumn]:
+        """Encode every sensitive column of ``df`` for :class:`ClassStats`."""
+        return {c: encode_sensitive(df[c], c, self.sensitive_hierarchy(c)) for c in self.sensitive}
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able description."""
+        return {
+            "quasi_identifiers": {
+                c: (None if h is None else {"height": h.height, "values": len(h)})
+                for c, h in self.quasi_identifiers.items()  # type: ignore[union-attr]
+            },
+            "sensitive": list(self.sensitive),
+            "models": [m.to_dict() for m in self.all_models()],
+            "suppression_limit": self.suppression_limit,
+            "algorithm": self.algorithm,
+            "objective": self.objective,
+            "time_limit": self.time_limit,
+        }
+
+
+def l_model(
+    column: str, l: float, variant: str = "distinct", c: float | None = None  # noqa: E741
+) -> PrivacyModel:
+    """Build an l-diversity model by variant name (``distinct``, ``entropy``, ``recursive``)."""
+    v = str(variant).lower()
+    if v == "distinct":
+        return DistinctLDiversity(column, l)  # type: ignore[arg-type]
+    if v == "entropy":
+        return EntropyLDiversity(column, l)
+    if v == "recursive":
+        if c is None:
+            raise ConfigError("recursive (c,l)-diversity needs c")
+        return RecursiveCLDiversity(column, l, c)  # type: ignore[arg-type]
+    raise ConfigError(f"unknown l-diversity variant {variant!r}: distinct, entropy or recursive")
+
+
+def t_model(column: str, t: float, distance: str = "equal", hierarchy: Any = None) -> PrivacyModel:
+    """Build a t-closeness model."""
+    return TCloseness(column, t, distance, _as_hierarchy(column, hierarchy))

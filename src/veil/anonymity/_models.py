@@ -1,0 +1,423 @@
+"""Privacy models: composable objects evaluated on all equivalence classes at once.
+
+Design note (for engine and algorithm authors)
+----------------------------------------------
+* A search algorithm (lattice, Mondrian, MDAV, ...) assigns every record an integer class id
+  ``0..n_classes-1`` and builds :class:`~veil.anonymity._stats.ClassStats` in one pass::
+
+      sens = {c: encode_sensitive(df[c], c, hierarchy_or_None) for c in config.sensitive}
+      stats = ClassStats.from_codes(class_ids, n_classes, sensitive=sens, rows=row_positions)
+
+  ``sensitive`` columns are encoded once for the *whole* table (their ``global_freq`` is the
+  t-closeness reference); ``rows`` says which table rows ``class_ids`` refers to, so a
+  candidate split of a partition is checked with ``class_ids`` = 0/1 for its two halves.
+  ``weights`` lets a caller pass distinct tuples with multiplicities instead of rows.
+  :meth:`AnonymizationConfig.encode_sensitive` does the encoding for a config.
+* Every model declares ``needs`` (``"sizes"``, ``"sensitive"``, ``"population"``),
+  ``monotone`` (generalization cannot break it: if it holds, it holds for every coarser
+  partition, without suppression) and ``monotone_with_suppression`` (the set of records in
+  violating classes only shrinks under generalization, so "at most s records suppressed" is
+  monotone too).  Only monotone models allow predictive tagging in the lattice search.
+* Class-level models implement ``violating(stats) -> bool array`` (one entry per class).
+  Table-level models (``table_level = True``, e.g. average risk) implement
+  ``holds(stats, keep)`` where ``keep`` marks the classes that are not suppressed.
+* :func:`evaluate` combines any list of models with a record-suppression budget: the classes
+  violating any class-level model are suppressed; the result holds when at most
+  ``max_suppressed`` records are suppressed and every table-level model holds on the rest.
+
+References
+----------
+L. Sweeney, "k-anonymity: a model for protecting privacy", IJUFKS 10(5), 2002.
+A. Machanavajjhala et al., "l-diversity: privacy beyond k-anonymity", ACM TKDD 1(1), 2007.
+N. Li, T. Li, S. Venkatasubramanian, "t-closeness: privacy beyond k-anonymity and
+l-diversity", ICDE 2007 (EMD with equal, ordered and hierarchical ground distances).
+K. El Emam, F. Dankar, "Protecting privacy using k-anonymity", JAMIA 15(5), 2008 (k-map,
+average risk).
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from veil.anonymity._stats import ClassStats, SensitiveStats
+from veil.errors import ConfigError
+
+__all__ = [
+    "PrivacyModel",
+    "KAnonymity",
+    "DistinctLDiversity",
+    "EntropyLDiversity",
+    "RecursiveCLDiversity",
+    "TCloseness",
+    "AverageRisk",
+    "KMap",
+    "Evaluation",
+    "evaluate",
+    "emd",
+]
+
+_EPS = 1e-12
+
+
+class PrivacyModel(ABC):
+    """Base class of the privacy models (see the module design note)."""
+
+    name: ClassVar[str]
+    needs: ClassVar[frozenset[str]] = frozenset({"sizes"})
+    monotone: ClassVar[bool] = True
+    monotone_with_suppression: ClassVar[bool] = False
+    table_level: ClassVar[bool] = False
+    #: Sensitive column the model is about (subclasses define it; None for QI-only models).
+    column: Any
+
+    def violating(self, stats: ClassStats) -> np.ndarray:
+        """Boolean array: True for the classes that break the model."""
+        raise NotImplementedError  # pragma: no cover
+
+    def holds(self, stats: ClassStats, keep: np.ndarray | None = None) -> bool:
+        """Whether the model holds on the kept classes (all classes when ``keep`` is None)."""
+        v = self.violating(stats)
+        return not bool(v.any() if keep is None else (v & keep).any())
+
+    @abstractmethod
+    def params(self) -> dict[str, Any]:
+        """Parameters, JSON-able."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.name, **self.params()}
+
+    def describe(self) -> str:
+        p = ", ".join(f"{k}={v}" for k, v in self.params().items())
+        return f"{self.name}({p})"
+
+    def __repr__(self) -> str:
+        return self.describe()
+
+    def _sens(self, stats: ClassStats) -> SensitiveStats:
+        try:
+            return stats.sensitive[self.column]  # type: ignore[index]
+        except KeyError:
+            raise ConfigError(
+                f"{self.name} needs sensitive column {self.column!r} in the class statistics"
+            ) from None
+
+
+def _positive_int(v: Any, what: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) < 1:
+        raise ConfigError(f"{what} must be an integer >= 1, got {v!r}")
+    return int(v)
+
+
+@dataclass(repr=False)
+class KAnonymity(PrivacyModel):
+    """Every class has at least ``k`` records (Sweeney 2002).
+
+    Examples
+    --------
+    >>> KAnonymity(2).violating(ClassStats(np.array([1, 2, 3]))).tolist()
+    [True, False, False]
+    """
+
+    k: int
+    name: ClassVar[str] = "k-anonymity"
+    column: ClassVar[None] = None
+    monotone_with_suppression: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        self.k = _positive_int(self.k, "k")
+
+    def violating(self, stats: ClassStats) -> np.ndarray:
+        return stats.sizes < self.k
+
+    def params(self) -> dict[str, Any]:
+        return {"k": self.k}
+
+
+@dataclass(repr=False)
+class DistinctLDiversity(PrivacyModel):
+    """Every class has at least ``l`` distinct sensitive values (Machanavajjhala et al. 2007)."""
+
+    column: str
+    l: int  # noqa: E741
+    name: ClassVar[str] = "distinct-l-diversity"
+    needs: ClassVar[frozenset[str]] = frozenset({"sizes", "sensitive"})
+    monotone_with_suppression: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        self.l = _positive_int(self.l, "l")
+
+    def violating(self, stats: ClassStats) -> np.ndarray:
+        return self._sens(stats).distinct(stats.n_classes) < self.l
+
+    def params(self) -> dict[str, Any]:
+        return {"column": self.column, "l": self.l}
+
+
+def _entropy(ss: SensitiveStats, sizes: np.ndarray) -> np.ndarray:
+    p = ss.cnt / sizes[ss.cls]
+    return np.bincount(ss.cls, weights=-p * np.log(p), minlength=sizes.shape[0])
+
+
+@dataclass(repr=False)
+class EntropyLDiversity(PrivacyModel):
+    """The entropy of the sensitive values of every class is at least ``log(l)``."""
+
+    column: str
+    l: float  # noqa: E741
+    name: ClassVar[str] = "entropy-l-diversity"
+    needs: ClassVar[frozenset[str]] = frozenset({"sizes", "sensitive"})
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.l, (int, float, np.number)) or not self.l >= 1:
+            raise ConfigError(f"entropy l must be a number >= 1, got {self.l!r}")
+        self.l = float(self.l)
+
+    def violating(self, stats: ClassStats) -> np.ndarray:
+        h = _entropy(self._sens(stats), stats.sizes)
+        return h < math.log(self.l) - 1e-9
+
+    def params(self) -> dict[str, Any]:
+        return {"column": self.column, "l": self.l}
+
+
+@dataclass(repr=False)
+class RecursiveCLDiversity(PrivacyModel):
+    """Recursive (c,l)-diversity: ``r_1 < c (r_l + ... + r_m)`` with ``r`` sorted counts."""
+
+    column: str
+    l: int  # noqa: E741
+    c: float
+    name: ClassVar[str] = "recursive-(c,l)-diversity"
+    needs: ClassVar[frozenset[str]] = frozenset({"sizes", "sensitive"})
+
+    def __post_init__(self) -> None:
+        self.l = _positive_int(self.l, "l")
+        if not isinstance(self.c, (int, float, np.number)) or not self.c > 0:
+            raise ConfigError(f"c must be a number > 0, got {self.c!r}")
+        self.c = float(self.c)
+
+    def violating(self, stats: ClassStats) -> np.ndarray:
+        ss = self._sens(stats)
+        n = stats.n_classes
+        order = np.lexsort((-ss.cnt, ss.cls))
+        cls, cnt = ss.cls[order], ss.cnt[order]
+        start = np.searchsorted(cls, np.arange(n))
+        rank = np.arange(cls.shape[0]) - start[cls]
+        r1 = np.zeros(n, dtype=np.int64)
+        first = rank == 0
+        r1[cls[first]] = cnt[first]
+        tail = np.bincount(cls, weights=np.where(rank >= self.l - 1, cnt, 0), minlength=n)
+        return ~(r1 < self.c * tail)
+
+    def params(self) -> dict[str, Any]:
+        return {"column": self.column, "l": self.l, "c": self.c}
+
+
+def emd(ss: SensitiveStats, sizes: np.ndarray, distance: str) -> np.ndarray:
+    """Earth mover's distance between each class's distribution and the global one.
+
+    ``distance`` is ``"equal"`` (half the L1 distance), ``"ordered"`` (values in code order,
+    Li et al. eq. 2) or ``"hierarchical"`` (ground distance = level of the lowest common
+    ancestor / height, Li et al. section 4.2).
+    """
+    n = sizes.shape[0]
+    col = ss.column
+    q = col.global_freq
+    p = ss.cnt / sizes[ss.cls]
+    if distance == "equal":
+        d = np.bincount(ss.cls, weights=np.abs(p - q[ss.val]) - q[ss.val], minlength=n)
+        return 0.5 * (d + q.sum())
+    if distance == "ordered":
+        m = col.n_values
+        if m <= 1:
+            return np.zeros(n)
+        qc = np.cumsum(q)
+        s = np.concatenate(([0.0], np.cumsum(qc)))  # s[x] = sum_{i<x} qc[i]
+        order = np.lexsort((ss.val, ss.cls))
+        cls, val, pp = ss.cls[order], ss.val[order], p[order]
+        cum = np.cumsum(pp)
+        start = np.searchsorted(cls, cls)  # first pair of the same class
+        base = np.concatenate(([0.0], cum))[start]
+        pk = cum - base  # cumulative class probability after each pair
+        last = np.r_[cls[1:] != cls[:-1], True]
+        end = np.where(last, m, np.r_[val[1:], m])  # segment [val, end)
+        t = np.clip(np.searchsorted(qc, pk, side="right"), val, end)
+        seg = pk * (t - val) - (s[t] - s[val]) + (s[end] - s[t]) - pk * (end - t)
+        total = np.bincount(cls, weights=seg, minlength=n)
+        firstv = np.zeros(n, dtype=np.int64)
+        isfirst = np.r_[True, cls[1:] != cls[:-1]]
+        firstv[cls[isfirst]] = val[isfirst]
+        total += s[firstv]  # positions before the first value of the class
+        return total / (m - 1)
+    if distance == "hierarchical":
+        h = col.hierarchy
+        if h is None:
+            raise ConfigError("hierarchical-distance t-closeness needs a hierarchy")
+        height = h.height - 1
+        if height == 0:
+            return np.zeros(n)
+        cost = np.zeros(n)
+        cls, node, pm = ss.cls, ss.val, p
+        qlev = q
+        for level in range(1, h.height):
+            extra = pm - qlev[node]
+            parent = h.level_map(level - 1, level)[node].astype(np.int64)
+            nl = h.n_labels(level)
+            inv, g = _group(cls * nl + parent)
+            gcls = np.zeros(g, dtype=np.int64)
+            gcls[inv] = cls
+            gnode = np.zeros(g, dtype=np.int64)
+            gnode[inv] = parent
+            gp = np.bincount(inv, weights=pm, minlength=g)
+            gpos = np.bincount(inv, weights=np.maximum(extra, 0.0), minlength=g)
+            qlev = np.bincount(h.codes(level), weights=q, minlength=nl)
+            c = gpos - np.maximum(gp - qlev[gnode], 0.0)
+            cost += (level / height) * np.bincount(gcls, weights=c, minlength=n)
+            cls, node, pm = gcls, gnode, gp
+        return cost
+    raise ConfigError(f"unknown t-closeness distance {distance!r}: equal, ordered or hierarchical")
+
+
+def _group(keys: np.ndarray) -> tuple[np.ndarray, int]:
+    from veil.anonymity._stats import group_keys
+
+    return group_keys(keys)
+
+
+@dataclass(repr=False)
+class TCloseness(PrivacyModel):
+    """The EMD between every class's sensitive distribution and the table's is at most ``t``.
+
+    ``distance``: ``"equal"``, ``"ordered"`` (numeric or ordinal values) or ``"hierarchical"``
+    (give ``hierarchy``), after Li, Li and Venkatasubramanian (ICDE 2007).
+    """
+
+    column: str
+    t: float
+    distance: str = "equal"
+    hierarchy: Any = None
+    name: ClassVar[str] = "t-closeness"
+    needs: ClassVar[frozenset[str]] = frozenset({"sizes", "sensitive"})
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.t, (int, float, np.number)) or not 0 <= self.t <= 1:
+            raise ConfigError(f"t must be a number in [0, 1], got {self.t!r}")
+        self.t = float(self.t)
+        if self.distance not in ("equal", "ordered", "hierarchical"):
+            raise ConfigError(
+                f"unknown t-closeness distance {self.distance!r}: equal, ordered or hierarchical"
+            )
+        if self.distance == "hierarchical" and self.hierarchy is None:
+            raise ConfigError(
+                f"hierarchical t-closeness on {self.column!r} needs a hierarchy for the column"
+            )
+
+    def distances(self, stats: ClassStats) -> np.ndarray:
+        return emd(self._sens(stats), stats.sizes, self.distance)
+
+    def violating(self, stats: ClassStats) -> np.ndarray:
+        return self.distances(stats) > self.t + 1e-9
+
+    def params(self) -> dict[str, Any]:
+        return {"column": self.column, "t": self.t, "distance": self.distance}
+
+
+@dataclass(repr=False)
+class AverageRisk(PrivacyModel):
+    """Average prosecutor re-identification risk (classes / records) at most ``threshold``."""
+
+    threshold: float
+    name: ClassVar[str] = "average-risk"
+    column: ClassVar[None] = None
+    table_level: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.threshold, (int, float, np.number)) or not 0 < self.threshold <= 1:
+            raise ConfigError(f"average risk threshold must be in (0, 1], got {self.threshold!r}")
+        self.threshold = float(self.threshold)
+
+    def violating(self, stats: ClassStats) -> np.ndarray:
+        return np.zeros(stats.n_classes, dtype=bool)
+
+    def risk(self, stats: ClassStats, keep: np.ndarray | None = None) -> float:
+        sizes = stats.sizes if keep is None else stats.sizes[keep]
+        n = int(sizes.sum())
+        return float(np.count_nonzero(sizes)) / n if n else 0.0
+
+    def holds(self, stats: ClassStats, keep: np.ndarray | None = None) -> bool:
+        return self.risk(stats, keep) <= self.threshold + _EPS
+
+    def params(self) -> dict[str, Any]:
+        return {"threshold": self.threshold}
+
+
+@dataclass(repr=False)
+class KMap(PrivacyModel):
+    """Every class matches at least ``k`` people of a population table (El Emam & Dankar 2008).
+
+    ``population`` is a DataFrame with (at least) the quasi-identifier columns, one row per
+    person; the engine computes the population size of each class.
+    """
+
+    k: int
+    population: Any = None
+    name: ClassVar[str] = "k-map"
+    column: ClassVar[None] = None
+    needs: ClassVar[frozenset[str]] = frozenset({"sizes", "population"})
+    monotone_with_suppression: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        self.k = _positive_int(self.k, "k")
+        if self.population is None:
+            raise ConfigError("k-map needs a population table")
+
+    def violating(self, stats: ClassStats) -> np.ndarray:
+        if stats.population is None:
+            raise ConfigError("k-map needs population class sizes in the class statistics")
+        return stats.population < self.k
+
+    def params(self) -> dict[str, Any]:
+        return {"k": self.k, "population_rows": int(len(self.population))}
+
+
+@dataclass
+class Evaluation:
+    """Outcome of :func:`evaluate` on one set of classes."""
+
+    holds: bool
+    violating: np.ndarray  # per class: suppressed (violates a class-level model)
+    n_suppressed: int
+    failed: list[str]  # descriptions of the models that fail (after suppression)
+
+
+def evaluate(models: list[PrivacyModel], stats: ClassStats, max_suppressed: int = 0) -> Evaluation:
+    """Evaluate ``models`` on ``stats``, suppressing violating classes up to ``max_suppressed``.
+
+    Examples
+    --------
+    >>> ev = evaluate([KAnonymity(2)], ClassStats(np.array([1, 2, 3])), max_suppressed=1)
+    >>> ev.holds, ev.n_suppressed
+    (True, 1)
+    """
+    viol = np.zeros(stats.n_classes, dtype=bool)
+    per_model: list[tuple[PrivacyModel, int]] = []
+    for m in models:
+        if m.table_level:
+            continue
+        v = m.violating(stats)
+        per_model.append((m, int(stats.sizes[v].sum())))
+        viol |= v
+    n_sup = int(stats.sizes[viol].sum())
+    failed: list[str] = []
+    if n_sup > max_suppressed:
+        failed = [m.describe() for m, s in per_model if s > 0] or ["suppression limit"]
+    keep = ~viol
+    for m in models:
+        if m.table_level and not m.holds(stats, keep):
+            failed.append(m.describe())
+    return Evaluation(not failed, viol, n_sup, failed)

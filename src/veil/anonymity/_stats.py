@@ -1,0 +1,220 @@
+"""Per-equivalence-class statistics computed in one vectorized pass from integer class ids.
+
+See the design note in :mod:`veil.anonymity._models`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from veil.errors import InputError
+from veil.schema._hierarchy import Hierarchy, as_str_values
+
+__all__ = ["SensitiveColumn", "SensitiveStats", "ClassStats", "encode_sensitive", "group_keys"]
+
+
+def group_keys(keys: np.ndarray, key_space: int | None = None) -> tuple[np.ndarray, int]:
+    """Map integer ``keys`` to dense group ids ``0..g-1`` (in order of first key value).
+
+    Uses a dense ``bincount`` table when the key space is small, otherwise hashing.
+    Returns ``(inverse, n_groups)``.
+    """
+    n = keys.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), 0
+    if key_space is not None and key_space <= max(4 * n, 1 << 16):
+        present = np.zeros(key_space, dtype=np.int64)
+        present[keys] = 1
+        ids = np.cumsum(present) - 1
+        return ids[keys], int(ids[-1] + 1)
+    inv, uniq = pd.factorize(keys, sort=False)
+    return np.asarray(inv, dtype=np.int64), len(uniq)
+
+
+@dataclass(frozen=True)
+class SensitiveColumn:
+    """A sensitive column encoded as integer value codes for the whole table.
+
+    Attributes
+    ----------
+    name
+        Column name.
+    codes
+        ``int64`` code of each row's value (``0..n_values-1``).  Codes follow the value order
+        (numeric order for numeric columns, string order otherwise) or, when ``hierarchy`` is
+        set, the hierarchy's level-0 codes.
+    labels
+        The value of each code, as str.
+    global_freq
+        Distribution of the values in the whole table (t-closeness reference), sums to 1.
+    numeric
+        Numeric values of each code when the column is numeric (ordered distance), else None.
+    hierarchy
+        Hierarchy of the values for hierarchical-distance t-closeness, else None.
+    """
+
+    name: str
+    codes: np.ndarray
+    labels: np.ndarray
+    global_freq: np.ndarray
+    numeric: np.ndarray | None = None
+    hierarchy: Hierarchy | None = None
+
+    @property
+    def n_values(self) -> int:
+        return len(self.labels)
+
+
+def encode_sensitive(
+    values: pd.Series | np.ndarray, name: str = "", hierarchy: Hierarchy | None = None
+) -> SensitiveColumn:
+    """Encode a sensitive column (see :class:`SensitiveColumn`).
+
+    Examples
+    --------
+    >>> s = encode_sensitive(pd.Series([3, 1, 3, 2]), "x")
+    >>> s.codes.tolist(), s.labels.tolist()
+    ([2, 0, 2, 1], ['1', '2', '3'])
+    """
+    ser = pd.Series(values, copy=False)
+    numeric = None
+    if hierarchy is not None:
+        codes = hierarchy.encode(ser, column=name).astype(np.int64)
+        labels = np.asarray(hierarchy.labels(0), dtype=object)
+    elif pd.api.types.is_numeric_dtype(ser.dtype) and not pd.api.types.is_bool_dtype(ser.dtype):
+        if ser.isna().any():
+            raise InputError(f"sensitive column {name!r} has missing values")
+        codes, uniq = pd.factorize(ser, sort=True)
+        numeric = np.asarray(uniq, dtype=np.float64)
+        codes = np.asarray(codes, dtype=np.int64)
+        labels = np.array([str(u) for u in as_str_values(uniq)[1]], dtype=object)
+    else:
+        codes, ustr = as_str_values(ser)
+        order = np.argsort(ustr.astype(str), kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        codes = rank[codes].astype(np.int64)
+        labels = ustr[order]
+    n = len(codes)
+    freq = np.bincount(codes, minlength=len(labels)).astype(np.float64)
+    freq /= max(n, 1)
+    return SensitiveColumn(name, codes, labels, freq, numeric, hierarchy)
+
+
+@dataclass
+class SensitiveStats:
+    """Sparse class x value counts of one sensitive column.
+
+    ``cls``, ``val`` and ``cnt`` list every non-zero ``(class, value)`` pair, sorted by class
+    then value.
+    """
+
+    column: SensitiveColumn
+    cls: np.ndarray
+    val: np.ndarray
+    cnt: np.ndarray
+
+    @classmethod
+    def from_pairs(
+        cls,
+        column: SensitiveColumn,
+        class_ids: np.ndarray,
+        values: np.ndarray,
+        n_classes: int,
+        weights: np.ndarray | None = None,
+    ) -> SensitiveStats:
+        m = column.n_values
+        key = class_ids.astype(np.int64) * m + values
+        space = n_classes * m
+        if space <= max(4 * key.shape[0], 1 << 20):
+            c = np.bincount(key, weights=weights, minlength=space)
+            nz = np.flatnonzero(c)
+            cnt = c[nz]
+        else:
+            nz, inv = np.unique(key, return_inverse=True)
+            cnt = np.bincount(inv.ravel(), weights=weights, minlength=len(nz))
+        return cls(column, nz // m, nz % m, np.rint(cnt).astype(np.int64))
+
+    def distinct(self, n_classes: int) -> np.ndarray:
+        """Number of distinct values per class."""
+        return np.bincount(self.cls, minlength=n_classes)
+
+
+@dataclass
+class ClassStats:
+    """Statistics of every equivalence class, as needed by the privacy models.
+
+    Attributes
+    ----------
+    sizes
+        ``int64`` number of records in each class.
+    sensitive
+        Per sensitive column, the sparse class x value counts.
+    population
+        Population size of each class (k-map), when a population table is known.
+    """
+
+    sizes: np.ndarray
+    sensitive: dict[str, SensitiveStats] = field(default_factory=dict)
+    population: np.ndarray | None = None
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.sizes.shape[0])
+
+    @property
+    def n_records(self) -> int:
+        return int(self.sizes.sum())
+
+    @classmethod
+    def from_codes(
+        cls,
+        class_ids: np.ndarray,
+        n_classes: int | None = None,
+        *,
+        weights: np.ndarray | None = None,
+        sensitive: Mapping[str, SensitiveColumn] | None = None,
+        rows: np.ndarray | None = None,
+        population: np.ndarray | None = None,
+    ) -> ClassStats:
+        """Compute the statistics from the class id of each record (one bincount pass each).
+
+        Parameters
+        ----------
+        class_ids
+            Class id (``0..n_classes-1``) of each record considered.
+        n_classes
+            Number of classes (default ``max(class_ids) + 1``).
+        weights
+            Optional multiplicity of each record (for tables of distinct tuples).
+        sensitive
+            Encoded sensitive columns, with codes for the *whole* table.
+        rows
+            Positions, in the whole table, of the records ``class_ids`` refers to (default: all).
+        population
+            Population class sizes (k-map), passed through.
+
+        Examples
+        --------
+        >>> st = ClassStats.from_codes(np.array([0, 0, 1]))
+        >>> st.sizes.tolist()
+        [2, 1]
+        """
+        class_ids = np.asarray(class_ids, dtype=np.int64)
+        if n_classes is None:
+            n_classes = int(class_ids.max()) + 1 if class_ids.size else 0
+        if weights is None:
+            sizes = np.bincount(class_ids, minlength=n_classes).astype(np.int64)
+        else:
+            sizes = np.rint(np.bincount(class_ids, weights=weights, minlength=n_classes)).astype(
+                np.int64
+            )
+        sens: dict[str, SensitiveStats] = {}
+        for name, col in (sensitive or {}).items():
+            vals = col.codes if rows is None else col.codes[rows]
+            sens[name] = SensitiveStats.from_pairs(col, class_ids, vals, n_classes, weights)
+        return cls(sizes, sens, population)

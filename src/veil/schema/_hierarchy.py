@@ -1,0 +1,352 @@
+"""Generalization hierarchies (value generalization trees, as in ARX and Sweeney 2002).
+
+A hierarchy maps every original value (level 0) to progressively more general labels, one per
+level, usually ending in ``"*"``.  Internally it is a set of integer-code tables: for each level
+``l`` an ``int32`` array mapping the level-0 code of a value to its level-``l`` code, plus the
+labels of each level.  The anonymity engine works only on these codes.
+
+References
+----------
+L. Sweeney, "Achieving k-anonymity privacy protection using generalization and suppression",
+IJUFKS 10(5), 2002.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from veil.errors import InputError
+
+__all__ = ["Hierarchy", "as_str_values"]
+
+
+def _scalar_str(v: Any) -> str:
+    """String form used to match a value against a hierarchy (17 and 17.0 -> "17")."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        if math.isnan(f):
+            return "nan"
+        if f.is_integer() and abs(f) < 2**53:
+            return str(int(f))
+        return repr(f)
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if v is None or v is pd.NA or v is pd.NaT:
+        return "nan"
+    return str(v)
+
+
+def as_str_values(values: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Factorize ``values`` and return ``(codes, uniques_as_str)``.
+
+    Missing values get their own code and the string ``"nan"``.  Only the distinct values are
+    converted to strings, so this is O(n) hashing plus O(distinct) Python work.
+    """
+    codes, uniques = pd.factorize(pd.Series(values, copy=False), use_na_sentinel=True)
+    ustr = np.array([_scalar_str(u) for u in np.asarray(uniques, dtype=object)], dtype=object)
+    codes = np.asarray(codes, dtype=np.int64)
+    if (codes < 0).any():
+        ustr = np.append(ustr, np.array(["nan"], dtype=object))
+        codes = np.where(codes < 0, len(ustr) - 1, codes)
+    return codes, ustr
+
+
+class Hierarchy:
+    """A value generalization hierarchy.
+
+    Parameters
+    ----------
+    rows
+        One sequence per original value: ``[value, level1, level2, ..., top]``.  All rows must
+        have the same length; each level must be a function of the previous one (a tree).
+
+    Attributes
+    ----------
+    height : int
+        Number of levels, including level 0 (the original values).
+    values : list of str
+        The level-0 values.
+
+    Examples
+    --------
+    >>> h = Hierarchy.from_mapping({"17": ["15-19", "*"], "18": ["15-19", "*"], "23": ["20-24", "*"]})
+    >>> h.height
+    3
+    >>> h.generalize([17, 23], 1).tolist()
+    ['15-19', '20-24']
+    """
+
+    __slots__ = ("_labels", "_maps", "_index", "_strip_index", "_level_maps")
+
+    def __init__(self, rows: Iterable[Sequence[Any]]) -> None:
+        cleaned: list[list[str]] = []
+        for i, row in enumerate(rows):
+            cells = [_scalar_str(c).strip() for c in row]
+            while cells and cells[-1] == "":
+                cells.pop()
+            if not cells:
+                continue
+            if any(c == "" for c in cells):
+                raise InputError(f"hierarchy row {i + 1} has an empty cell: {cells!r}")
+            cleaned.append(cells)
+        if not cleaned:
+            raise InputError("hierarchy is empty")
+        width = len(cleaned[0])
+        for i, cells in enumerate(cleaned):
+            if len(cells) != width:
+                raise InputError(
+                    f"hierarchy rows have different lengths: row 1 has {width} levels, "
+                    f"row {i + 1} ({cells[0]!r}) has {len(cells)}"
+                )
+        # de-duplicate level-0 values (identical rows are fine, conflicting ones are not)
+        seen: dict[str, list[str]] = {}
+        for cells in cleaned:
+            prev = seen.get(cells[0])
+            if prev is None:
+                seen[cells[0]] = cells
+            elif prev != cells:
+                raise InputError(
+                    f"hierarchy value {cells[0]!r} appears twice with different levels"
+                )
+        table = list(seen.values())
+        labels: list[np.ndarray] = []
+        maps: list[np.ndarray] = []
+        for level in range(width):
+            col = [r[level] for r in table]
+            codes, uniq = pd.factorize(pd.Series(col, dtype=object), sort=False)
+            labels.append(np.asarray(uniq, dtype=object))
+            maps.append(np.asarray(codes, dtype=np.int32))
+        for level in range(1, width):
+            lo, hi = maps[level - 1], maps[level]
+            parent = np.full(len(labels[level - 1]), -1, dtype=np.int64)
+            parent[lo] = hi
+            bad = np.flatnonzero(parent[lo] != hi)
+            if bad.size:
+                v = labels[level - 1][lo[bad[0]]]
+                raise InputError(
+                    f"hierarchy is not a tree: label {v!r} at level {level - 1} generalizes to "
+                    f"more than one label at level {level}"
+                )
+        self._labels = labels
+        self._maps = maps
+        self._index = {v: i for i, v in enumerate(labels[0])}
+        self._strip_index: dict[str, int] | None = None
+        self._level_maps: dict[tuple[int, int], np.ndarray] = {}
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def from_csv(
+        cls, path: str | Path, *, sep: str | None = None, encoding: str | None = None
+    ) -> Hierarchy:
+        """Read an ARX-style hierarchy CSV: one row per value, levels left to right, no header.
+
+        The delimiter (``,`` or ``;``) is sniffed when ``sep`` is None.
+
+        Examples
+        --------
+        >>> import tempfile, os
+        >>> p = os.path.join(tempfile.mkdtemp(), "sex.csv")
+        >>> _ = open(p, "w").write("Male;*\\nFemale;*\\n")
+        >>> Hierarchy.from_csv(p).values
+        ['Male', 'Female']
+        """
+        p = Path(path)
+        try:
+            text = p.read_bytes().decode(encoding or "utf-8-sig")
+        except FileNotFoundError:
+            raise InputError(f"hierarchy file not found: {p}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot read hierarchy file {p}: {exc}") from None
+        if sep is None:
+            first = next((ln for ln in text.splitlines() if ln.strip()), "")
+            sep = ";" if first.count(";") > first.count(",") else ","
+        rows = list(csv.reader(io.StringIO(text), delimiter=sep))
+        try:
+            return cls(rows)
+        except InputError as exc:
+            raise InputError(f"{p}: {exc}") from None
+
+    @classmethod
+    def from_mapping(cls, mapping: Mapping[Any, Sequence[Any]]) -> Hierarchy:
+        """Build from ``{value: [level1, level2, ..., top]}``."""
+        if not isinstance(mapping, Mapping):
+            raise InputError("hierarchy mapping must be a dict of value -> list of levels")
+        rows = []
+        for k, v in mapping.items():
+            if isinstance(v, (str, bytes)) or not isinstance(v, Sequence):
+                v = [v]
+            rows.append([k, *v])
+        return cls(rows)
+
+    @classmethod
+    def from_frame(cls, df: pd.DataFrame) -> Hierarchy:
+        """Build from a DataFrame: one row per value, columns are the levels left to right."""
+        if not isinstance(df, pd.DataFrame):
+            raise InputError("Hierarchy.from_frame expects a pandas DataFrame")
+        return cls(df.astype(object).itertuples(index=False, name=None))
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> Hierarchy:
+        """Read a YAML hierarchy: a mapping ``value: [level1, ..., top]`` or a list of rows.
+
+        A top-level ``hierarchy:`` key around either form is accepted.
+        """
+        import yaml
+
+        p = Path(path)
+        try:
+            data = yaml.safe_load(p.read_text(encoding="utf-8-sig"))
+        except FileNotFoundError:
+            raise InputError(f"hierarchy file not found: {p}") from None
+        except (OSError, yaml.YAMLError) as exc:
+            raise InputError(f"cannot read hierarchy file {p}: {exc}") from None
+        if isinstance(data, Mapping) and set(data) == {"hierarchy"}:
+            data = data["hierarchy"]
+        if isinstance(data, Mapping):
+            return cls.from_mapping(data)
+        if isinstance(data, list):
+            return cls(data)
+        raise InputError(f"{p}: a hierarchy must be a mapping value -> levels or a list of rows")
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> Hierarchy:
+        """Read a ``.csv``/``.tsv`` or ``.yaml``/``.yml`` hierarchy file by extension."""
+        suffix = Path(path).suffix.lower()
+        if suffix in (".yaml", ".yml"):
+            return cls.from_yaml(path)
+        if suffix == ".tsv":
+            return cls.from_csv(path, sep="\t")
+        return cls.from_csv(path)
+
+    @classmethod
+    def flat(cls, values: Iterable[Any], top: str = "*") -> Hierarchy:
+        """Two-level hierarchy: each value, then ``top`` (keep or suppress the column)."""
+        uniq = dict.fromkeys(_scalar_str(v) for v in values)
+        return cls([[v, top] for v in uniq])
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def height(self) -> int:
+        """Number of levels, including level 0."""
+        return len(self._labels)
+
+    @property
+    def values(self) -> list[str]:
+        """Level-0 (original) values, as strings."""
+        return list(self._labels[0])
+
+    def __len__(self) -> int:
+        return len(self._labels[0])
+
+    def __repr__(self) -> str:
+        top = ", ".join(map(str, self._labels[-1][:3]))
+        return f"Hierarchy({len(self)} values, height={self.height}, top=[{top}])"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Hierarchy):
+            return NotImplemented
+        return self.height == other.height and all(
+            np.array_equal(a[m], b[n])
+            for a, m, b, n in zip(self._labels, self._maps, other._labels, other._maps)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def _check_level(self, level: int) -> int:
+        if not isinstance(level, (int, np.integer)) or not 0 <= int(level) < self.height:
+            raise InputError(f"hierarchy level must be in 0..{self.height - 1}, got {level!r}")
+        return int(level)
+
+    # ------------------------------------------------------------------ integer-code tables
+    def labels(self, level: int) -> np.ndarray:
+        """Labels of ``level`` (object array of str, indexed by level-``level`` code)."""
+        return self._labels[self._check_level(level)].copy()
+
+    def codes(self, level: int) -> np.ndarray:
+        """``int32`` array mapping a level-0 code to its level-``level`` code."""
+        return self._maps[self._check_level(level)].copy()
+
+    def n_labels(self, level: int) -> int:
+        """Number of distinct labels at ``level``."""
+        return len(self._labels[self._check_level(level)])
+
+    def level_map(self, src: int, dst: int) -> np.ndarray:
+        """``int32`` array mapping a level-``src`` code to its level-``dst`` code (src <= dst)."""
+        src, dst = self._check_level(src), self._check_level(dst)
+        if src > dst:
+            raise InputError(f"cannot map level {src} down to level {dst}")
+        key = (src, dst)
+        m = self._level_maps.get(key)
+        if m is None:
+            m = np.zeros(len(self._labels[src]), dtype=np.int32)
+            m[self._maps[src]] = self._maps[dst]
+            self._level_maps[key] = m
+        return m
+
+    def leaf_counts(self, level: int) -> np.ndarray:
+        """Number of level-0 values under each label of ``level``."""
+        level = self._check_level(level)
+        return np.bincount(self._maps[level], minlength=len(self._labels[level]))
+
+    def encode(self, values: Any, *, column: str | None = None) -> np.ndarray:
+        """Level-0 codes (``int32``) of ``values``; InputError naming up to 5 missing values."""
+        codes, ustr = as_str_values(values)
+        lut = self._lookup(ustr)
+        if (lut < 0).any():
+            miss = [str(v) for v in ustr[lut < 0]]
+            where = f" in column {column!r}" if column else ""
+            more = f" (and {len(miss) - 5} more)" if len(miss) > 5 else ""
+            raise InputError(
+                f"{len(miss)} value(s){where} missing from the hierarchy: "
+                f"{', '.join(map(repr, miss[:5]))}{more}"
+            )
+        return lut[codes].astype(np.int32, copy=False)
+
+    def _lookup(self, ustr: np.ndarray) -> np.ndarray:
+        out = np.empty(len(ustr), dtype=np.int64)
+        for i, s in enumerate(ustr):
+            j = self._index.get(s)
+            if j is None:
+                if self._strip_index is None:
+                    self._strip_index = {}
+                    for v, c in self._index.items():
+                        self._strip_index.setdefault(v.strip(), c)
+                j = self._strip_index.get(s.strip(), -1)
+            out[i] = j
+        return out
+
+    def missing(self, values: Any) -> list[str]:
+        """Distinct values (as str, in order of appearance) that the hierarchy does not contain."""
+        _, ustr = as_str_values(values)
+        lut = self._lookup(ustr)
+        return [str(v) for v in ustr[lut < 0]]
+
+    def generalize(self, values: Any, level: int) -> np.ndarray:
+        """Generalize ``values`` to ``level``; returns an object array of str.
+
+        Raises
+        ------
+        InputError
+            When values are missing from the hierarchy (up to 5 are named).
+        """
+        level = self._check_level(level)
+        codes = self.encode(values)
+        return self._labels[level][self._maps[level][codes]]
+
+    def to_frame(self) -> pd.DataFrame:
+        """The hierarchy as a DataFrame (one row per value, one column per level)."""
+        return pd.DataFrame(
+            {f"level_{i}": lab[m] for i, (lab, m) in enumerate(zip(self._labels, self._maps))}
+        )
