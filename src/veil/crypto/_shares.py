@@ -1,0 +1,161 @@
+"""The :class:`Share` object shared by the linear schemes (additive and Shamir).
+
+Shares of the same sharing (or of sharings combined by the same operations) support local
+homomorphic operations: ``share_a + share_b`` is a share of ``secret_a + secret_b``,
+``k * share`` a share of ``k * secret`` for a public integer ``k``, ``-share`` a share of the
+negated secret.  Operands are checked to belong to the same scheme, modulus, threshold,
+party index, encoding and shape; the public magnitude bound is tracked so that a result that
+could wrap around the modulus raises :class:`CryptoOverflowError` instead of reconstructing
+garbage.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ._encoding import RING64, capacity
+from ._errors import CryptoError, CryptoOverflowError
+from ._field import PrimeField
+
+__all__ = ["Share", "combine_ids"]
+
+
+def combine_ids(op: bytes, *parts: bytes) -> bytes:
+    """Deterministic identifier of a sharing derived by a public operation from others."""
+    return hashlib.sha256(op + b"".join(parts)).digest()[:16]
+
+
+@dataclass(frozen=True, eq=False)
+class Share:
+    """One party's share of a (possibly vector-valued) secret.
+
+    Attributes
+    ----------
+    scheme : str
+        ``"additive"`` or ``"shamir"``.
+    index : int
+        The party index (1-based); for Shamir the evaluation point ``x``.
+    threshold : int
+        Shares needed to reconstruct (``n`` for additive sharing).
+    n : int
+        Number of shares dealt.
+    modulus : int
+        The prime ``p`` or ``2**64`` for the ring ``Z_{2**64}``.
+    values : numpy.ndarray
+        Flattened ``uint64`` residues.
+    shape : tuple of int
+        Shape of the secret array.
+    frac_bits : int or None
+        Fixed-point fractional bits (``None`` for integer secrets).
+    bound : int
+        Public upper bound on the magnitude of each encoded secret integer.
+    sharing_id : bytes
+        Random identifier of the dealing (derived deterministically by homomorphic operations).
+    tag : bytes or None
+        HMAC-SHA256 authentication tag set by the dealer when a ``mac_key`` was given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from veil.crypto import shamir_share, shamir_reconstruct
+    >>> a = shamir_share(np.array([1, 2]), threshold=2, n=3)
+    >>> b = shamir_share(np.array([10, 20]), threshold=2, n=3)
+    >>> total = [x + 3 * y for x, y in zip(a, b)]
+    >>> shamir_reconstruct(total[1:]).tolist()
+    [31, 62]
+    """
+
+    scheme: str
+    index: int
+    threshold: int
+    n: int
+    modulus: int
+    values: np.ndarray
+    shape: tuple[int, ...]
+    frac_bits: int | None
+    bound: int
+    sharing_id: bytes
+    tag: bytes | None = None
+
+    def __repr__(self) -> str:  # never show share values
+        return (
+            f"Share(scheme={self.scheme!r}, index={self.index}, threshold={self.threshold}, "
+            f"n={self.n}, shape={self.shape}, frac_bits={self.frac_bits})"
+        )
+
+    # -- authentication ---------------------------------------------------------------------
+    def header(self) -> bytes:
+        """Public metadata bound into the authentication tag."""
+        meta = (
+            f"veil-share|{self.scheme}|{self.index}|{self.threshold}|{self.n}|{self.modulus}|"
+            f"{self.shape}|{self.frac_bits}|{self.bound}|"
+        )
+        return meta.encode() + self.sharing_id
+
+    def compute_tag(self, mac_key: bytes) -> bytes:
+        """HMAC-SHA256 of the header and the share values under ``mac_key``."""
+        mac = hmac.new(bytes(mac_key), self.header(), hashlib.sha256)
+        mac.update(np.ascontiguousarray(self.values, dtype="<u8").tobytes())
+        return mac.digest()
+
+    def verify(self, mac_key: bytes) -> bool:
+        """Return whether the share's tag is present and valid under ``mac_key``."""
+        return self.tag is not None and hmac.compare_digest(self.tag, self.compute_tag(mac_key))
+
+    # -- homomorphic operations -------------------------------------------------------------
+    def _check_compatible(self, other: Share) -> None:
+        for attr in ("scheme", "index", "threshold", "n", "modulus", "shape", "frac_bits"):
+            mine, theirs = getattr(self, attr), getattr(other, attr)
+            if mine != theirs:
+                raise CryptoError(
+                    f"cannot combine shares with different {attr} ({mine!r} vs {theirs!r})"
+                )
+
+    def _arith(self) -> PrimeField | None:
+        return None if self.modulus == RING64 else PrimeField(self.modulus)
+
+    def _with(self, values: np.ndarray, bound: int, sharing_id: bytes) -> Share:
+        if bound > capacity(self.modulus):
+            raise CryptoOverflowError(
+                f"the result could exceed the largest representable magnitude "
+                f"{capacity(self.modulus)} (public bound {bound}); share smaller values or "
+                "use a larger field"
+            )
+        return replace(self, values=values, bound=bound, sharing_id=sharing_id, tag=None)
+
+    def __add__(self, other: object) -> Share:
+        if not isinstance(other, Share):
+            return NotImplemented
+        self._check_compatible(other)
+        field = self._arith()
+        vals = self.values + other.values if field is None else field.add(self.values, other.values)
+        sid = combine_ids(b"add", self.sharing_id, other.sharing_id)
+        return self._with(vals, self.bound + other.bound, sid)
+
+    def __neg__(self) -> Share:
+        field = self._arith()
+        vals = (np.uint64(0) - self.values) if field is None else field.neg(self.values)
+        return self._with(vals, self.bound, combine_ids(b"neg", self.sharing_id))
+
+    def __sub__(self, other: object) -> Share:
+        if not isinstance(other, Share):
+            return NotImplemented
+        return self + (-other)
+
+    def __mul__(self, k: object) -> Share:
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
+            return NotImplemented
+        k = int(k)
+        field = self._arith()
+        if field is None:
+            vals = self.values * np.uint64(k % RING64)
+        else:
+            vals = field.mul(self.values, k % self.modulus)
+        sid = combine_ids(b"mul", self.sharing_id, str(k).encode())
+        return self._with(vals, self.bound * abs(k), sid)
+
+    __rmul__ = __mul__
