@@ -71,7 +71,8 @@ def _like_format(like: Any) -> SourceFormat | None:
         return SourceFormat(str(p), "parquet")
     if p.is_file():
         with contextlib.suppress(InputError, OSError):
-            head = p.read_bytes()[:SAMPLE_BYTES]
+            with p.open("rb") as fh:
+                head = fh.read(SAMPLE_BYTES)
             if head.startswith(b"PAR1"):
                 return SourceFormat(str(p), "parquet")
             enc, sample = sniff_encoding(head)

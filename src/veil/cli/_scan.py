@@ -1,0 +1,115 @@
+"""``veil scan INPUT``: find identifiers, quasi-identifiers and sensitive columns."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from veil.schema import Role
+
+_STYLE = {
+    Role.IDENTIFIER: "bold red",
+    Role.QUASI: "yellow",
+    Role.SENSITIVE: "magenta",
+    Role.INSENSITIVE: "dim",
+}
+
+
+def add_read_options(p: argparse.ArgumentParser) -> None:
+    """Options shared by commands that read a table."""
+    p.add_argument("--delimiter", help="field delimiter (sniffed by default)")
+    p.add_argument("--encoding", help="text encoding (sniffed by default)")
+    p.add_argument(
+        "--missing",
+        action="append",
+        metavar="TEXT",
+        help="cell text read as missing (repeatable; default: '?', 'NA' and empty)",
+    )
+    p.add_argument("--names", help="comma-separated column names for a file without header")
+
+
+def read_options(args: argparse.Namespace) -> dict[str, Any]:
+    opts: dict[str, Any] = {}
+    if args.delimiter:
+        opts["delimiter"] = args.delimiter.encode().decode("unicode_escape")
+    if args.encoding:
+        opts["encoding"] = args.encoding
+    if args.missing:
+        opts["missing_values"] = list(args.missing)
+    if args.names:
+        opts["names"] = [n.strip() for n in args.names.split(",")]
+    return opts
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "scan",
+        help="find identifying columns and draft a policy",
+        description="Classify every column as identifier, quasi-identifier, sensitive or "
+        "insensitive (by content and header), with uniqueness figures.",
+    )
+    p.add_argument("input", help="CSV, TSV or Parquet file")
+    p.add_argument("--policy-out", metavar="FILE", help="write a draft policy (YAML) to FILE")
+    p.add_argument("--json", action="store_true", help="print the findings as JSON")
+    p.add_argument("--k", type=int, default=5, help="k target written into the draft (default 5)")
+    add_read_options(p)
+    p.set_defaults(func=run)
+
+
+def _print_table(result: Any, path: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console() if sys.stdout.isatty() else Console(width=160)
+    table = Table(title=f"veil scan: {path} ({result.n_rows} records)")
+    for head in ("column", "role", "kind", "conf.", "distinct", "unique rec.", "missing", "reason"):
+        table.add_column(head, overflow="fold")
+    for f in result.columns:
+        table.add_row(
+            f.column,
+            f"[{_STYLE[f.role]}]{f.role.value}[/]",
+            f.kind,
+            f"{f.confidence:.2f}",
+            str(f.distinct),
+            f"{f.unique_records_share:.1%}",
+            f"{f.missing_share:.1%}",
+            f.reason,
+        )
+    console.print(table)
+    qis = ", ".join(result.quasi_identifiers) or "none"
+    console.print(
+        f"Quasi-identifiers: {qis}\n"
+        f"Records unique on their combination: {result.qi_unique_share:.1%}; "
+        f"smallest group: {result.qi_smallest_class}"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from veil.deid import scan
+    from veil.deid._scan_draft import draft_yaml
+    from veil.errors import ConfigError
+    from veil.io import atomic_write, read
+
+    if args.k < 1:
+        raise ConfigError("--k must be at least 1")
+    opts = read_options(args)
+    df = read(args.input, **opts)
+    result = scan(df)
+    if args.json:
+        json.dump(result.to_dict(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        _print_table(result, args.input)
+    if args.policy_out:
+        inp = {
+            k: v
+            for k, v in opts.items()
+            if k in ("delimiter", "encoding", "missing_values", "names")
+        }
+        text = draft_yaml(result, k=args.k, input_options=inp or None).encode("utf-8")
+        atomic_write(args.policy_out, lambda fh: fh.write(text))
+        if not args.json:
+            print(f"draft policy written to {args.policy_out}", file=sys.stderr)
+    return 0

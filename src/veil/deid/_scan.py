@@ -1,0 +1,325 @@
+"""Scan a table for identifying columns: content detectors, header rules and uniqueness.
+
+Every column gets a role (identifier, quasi, sensitive, insensitive), a kind (``"email"``,
+``"age"``, ...), a reason and a confidence in [0, 1].  Content wins over headers: a column of
+e-mail addresses is an identifier whatever its name.  Detection runs on the distinct values of
+a sample of at most ``sample_rows`` rows (fixed seed), so the cost does not grow with the table;
+uniqueness figures use every row.
+
+The classification follows the categories of the HIPAA Safe Harbor list and the ARX/sdcMicro
+notion of direct and quasi-identifiers (Sweeney 2002, "k-anonymity: a model for protecting
+privacy").
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from veil.deid._detectors import DETECTORS
+from veil.deid._headers import header_hint
+from veil.errors import InputError
+from veil.schema import Role
+
+__all__ = ["ColumnFinding", "ScanResult", "scan"]
+
+#: Share of (sampled, non-missing) values a detector must recognise to classify a column.
+MATCH_THRESHOLD = 0.6
+_GENDER = {
+    "m",
+    "f",
+    "male",
+    "female",
+    "man",
+    "woman",
+    "men",
+    "women",
+    "other",
+    "x",
+    "u",
+    "unknown",
+    "non-binary",
+    "nonbinary",
+    "diverse",
+}
+_MARITAL = r"(?i)^(single|married|divorced|widowed|separated|never[- ]married|married-.*|partner.*|cohabiting|civil partnership)$"
+_RACE = (
+    r"(?i)(?:white|black|asian|hispanic|latino|indian|pacific|african|caucasian|amer-indian|eskimo)"
+)
+_INCOME_CLASS = r"^[<>]=?\s*\$?\d+[kK]?\.?$"
+
+
+@dataclass(frozen=True)
+class ColumnFinding:
+    """The scan's verdict on one column."""
+
+    column: str
+    role: Role
+    kind: str
+    reason: str
+    confidence: float
+    distinct: int
+    distinct_share: float
+    unique_records_share: float
+    missing_share: float
+    dtype: str
+    minimum: float | None = None
+    maximum: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["role"] = self.role.value
+        return d
+
+
+@dataclass
+class ScanResult:
+    """Column findings plus uniqueness of the quasi-identifier combination.
+
+    Attributes
+    ----------
+    columns
+        One :class:`ColumnFinding` per column, in table order.
+    n_rows
+        Number of records.
+    qi_unique_share
+        Share of records unique on the combination of the quasi-identifiers found.
+    qi_smallest_class
+        Size of the smallest group of records sharing the same quasi-identifier values.
+    """
+
+    columns: list[ColumnFinding]
+    n_rows: int
+    qi_unique_share: float = 0.0
+    qi_smallest_class: int = 0
+    missing_values: list[str] = field(default_factory=list)
+
+    def __getitem__(self, column: str) -> ColumnFinding:
+        for f in self.columns:
+            if f.column == column:
+                return f
+        raise KeyError(column)
+
+    @property
+    def roles(self) -> dict[str, Role]:
+        """Column name -> role."""
+        return {f.column: f.role for f in self.columns}
+
+    @property
+    def quasi_identifiers(self) -> list[str]:
+        return [f.column for f in self.columns if f.role is Role.QUASI]
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per column."""
+        return pd.DataFrame([f.to_dict() for f in self.columns])
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able summary."""
+        return {
+            "n_rows": self.n_rows,
+            "quasi_identifiers": self.quasi_identifiers,
+            "qi_unique_share": self.qi_unique_share,
+            "qi_smallest_class": self.qi_smallest_class,
+            "columns": [f.to_dict() for f in self.columns],
+        }
+
+    def to_policy(self, k: int = 5) -> dict[str, Any]:
+        """Draft a policy (as a dict) with the roles found and suggested operators."""
+        from veil.deid._scan_draft import draft_policy
+
+        return draft_policy(self, k=k)
+
+    def to_yaml(self, k: int = 5) -> str:
+        """Draft policy as commented YAML text, ready to edit."""
+        from veil.deid._scan_draft import draft_yaml
+
+        return draft_yaml(self, k=k)
+
+
+def _sample(s: pd.Series, n: int) -> pd.Series:
+    if len(s) <= n:
+        return s
+    idx = np.sort(np.random.default_rng(0).choice(len(s), n, replace=False))
+    return s.iloc[idx]
+
+
+def _content_identifier(vc: pd.Series) -> tuple[str, float] | None:
+    """Best matching detector and its frequency-weighted share of matching values."""
+    values = np.asarray(vc.index, dtype=object)
+    if not all(isinstance(v, str) for v in values[:50]):
+        values = np.array([str(v) for v in values], dtype=object)
+    weights = vc.to_numpy(dtype=float)
+    total = weights.sum()
+    best: tuple[str, float] | None = None
+    for kind, detector in DETECTORS.items():
+        share = float(weights[detector(values)].sum() / total)
+        if share >= MATCH_THRESHOLD and (best is None or share > best[1] + 0.05):
+            best = (kind, share)
+    return best
+
+
+def _content_quasi(s: pd.Series, vc: pd.Series) -> tuple[str, str, float, Role] | None:
+    if pd.api.types.is_datetime64_any_dtype(s):
+        return ("date", "values are dates", 0.6, Role.QUASI)
+    if pd.api.types.is_numeric_dtype(s) or len(vc) == 0:
+        return None
+    idx = pd.Series(np.asarray(vc.index, dtype=object)).astype(str).str.strip()
+    w = vc.to_numpy(dtype=float)
+    low = idx.str.lower()
+    if len(vc) <= 6 and (w[low.isin(_GENDER).to_numpy()].sum() / w.sum()) >= 0.9:
+        return ("gender", "values look like genders", 0.75, Role.QUASI)
+    if (w[idx.str.match(_MARITAL).to_numpy(bool)].sum() / w.sum()) >= 0.7:
+        return ("marital_status", "values look like marital statuses", 0.75, Role.QUASI)
+    if (
+        len(vc) <= 30
+        and (w[idx.str.contains(_RACE, regex=True).to_numpy(bool)].sum() / w.sum()) >= 0.7
+    ):
+        return ("ethnicity", "values look like ethnic groups", 0.7, Role.QUASI)
+    if len(vc) <= 10 and (w[idx.str.match(_INCOME_CLASS).to_numpy(bool)].sum() / w.sum()) >= 0.9:
+        return ("income", "values look like income classes", 0.6, Role.SENSITIVE)
+    return None
+
+
+def _id_like(s: pd.Series, distinct: int, n: int) -> bool:
+    if n < 20 or distinct < 0.95 * s.notna().sum():
+        return False
+    if pd.api.types.is_integer_dtype(s):
+        return True
+    if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_datetime64_any_dtype(s):
+        return False
+    sample = _sample(s.dropna(), 1000).astype(str)
+    return bool(
+        sample.str.fullmatch(r"[A-Za-z0-9_.:/#-]{2,64}").mean() >= 0.9
+        and sample.str.contains(r"\d").mean() >= 0.5
+    )
+
+
+def _classify(name: str, s: pd.Series, sample_rows: int) -> ColumnFinding:
+    n = len(s)
+    codes, uniques = pd.factorize(s, use_na_sentinel=True)
+    valid = codes >= 0
+    n_valid = int(valid.sum())
+    distinct = len(uniques)
+    counts = np.bincount(codes[valid], minlength=distinct) if distinct else np.zeros(0, int)
+    unique_records = int((counts == 1).sum())
+    base = {
+        "column": name,
+        "distinct": distinct,
+        "distinct_share": distinct / n_valid if n_valid else 0.0,
+        "unique_records_share": unique_records / n if n else 0.0,
+        "missing_share": 1 - n_valid / n if n else 0.0,
+        "dtype": str(s.dtype),
+    }
+    if pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s) and n_valid:
+        base["minimum"] = float(np.nanmin(s.to_numpy(dtype=float, na_value=np.nan)))
+        base["maximum"] = float(np.nanmax(s.to_numpy(dtype=float, na_value=np.nan)))
+
+    def finding(role: Role, kind: str, reason: str, conf: float) -> ColumnFinding:
+        return ColumnFinding(
+            role=role, kind=kind, reason=reason, confidence=round(min(conf, 0.99), 2), **base
+        )
+
+    if n_valid == 0:
+        return finding(Role.INSENSITIVE, "empty", "no values", 0.5)
+    hint = header_hint(name)
+    vc = _sample(s.dropna(), sample_rows).value_counts(sort=False)
+    content = None
+    if (
+        not pd.api.types.is_datetime64_any_dtype(s)
+        and not pd.api.types.is_float_dtype(s)
+        and not pd.api.types.is_bool_dtype(s)
+    ):
+        content = _content_identifier(vc)
+    if content is not None:
+        kind, share = content
+        agree = hint is not None and hint.role is Role.IDENTIFIER
+        conf = 0.5 + 0.45 * share + (0.05 if agree else 0.0)
+        why = f"{share:.0%} of values look like {kind.replace('_', ' ')}s"
+        if kind == "person_name" and hint is not None and hint.role is not Role.IDENTIFIER:
+            content = None  # e.g. a county named like a person: trust the header
+        else:
+            return finding(
+                Role.IDENTIFIER, kind, why + (f"; header '{name}'" if agree else ""), conf
+            )
+    id_like = _id_like(s, distinct, n)
+    if hint is not None and hint.role is Role.IDENTIFIER:
+        if id_like or distinct >= 50 or base["distinct_share"] >= 0.5:
+            return finding(
+                Role.IDENTIFIER,
+                hint.kind,
+                f"header mentions '{hint.keyword}', {base['distinct_share']:.0%} distinct",
+                hint.confidence + (0.1 if id_like else 0.0),
+            )
+        hint = None  # e.g. "email_opt_in" with values yes/no
+    if hint is not None:
+        reason = f"header mentions '{hint.keyword}'"
+        conf = hint.confidence
+        cq = _content_quasi(s, vc)
+        if cq is not None and cq[0] == hint.kind:
+            reason += f"; {cq[1]}"
+            conf += 0.05
+        return finding(hint.role, hint.kind, reason, conf)
+    cq = _content_quasi(s, vc)
+    if cq is not None:
+        kind, why, conf, role = cq
+        return finding(role, kind, why, conf)
+    if id_like:
+        return finding(
+            Role.IDENTIFIER,
+            "record_id",
+            f"near-unique ID-like values ({base['distinct_share']:.0%} distinct)",
+            0.7,
+        )
+    return finding(Role.INSENSITIVE, "other", "no identifying header or content found", 0.5)
+
+
+def qi_uniqueness(df: pd.DataFrame, columns: list[str]) -> tuple[float, int]:
+    """Share of records unique on ``columns`` and the smallest class size (0 with no columns)."""
+    if not columns or len(df) == 0:
+        return 0.0, 0
+    codes = np.zeros(len(df), dtype=np.int64)
+    for col in columns:
+        c, u = pd.factorize(df[col], use_na_sentinel=False)
+        codes = codes * (len(u) + 1) + c
+        codes, _ = pd.factorize(codes)
+    counts = np.bincount(codes)
+    return float((counts == 1).sum() / len(df)), int(counts.min())
+
+
+def scan(df: pd.DataFrame, *, sample_rows: int = 50_000) -> ScanResult:
+    """Classify every column of ``df`` as identifier, quasi-identifier, sensitive or insensitive.
+
+    Parameters
+    ----------
+    df
+        The table (never modified).
+    sample_rows
+        Content detectors look at the distinct values of at most this many rows (a fixed-seed
+        random sample); uniqueness uses all rows.
+
+    Returns
+    -------
+    ScanResult
+        Findings per column (role, kind, reason, confidence, uniqueness) and the uniqueness of
+        the combination of quasi-identifiers.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"mail": ["ann@x.org", "bob@y.com", "cy@z.net"], "age": [31, 45, 52],
+    ...                    "illness": ["flu", "none", "flu"]})
+    >>> r = scan(df)
+    >>> [(f.column, f.role.value, f.kind) for f in r.columns]
+    [('mail', 'identifier', 'email'), ('age', 'quasi', 'age'), ('illness', 'sensitive', 'health')]
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise InputError(f"scan expects a pandas DataFrame, got {type(df).__name__}")
+    if df.shape[0] == 0 or df.shape[1] == 0:
+        raise InputError("cannot scan an empty table")
+    findings = [_classify(str(col), df[col], sample_rows) for col in df.columns]
+    qis = [f.column for f in findings if f.role is Role.QUASI]
+    by_name = {str(c): c for c in df.columns}
+    share, smallest = qi_uniqueness(df, [by_name[q] for q in qis])
+    return ScanResult(findings, len(df), share, smallest)

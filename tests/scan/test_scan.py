@@ -1,0 +1,141 @@
+"""Scan precision and recall against labelled ground truth; detectors; uniqueness."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from veil.deid import scan
+from veil.deid._detectors import detect_card, detect_iban, detect_ip, detect_ssn, luhn_valid
+from veil.io import read
+
+from ._ground_truth import ADULT_NAMES, ADULT_ROLES, INSURANCE_ROLES, synthetic_pii
+
+
+def _precision_recall(
+    pred: dict[str, str], truth: dict[str, str], role: str
+) -> tuple[float, float]:
+    tp = sum(1 for c in truth if truth[c] == role and pred[c] == role)
+    fp = sum(1 for c in truth if truth[c] != role and pred[c] == role)
+    fn = sum(1 for c in truth if truth[c] == role and pred[c] != role)
+    precision = tp / (tp + fp) if tp + fp else 1.0
+    recall = tp / (tp + fn) if tp + fn else 1.0
+    return precision, recall
+
+
+@pytest.fixture(scope="module")
+def labelled(insurance_csv: Path, adult_data: Path) -> list[tuple[dict[str, str], dict[str, str]]]:
+    out = []
+    ins = scan(read(insurance_csv))
+    out.append(({f.column: f.role.value for f in ins.columns}, INSURANCE_ROLES))
+    adult = scan(read(adult_data, names=ADULT_NAMES))
+    out.append(({f.column: f.role.value for f in adult.columns}, ADULT_ROLES))
+    df, roles, _ = synthetic_pii()
+    syn = scan(df)
+    out.append(({f.column: f.role.value for f in syn.columns}, roles))
+    return out
+
+
+@pytest.mark.parametrize("role", ["identifier", "quasi", "sensitive"])
+def test_precision_recall_per_role(labelled: list, role: str) -> None:
+    pred: dict[str, str] = {}
+    truth: dict[str, str] = {}
+    for i, (p, t) in enumerate(labelled):
+        pred.update({f"{i}:{c}": v for c, v in p.items()})
+        truth.update({f"{i}:{c}": v for c, v in t.items()})
+    precision, recall = _precision_recall(pred, truth, role)
+    assert precision >= 0.9, (
+        role,
+        precision,
+        {c: (pred[c], truth[c]) for c in truth if pred[c] != truth[c]},
+    )
+    assert recall >= 0.9, (
+        role,
+        recall,
+        {c: (pred[c], truth[c]) for c in truth if pred[c] != truth[c]},
+    )
+
+
+def test_synthetic_identifier_kinds() -> None:
+    df, _, kinds = synthetic_pii()
+    r = scan(df)
+    got = {c: r[c].kind for c in kinds}
+    assert got == kinds
+    assert all(r[c].confidence >= 0.7 for c in kinds)
+
+
+def test_every_column_classified_with_reason(insurance_csv: Path) -> None:
+    r = scan(read(insurance_csv))
+    assert [f.column for f in r.columns] == list(read(insurance_csv).columns)
+    assert all(f.reason and 0 < f.confidence <= 1 for f in r.columns)
+
+
+def test_content_beats_header() -> None:
+    df = pd.DataFrame({"notes": [f"user{i}@example.org" for i in range(30)], "x": range(30)})
+    r = scan(df)
+    assert r["notes"].role.value == "identifier" and r["notes"].kind == "email"
+    # a header saying 'email' over yes/no values is not an identifier
+    df2 = pd.DataFrame({"email_opt_in": ["yes", "no"] * 50})
+    assert scan(df2)["email_opt_in"].role.value != "identifier"
+
+
+def test_uniqueness_figures() -> None:
+    df = pd.DataFrame({"age": [30, 30, 41, 41, 41, 52], "sex": ["F", "F", "M", "M", "F", "M"]})
+    r = scan(df)
+    # classes: (30,F)x2, (41,M)x2, (41,F)x1, (52,M)x1
+    assert r.qi_unique_share == pytest.approx(2 / 6)
+    assert r.qi_smallest_class == 1
+    assert r["age"].distinct == 3 and r["age"].unique_records_share == pytest.approx(1 / 6)
+
+
+def test_scan_does_not_mutate(insurance_csv: Path) -> None:
+    df = read(insurance_csv)
+    before = df.copy(deep=True)
+    scan(df)
+    pd.testing.assert_frame_equal(df, before)
+
+
+def test_draft_policy_roundtrip(insurance_csv: Path) -> None:
+    r = scan(read(insurance_csv))
+    d = yaml.safe_load(r.to_yaml())
+    assert d == r.to_policy()
+    assert d["columns"]["id"]["role"] == "identifier"
+    assert d["columns"]["Illness_category"] == {"role": "sensitive"}
+    assert d["privacy"]["k"] == 5
+
+
+def test_luhn_and_iban_checksums() -> None:
+    assert detect_card(
+        np.array(["4539 1488 0343 6467", "4539 1488 0343 6468"], dtype=object)
+    ).tolist() == [True, False]
+    assert luhn_valid(np.array([[7, 9, 9, 2, 7, 3, 9, 8, 7, 1, 3]])).tolist() == [True]
+    assert detect_iban(
+        np.array(["DE89 3704 0044 0532 0130 00", "DE88 3704 0044 0532 0130 00"], dtype=object)
+    ).tolist() == [True, False]
+    assert detect_ssn(
+        np.array(["123-45-6789", "000-12-3456", "666-12-3456"], dtype=object)
+    ).tolist() == [True, False, False]
+    assert detect_ip(
+        np.array(["192.168.0.1", "256.1.1.1", "2001:db8::1", "::"], dtype=object)
+    ).tolist() == [True, False, True, True]
+
+
+def test_large_column_sampled_fast() -> None:
+    n = 300_000
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame(
+        {"email": [f"u{i}@x.org" for i in rng.integers(0, 10**6, n)], "v": rng.normal(size=n)}
+    )
+    r = scan(df, sample_rows=5_000)
+    assert r["email"].kind == "email" and r["v"].role.value == "insensitive"
+
+
+def test_empty_table_rejected() -> None:
+    from veil.errors import InputError
+
+    with pytest.raises(InputError):
+        scan(pd.DataFrame())
