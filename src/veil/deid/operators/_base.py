@@ -40,6 +40,11 @@ class OperatorContext:
         mapping, PCA components).  Maps a file name to a DataFrame or a JSON-able object.
     base_dir
         Directory used to resolve relative paths in operator parameters (the policy's folder).
+    hierarchies
+        Generalization hierarchies declared for columns (column name -> ``veil.schema.Hierarchy``);
+        ``generalize`` with only a ``level`` uses the column's hierarchy from here.
+    seed
+        The policy's seed, when given: makes keyless fake replacement repeatable across runs.
     """
 
     secret_loader: Callable[[], bytes] | None = None
@@ -47,6 +52,8 @@ class OperatorContext:
     locale: str = "en_US"
     artifacts: dict[str, Any] = field(default_factory=dict)
     base_dir: str = "."
+    hierarchies: dict[str, Any] = field(default_factory=dict)
+    seed: int | None = None
 
     def secret(self) -> bytes:
         """Return the secret key, or raise :class:`KeyMissingError`."""
@@ -84,6 +91,13 @@ class Operator(ABC):
 
     def params(self) -> dict[str, Any]:
         """Public (non-secret) parameters, for the JSON report."""
+        return {}
+
+    def stats(self) -> dict[str, Any]:
+        """Figures from the last :meth:`apply` (rows removed, fitted distribution, ...).
+
+        Empty before the first call.  JSON-able, never secret.
+        """
         return {}
 
 

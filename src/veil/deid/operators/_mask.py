@@ -1,0 +1,209 @@
+"""Character masking: full, partial, and format-aware for e-mail addresses and phone numbers."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from veil.deid.operators._base import Operator, OperatorContext, register
+from veil.deid.operators._util import (
+    canonical_str,
+    check_column,
+    map_uniques,
+    replace_column,
+    require_choice,
+    require_int,
+)
+from veil.errors import ConfigError
+
+__all__ = ["Mask", "mask_partial", "mask_email", "mask_phone"]
+
+_KINDS = ("full", "partial", "email", "phone")
+_LEADING_CODE = re.compile(r"^(\+|00)(\d{1,3})(?=\D)")
+
+
+def mask_partial(text: str, keep_first: int, keep_last: int, char: str) -> str:
+    """Mask ``text`` keeping its first/last characters; same length as ``text``.
+
+    A value no longer than ``keep_first + keep_last`` is masked entirely (showing it whole would
+    reveal it).
+
+    Examples
+    --------
+    >>> mask_partial("4111111111111111", 0, 4, "*")
+    '************1111'
+    >>> mask_partial("abc", 2, 2, "#")
+    '###'
+    """
+    n = len(text)
+    if n <= keep_first + keep_last:
+        return char * n
+    tail = text[n - keep_last :] if keep_last else ""
+    return text[:keep_first] + char * (n - keep_first - keep_last) + tail
+
+
+def mask_email(text: str, keep_first: int, char: str, keep_tld: bool = True) -> str:
+    """Mask an e-mail address label by label; same length, ``@`` and dots kept.
+
+    The local part and each domain label keep their first ``keep_first`` characters; the
+    top-level domain is kept when ``keep_tld``.  Text without a single ``@`` is fully masked.
+
+    Examples
+    --------
+    >>> mask_email("john.smith@example.co.uk", 1, "*")
+    'j*********@e******.c*.uk'
+    """
+    if text.count("@") != 1:
+        return char * len(text)
+    local, domain = text.split("@")
+    labels = domain.split(".")
+    masked = [mask_partial(lab, keep_first, 0, char) for lab in labels]
+    if keep_tld and len(labels) > 1:
+        masked[-1] = labels[-1]
+    return mask_partial(local, keep_first, 0, char) + "@" + ".".join(masked)
+
+
+def mask_phone(text: str, keep_last: int, char: str, keep_country_code: bool = True) -> str:
+    """Mask the digits of a phone number, keeping separators, the country code and the last digits.
+
+    The country code is the 1-3 digits after a leading ``+`` or ``00`` when a separator follows
+    them.  Non-digit characters (spaces, dashes, parentheses) are kept, so the length and the
+    format are unchanged.
+
+    Examples
+    --------
+    >>> mask_phone("+254 712-345-678", 2, "*")
+    '+254 ***-***-*78'
+    >>> mask_phone("(555) 123 4567", 4, "X")
+    '(XXX) XXX 4567'
+    """
+    chars = list(text)
+    start = 0
+    if keep_country_code:
+        m = _LEADING_CODE.match(text)
+        if m:
+            start = m.end()
+    digit_pos = [i for i in range(start, len(chars)) if chars[i].isdigit()]
+    # keep the last digits only when some digits remain masked
+    cut = len(digit_pos) - keep_last if keep_last < len(digit_pos) else len(digit_pos)
+    for i in digit_pos[:cut]:
+        chars[i] = char
+    return "".join(chars)
+
+
+@register
+class Mask(Operator):
+    """Replace characters by a mask character.
+
+    Masking hides part of a value but is *not* anonymization on its own: kept characters, the
+    length and the format still carry information.
+
+    Parameters
+    ----------
+    kind
+        ``"full"`` (every character; with ``length`` a fixed-length mask that hides the length),
+        ``"partial"`` (keep ``keep_first`` / ``keep_last`` characters), ``"email"`` (label-wise,
+        keeps ``@``, dots and the top-level domain) or ``"phone"`` (masks digits, keeps
+        separators, the country code and ``keep_last`` digits).  Default: ``"partial"`` when
+        ``keep_first`` or ``keep_last`` is given, else ``"full"``.
+    char
+        The mask character (one character, default ``"*"``).
+    keep_first, keep_last
+        Characters kept at the start / end (partial), at the start of each label (email, default
+        1) or digits kept at the end (phone, default 2).
+    length
+        Fixed output length for ``kind="full"``.
+    keep_country_code, keep_tld
+        Format-aware options for phone numbers and e-mails (default True).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from veil.deid.operators import OperatorContext, get_operator
+    >>> df = pd.DataFrame({"phone": ["0712345678"]})
+    >>> get_operator("mask", {"keep_last": 4}).apply(df, "phone", OperatorContext())["phone"][0]
+    '******5678'
+    """
+
+    name = "mask"
+
+    def __init__(
+        self,
+        kind: str | None = None,
+        char: str = "*",
+        keep_first: int | None = None,
+        keep_last: int | None = None,
+        length: int | None = None,
+        keep_country_code: bool = True,
+        keep_tld: bool = True,
+    ) -> None:
+        if kind is None:
+            kind = "partial" if (keep_first or keep_last) else "full"
+        self.kind = require_choice(self.name, "kind", kind, _KINDS)
+        if not isinstance(char, str) or len(char) != 1:
+            raise ConfigError(f"operator 'mask': char must be one character, got {char!r}")
+        self.char = char
+        defaults = {"full": (0, 0), "partial": (0, 0), "email": (1, 0), "phone": (0, 2)}[self.kind]
+        self.keep_first = require_int(
+            self.name, "keep_first", defaults[0] if keep_first is None else keep_first
+        )
+        self.keep_last = require_int(
+            self.name, "keep_last", defaults[1] if keep_last is None else keep_last
+        )
+        if self.kind == "full" and (self.keep_first or self.keep_last):
+            raise ConfigError("operator 'mask': keep_first/keep_last need kind 'partial'")
+        if length is not None:
+            if self.kind != "full":
+                raise ConfigError("operator 'mask': length is only allowed with kind 'full'")
+            length = require_int(self.name, "length", length, minimum=1)
+        self.length = length
+        self.keep_country_code = bool(keep_country_code)
+        self.keep_tld = bool(keep_tld)
+
+    def mask_values(self, values: np.ndarray) -> list[str]:
+        """Mask an array of values (converted to text); one output per value."""
+        c = self.char
+        texts = [canonical_str(v) for v in values]
+        if self.kind == "full":
+            if self.length is not None:
+                fixed = c * self.length
+                return [fixed] * len(texts)
+            return [c * len(t) for t in texts]
+        if self.kind == "partial":
+            a, b = self.keep_first, self.keep_last
+            return [mask_partial(t, a, b, c) for t in texts]
+        if self.kind == "email":
+            return [mask_email(t, self.keep_first, c, self.keep_tld) for t in texts]
+        return [mask_phone(t, self.keep_last, c, self.keep_country_code) for t in texts]
+
+    def apply(self, df: pd.DataFrame, column: str | None, ctx: OperatorContext) -> pd.DataFrame:
+        col = check_column(df, column, self.name)
+        return replace_column(df, col, map_uniques(df[col], self.mask_values))
+
+    def describe(self) -> str:
+        if self.kind == "full":
+            how = f"to {self.length} characters" if self.length else "keeping the length"
+            return f"fully masked with {self.char!r} {how}"
+        if self.kind == "partial":
+            return (
+                f"masked with {self.char!r} except the first {self.keep_first} and last "
+                f"{self.keep_last} characters"
+            )
+        if self.kind == "email":
+            return "e-mail addresses masked label by label (first character and domain suffix kept)"
+        return (
+            f"phone digits masked (separators, country code and last {self.keep_last} digits kept)"
+        )
+
+    def params(self) -> dict[str, Any]:
+        p: dict[str, Any] = {"kind": self.kind, "char": self.char}
+        if self.kind in ("partial", "email"):
+            p["keep_first"] = self.keep_first
+        if self.kind in ("partial", "phone"):
+            p["keep_last"] = self.keep_last
+        if self.length is not None:
+            p["length"] = self.length
+        return p

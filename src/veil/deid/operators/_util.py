@@ -1,0 +1,185 @@
+"""Shared helpers for operators: column checks, unique-value mapping, key derivation.
+
+Operators transform the *unique* values of a column and scatter the results back with the
+factorization codes (``pd.factorize`` -> transform ``uniques`` -> ``take``), so the cost grows
+with the number of distinct values, not with the number of rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from veil.errors import ConfigError, InputError
+
+__all__ = [
+    "check_column",
+    "replace_column",
+    "map_uniques",
+    "canonical_str",
+    "derive_key",
+    "keyed_uint64",
+    "string_dtype_for",
+    "resolve_path",
+    "require_number",
+    "require_int",
+    "require_choice",
+    "numeric_values",
+]
+
+
+def check_column(df: pd.DataFrame, column: str | None, op: str) -> str:
+    """Return ``column`` if it is a column of ``df``; raise :class:`InputError` otherwise."""
+    if not isinstance(df, pd.DataFrame):
+        raise InputError(f"operator {op!r} expects a pandas DataFrame, got {type(df).__name__}")
+    if column is None:
+        raise ConfigError(f"operator {op!r} works on one column: give the column name")
+    if column not in df.columns:
+        cols = ", ".join(map(str, list(df.columns)[:10]))
+        raise InputError(f"operator {op!r}: no column {column!r} in the table (columns: {cols})")
+    return column
+
+
+def replace_column(df: pd.DataFrame, column: str, values: pd.Series | np.ndarray) -> pd.DataFrame:
+    """Return a shallow copy of ``df`` with ``column`` replaced; ``df`` itself is untouched."""
+    out = df.copy(deep=False)
+    if isinstance(values, pd.Series):
+        values = values.set_axis(df.index)
+    out[column] = values
+    return out
+
+
+def string_dtype_for(series: pd.Series) -> Any:
+    """dtype for a string result: the input's string dtype when it has one, else ``object``."""
+    if isinstance(series.dtype, pd.StringDtype):
+        return series.dtype
+    return object
+
+
+def map_uniques(
+    series: pd.Series,
+    func: Callable[[np.ndarray], Sequence[Any] | np.ndarray],
+    *,
+    dtype: Any = None,
+) -> pd.Series:
+    """Apply ``func`` to the distinct non-missing values of ``series`` and scatter back.
+
+    ``func`` receives an object array of the unique values and returns one output per value.
+    Missing values stay missing.  ``dtype`` defaults to :func:`string_dtype_for`.
+    """
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    uvals = np.asarray(uniques, dtype=object)
+    mapped = np.empty(len(uvals) + 1, dtype=object)
+    if len(uvals):
+        res = func(uvals)
+        mapped[: len(uvals)] = np.asarray(res, dtype=object) if not isinstance(res, list) else res
+    mapped[-1] = None  # code -1 (missing) takes the last slot
+    out = mapped.take(codes)
+    if dtype is None:
+        dtype = string_dtype_for(series)
+    result = pd.Series(out, index=series.index, name=series.name, dtype=object)
+    if dtype is not object:
+        result = result.astype(dtype)
+    return result
+
+
+def canonical_str(value: Any) -> str:
+    """Canonical text of a cell value, so that ``17``, ``17.0`` and ``"17"`` agree."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        f = float(value)
+        if f.is_integer() and abs(f) < 2**63:
+            return str(int(f))
+        return repr(f)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, pd.Timestamp):
+        return value.isoformat()
+    return str(value)
+
+
+def derive_key(master: bytes, purpose: str, length: int = 32) -> bytes:
+    """Derive a sub-key for ``purpose`` from the master key with HKDF-SHA-256 (RFC 5869)."""
+    return HKDF(
+        algorithm=hashes.SHA256(),
+        length=length,
+        salt=b"veil/deid/operators/v1",
+        info=purpose.encode("utf-8"),
+    ).derive(master)
+
+
+def keyed_uint64(key: bytes, texts: Sequence[str], tag: str = "") -> np.ndarray:
+    """One 64-bit integer per text: the first 8 bytes of HMAC-SHA-256(key, tag || text)."""
+    prefix = tag.encode("utf-8") + b"\x00"
+    out = np.empty(len(texts), dtype=np.uint64)
+    for i, t in enumerate(texts):
+        d = hmac.digest(key, prefix + t.encode("utf-8"), hashlib.sha256)
+        out[i] = int.from_bytes(d[:8], "big")
+    return out
+
+
+def resolve_path(path: str | os.PathLike[str], base_dir: str) -> Path:
+    """Resolve ``path`` relative to ``base_dir`` (the policy's folder)."""
+    p = Path(path)
+    if not p.is_absolute():
+        p = Path(base_dir) / p
+    return p
+
+
+def require_number(op: str, name: str, value: Any, *, positive: bool = False) -> float:
+    """Validate a numeric parameter."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ConfigError(f"operator {op!r}: {name} must be a number, got {value!r}")
+    v = float(value)
+    if not np.isfinite(v) or (positive and v <= 0):
+        raise ConfigError(
+            f"operator {op!r}: {name} must be a {'positive ' if positive else ''}finite number, "
+            f"got {value!r}"
+        )
+    return v
+
+
+def require_int(op: str, name: str, value: Any, *, minimum: int = 0) -> int:
+    """Validate an integer parameter ``>= minimum``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ConfigError(f"operator {op!r}: {name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def require_choice(op: str, name: str, value: Any, choices: Sequence[str]) -> str:
+    """Validate a parameter taking one of ``choices``."""
+    if value not in choices:
+        raise ConfigError(
+            f"operator {op!r}: {name} must be one of {', '.join(choices)}; got {value!r}"
+        )
+    return str(value)
+
+
+def numeric_values(series: pd.Series, op: str) -> np.ndarray:
+    """Float view of a numeric column; raise :class:`InputError` naming non-numeric values."""
+    if pd.api.types.is_bool_dtype(series.dtype) or not (
+        pd.api.types.is_numeric_dtype(series.dtype)
+    ):
+        conv = pd.to_numeric(series, errors="coerce")
+        bad = series[conv.isna() & series.notna()]
+        if len(bad):
+            ex = ", ".join(repr(v) for v in pd.unique(bad)[:5])
+            raise InputError(
+                f"operator {op!r}: column {series.name!r} is not numeric (values such as {ex})"
+            )
+        series = conv
+    return series.to_numpy(dtype=np.float64, na_value=np.nan)
