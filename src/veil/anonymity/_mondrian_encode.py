@@ -247,15 +247,11 @@ def encode_qis(
     """Encode the quasi-identifiers of ``df``.
 
     A column with a hierarchy is hierarchical categorical; otherwise a numeric column gets
-    intervals and any other column a set of values.  Returns the dimensions and an ``(n, d)``
+    intervals and any other column a set of values.  Hierarchies of columns that are not
+    quasi-identifiers are ignored.  Returns the dimensions and an ``(n, d)``
     C-contiguous ``int32`` code matrix.
     """
-    hierarchies = dict(hierarchies or {})
-    unknown = [c for c in hierarchies if c not in qis]
-    if unknown:
-        raise ConfigError(
-            f"hierarchies given for columns that are not quasi-identifiers: {unknown}"
-        )
+    hierarchies = dict(hierarchies or {})  # hierarchies of other columns are ignored
     dims: list[Dim] = []
     cols: list[np.ndarray] = []
     for name in qis:

@@ -1,0 +1,298 @@
+"""Mondrian: every release is checked with independent plain-pandas code."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from veil.anonymity._models import DistinctLDiversity, EntropyLDiversity, KAnonymity
+from veil.anonymity._mondrian import mondrian, mondrian_partition, partition_ncp
+from veil.errors import ConfigError, InputError, UnsatisfiableError
+from veil.schema import Hierarchy
+
+QI = [
+    "age",
+    "education",
+    "marital-status",
+    "native-country",
+    "race",
+    "sex",
+    "workclass",
+    "occupation",
+]
+INTERVAL = re.compile(r"^\[(-?[0-9.e+-]+), (-?[0-9.e+-]+)\]$")
+
+
+# --------------------------------------------------------------------------- independent checks
+def _interval_ok(cell: str, value: float) -> bool:
+    m = INTERVAL.match(cell)
+    if m:
+        lo, hi = float(m.group(1)), float(m.group(2))
+        return lo < hi and lo <= value <= hi
+    return float(cell) == float(value)
+
+
+def _ancestors(h: Hierarchy, values: pd.Series) -> np.ndarray:
+    return np.column_stack([h.generalize(values, lvl) for lvl in range(h.height)])
+
+
+def check_release(
+    df: pd.DataFrame,
+    res,
+    qi: list[str],
+    k: int,
+    hierarchies: dict | None = None,
+) -> None:
+    """Assert the release invariants without using any Veil code."""
+    hierarchies = hierarchies or {}
+    rel = res.release
+    assert rel.index.equals(df.index)
+    assert list(rel.columns) == list(df.columns)
+    others = [c for c in df.columns if c not in qi]
+    pd.testing.assert_frame_equal(rel[others], df[others])
+    # k by the published QI values (classes with equal cells merge: still >= k) and by class.
+    sizes = rel.groupby(qi, dropna=False, sort=False).size()
+    assert sizes.min() >= k
+    by_class = pd.Series(res.class_ids, index=df.index)
+    assert by_class.value_counts().min() >= k
+    # Every class publishes one value per QI.
+    assert (rel[qi].groupby(by_class.to_numpy()).nunique() == 1).all().all()
+    for col in qi:
+        cells = rel[col].astype(str).to_numpy()
+        orig = df[col]
+        if col in hierarchies:
+            anc = _ancestors(hierarchies[col], orig)
+            assert (anc == cells[:, None]).any(axis=1).all(), col
+        elif pd.api.types.is_numeric_dtype(orig):
+            assert all(_interval_ok(c, v) for c, v in zip(cells, orig.tolist())), col
+        else:
+            for c, v in zip(cells, orig.astype(str).tolist()):
+                assert c == v or (c[0] == "{" and v in c[1:-1].split(",")), (col, c, v)
+
+
+# --------------------------------------------------------------------------- Adult
+def test_adult_k10_full_meets_target(adult_full, adult_hier):
+    res = mondrian(adult_full, QI, 10, hierarchies=adult_hier)
+    check_release(adult_full, res, QI, 10, adult_hier)
+    assert res.ncp <= 0.12  # the issue's target for Adult k=10
+    assert res.ncp == pytest.approx(
+        partition_ncp(adult_full, QI, res.class_ids, hierarchies=adult_hier)
+    )
+
+
+@pytest.mark.parametrize("relaxed", [False, True])
+@pytest.mark.parametrize("k", [2, 5, 25])
+def test_adult_sample_k(adult_small, adult_hier, k, relaxed):
+    res = mondrian(adult_small, QI, k, hierarchies=adult_hier, relaxed=relaxed)
+    check_release(adult_small, res, QI, k, adult_hier)
+
+
+def test_adult_without_hierarchies_uses_sets(adult_small):
+    res = mondrian(adult_small, QI, 5)
+    check_release(adult_small, res, QI, 5)
+    assert res.kinds["education"] == "set" and res.kinds["age"] == "numeric"
+    assert res.release["education"].str.startswith("{").any()
+
+
+def test_l_diversity_holds(adult_small, adult_hier):
+    res = mondrian(adult_small, QI, 5, l=("relationship", 3), hierarchies=adult_hier)
+    check_release(adult_small, res, QI, 5, adult_hier)
+    by_class = adult_small["relationship"].groupby(res.class_ids).nunique()
+    assert by_class.min() >= 3
+    by_cells = res.release.groupby(QI)["relationship"].nunique()
+    assert by_cells.min() >= 3
+
+
+def test_entropy_l_diversity_holds(adult_small, adult_hier):
+    res = mondrian(
+        adult_small,
+        QI,
+        4,
+        l={"column": "relationship", "l": 2.5, "variant": "entropy"},
+        hierarchies=adult_hier,
+    )
+    p = adult_small.groupby(res.class_ids)["relationship"].value_counts(normalize=True)
+    entropy = (-p * np.log(p)).groupby(level=0).sum()
+    assert entropy.min() >= np.log(2.5) - 1e-9
+
+
+@pytest.mark.parametrize("t", [0.1, 0.25])
+def test_t_closeness_holds(adult_small, adult_hier, t):
+    res = mondrian(adult_small, QI, 5, t=("salary", t), hierarchies=adult_hier)
+    check_release(adult_small, res, QI, 5, adult_hier)
+    glob = adult_small["salary"].value_counts(normalize=True)
+    local = pd.crosstab(res.class_ids, adult_small["salary"].to_numpy(), normalize="index")
+    emd = 0.5 * (local[glob.index] - glob).abs().sum(axis=1)
+    assert emd.max() <= t + 1e-9
+
+
+def test_models_make_fewer_classes(adult_small, adult_hier):
+    plain = mondrian(adult_small, QI, 5, hierarchies=adult_hier)
+    diverse = mondrian(adult_small, QI, 5, l=("relationship", 3), hierarchies=adult_hier)
+    assert diverse.n_classes < plain.n_classes
+    assert diverse.ncp > plain.ncp
+
+
+def test_deterministic_and_input_untouched(adult_small, adult_hier):
+    before = adult_small.copy(deep=True)
+    a = mondrian(adult_small, QI, 7, hierarchies=adult_hier)
+    b = mondrian(adult_small, QI, 7, hierarchies=adult_hier)
+    pd.testing.assert_frame_equal(a.release, b.release)
+    assert np.array_equal(a.class_ids, b.class_ids)
+    pd.testing.assert_frame_equal(adult_small, before)
+
+
+def test_row_order_does_not_matter_for_k(adult_small, adult_hier):
+    shuffled = adult_small.sample(frac=1.0, random_state=3)
+    res = mondrian(shuffled, QI, 6, hierarchies=adult_hier)
+    check_release(shuffled, res, QI, 6, adult_hier)
+
+
+# --------------------------------------------------------------------------- small exact cases
+def test_k1_reaches_distinct_tuples():
+    df = pd.DataFrame({"a": [1, 1, 2, 3, 3, 9], "b": list("xxyzzz"), "v": range(6)})
+    res = mondrian(df, ["a", "b"], 1)
+    assert res.ncp == 0.0
+    assert res.release["a"].tolist() == ["1", "1", "2", "3", "3", "9"]
+
+
+def test_ncp_hand_example():
+    df = pd.DataFrame({"age": [20, 30, 40, 60], "color": ["r", "g", "r", "b"]})
+    # class 0: age 10/40, {g,r} (2-1)/(3-1); class 1: age 20/40, {b,r} 1/2.
+    assert partition_ncp(df, ["age", "color"], [0, 0, 1, 1]) == pytest.approx(
+        (2 * (0.25 + 0.5) / 2 + 2 * (0.5 + 0.5) / 2) / 4
+    )
+    per = partition_ncp(df, ["age", "color"], ["x", "x", "y", "y"], per_column=True)
+    assert per == pytest.approx({"age": 0.375, "color": 0.5})
+
+
+def test_ncp_hierarchy_hand_example(adult_hier):
+    df = pd.DataFrame({"education": ["Bachelors", "Masters", "HS-grad", "HS-grad"]})
+    # Bachelors+Masters -> "Higher education" (7 of 16 leaves); HS-grad alone -> 0.
+    ncp = partition_ncp(df, ["education"], [0, 0, 1, 1], hierarchies=adult_hier)
+    assert ncp == pytest.approx((2 * 6 / 15 + 0) / 4)
+
+
+def test_hierarchical_cut_uses_children(adult_hier):
+    edu = ["Bachelors"] * 3 + ["Masters"] * 3 + ["HS-grad"] * 3 + ["11th"] * 3
+    df = pd.DataFrame({"education": edu, "id": range(12)})
+    res = mondrian(df, ["education"], 3, hierarchies=adult_hier)
+    # The root splits into its children (higher / secondary education), each of which
+    # splits again into single values.
+    assert res.release["education"].tolist() == edu
+    res6 = mondrian(df, ["education"], 6, hierarchies=adult_hier)
+    assert res6.release["education"].tolist() == ["Higher education"] * 6 + ["High School"] * 6
+
+
+def test_single_value_rendering_and_float_intervals():
+    df = pd.DataFrame({"x": [0.5, 0.5, 0.5, 1.25, 2.0, 2.5]})
+    res = mondrian(df, ["x"], 3)
+    assert res.release["x"].tolist() == ["0.5"] * 3 + ["[1.25, 2.5]"] * 3
+
+
+def test_mondrian_partition_takes_models(adult_small, adult_hier):
+    models = [KAnonymity(4), DistinctLDiversity("salary", 2), EntropyLDiversity("race", 1.2)]
+    res = mondrian_partition(adult_small, QI[:4], models, hierarchies=adult_hier)
+    assert adult_small["salary"].groupby(res.class_ids).nunique().min() == 2
+    assert [m.name for m in res.models][:2] == ["k-anonymity", "distinct-l-diversity"]
+
+
+# --------------------------------------------------------------------------- errors
+def test_errors(adult_small, adult_hier):
+    with pytest.raises(ConfigError):
+        mondrian(adult_small, QI, 0)
+    with pytest.raises(UnsatisfiableError, match="larger than the table"):
+        mondrian(adult_small, QI, 10_000)
+    with pytest.raises(ConfigError, match="not in the table"):
+        mondrian(adult_small, ["age", "nope"], 2)
+    with pytest.raises(ConfigError, match="also declared"):
+        mondrian(adult_small, QI, 2, l=("race", 2))
+    with pytest.raises(UnsatisfiableError, match="distinct-l-diversity"):
+        mondrian(adult_small, QI, 2, l=("salary", 3))
+    with pytest.raises(ConfigError):
+        mondrian(adult_small, QI, 2, l=("salary", 2, 3))
+    with pytest.raises(InputError, match="missing from its hierarchy"):
+        bad = adult_small.copy()
+        bad.iloc[0, bad.columns.get_loc("education")] = "Kindergarten"
+        mondrian(bad, QI, 2, hierarchies=adult_hier)
+    with pytest.raises(InputError, match="missing"):
+        bad = adult_small.copy()
+        bad["age"] = bad["age"].astype(float)
+        bad.iloc[0, bad.columns.get_loc("age")] = np.nan
+        mondrian(bad, QI, 2)
+    with pytest.raises(InputError):
+        mondrian(adult_small.iloc[:0], QI, 1)
+
+
+# --------------------------------------------------------------------------- properties
+SMALL_H = Hierarchy.from_mapping(
+    {
+        "a1": ["A", "*"],
+        "a2": ["A", "*"],
+        "b1": ["B", "*"],
+        "b2": ["B", "*"],
+        "b3": ["B", "*"],
+        "c": ["C", "*"],
+    }
+)
+
+
+@st.composite
+def tables(draw):
+    n = draw(st.integers(1, 60))
+    rows = st.tuples(
+        st.integers(-5, 40),
+        st.sampled_from([0.0, 0.5, 1.5, 2.25, 10.0]),
+        st.sampled_from(["x", "y", "z", "w"]),
+        st.sampled_from(["a1", "a2", "b1", "b2", "b3", "c"]),
+        st.sampled_from(["s", "t", "u"]),
+    )
+    data = draw(st.lists(rows, min_size=n, max_size=n))
+    df = pd.DataFrame(data, columns=["num", "flt", "cat", "hier", "sens"])
+    df["other"] = np.arange(n) * 3
+    df.index = pd.Index(np.arange(n)[::-1] * 2 + 100)
+    return df
+
+
+QI_SMALL = ["num", "flt", "cat", "hier"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(df=tables(), k=st.integers(1, 12), relaxed=st.booleans())
+def test_property_k(df, k, relaxed):
+    k = min(k, len(df))
+    res = mondrian(df, QI_SMALL, k, hierarchies={"hier": SMALL_H}, relaxed=relaxed)
+    check_release(df, res, QI_SMALL, k, {"hier": SMALL_H})
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(df=tables(), k=st.integers(1, 8), l=st.integers(1, 3))
+def test_property_l(df, k, l):  # noqa: E741
+    k = min(k, len(df))
+    if df["sens"].nunique() < l:
+        with pytest.raises(UnsatisfiableError):
+            mondrian(df, QI_SMALL, k, l=("sens", l), hierarchies={"hier": SMALL_H})
+        return
+    res = mondrian(df, QI_SMALL, k, l=("sens", l), hierarchies={"hier": SMALL_H})
+    check_release(df, res, QI_SMALL, k, {"hier": SMALL_H})
+    assert df["sens"].groupby(res.class_ids).nunique().min() >= l
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(df=tables(), k=st.integers(1, 10))
+def test_property_strict_cuts_are_exhausted(df, k):
+    """Strict Mondrian stops only when no median cut of any numeric QI is allowed."""
+    k = min(k, len(df))
+    res = mondrian(df, ["num", "flt"], k)
+    for _, part in df.groupby(res.class_ids):
+        m = len(part)
+        for col in ("num", "flt"):
+            x = np.sort(part[col].to_numpy())
+            med = x[(m - 1) // 2]
+            for left in ((x <= med).sum(), (x < med).sum()):
+                assert not (k <= left <= m - k)
