@@ -307,7 +307,7 @@ def _eval(node: tuple[Any, ...], df: pd.DataFrame) -> Any:
             raise ConfigError(
                 f"cannot compare {left[1]!r} {op} {right[1]!r}: incompatible types"
             ) from None
-        mask = _as_bool(res)
+        mask = _as_bool(res).copy()
         for side in (lv, rv):  # comparisons with missing values are false
             if isinstance(side, pd.Series):
                 mask &= side.notna().to_numpy(dtype=bool)

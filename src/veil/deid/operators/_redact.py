@@ -31,8 +31,9 @@ class Redact(Operator):
     >>> import pandas as pd
     >>> from veil.deid.operators import OperatorContext, get_operator
     >>> df = pd.DataFrame({"note": ["call me", None]})
-    >>> get_operator("redact", {"value": "X"}).apply(df, "note", OperatorContext())["note"].tolist()
-    ['X', None]
+    >>> out = get_operator("redact", {"value": "X"}).apply(df, "note", OperatorContext())
+    >>> out["note"][0], bool(out["note"].isna()[1])
+    ('X', True)
     """
 
     name = "redact"
