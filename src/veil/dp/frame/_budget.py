@@ -1,0 +1,192 @@
+"""Noise components of a query, budget split and accuracy (CI half-widths) before release.
+
+Every output column is a post-processing of one to three *components*, each a vector of
+per-group noisy statistics: ``count`` (rows, or non-missing values of a column), ``sum`` (clamped
+values), ``csum`` (values centred on the middle of their bounds), ``csq`` (squared centred values,
+re-centred) and ``quantile`` (exponential mechanism).  Components shared by several outputs
+(``COUNT(age)`` and ``AVG(age)`` use the same non-missing count) are computed once.
+
+Budget.  The query's epsilon is split: ``selection_fraction * epsilon`` for private partition
+selection (only when keys are not public), the rest evenly over the components.  With
+``mechanism="laplace"`` all of delta goes to partition selection; with ``"gaussian"`` half of it
+does and the other half is split evenly over the Gaussian components.  Noise is calibrated to the
+*whole* query, i.e. to a person who touches ``max_groups`` groups with ``max_rows`` rows each:
+Laplace scale ``max_groups * Delta / eps_c`` (L1 sensitivity), Gaussian sigma for L2
+sensitivity ``sqrt(max_groups) * Delta``, exponential mechanism with ``eps_c / max_groups`` per
+group.  The accountant is therefore charged exactly the query's (epsilon, delta) once; with
+``max_groups = 1`` this *is* parallel composition over disjoint groups, and with more groups the
+noise grows instead of the charge silently staying per-group (the under-count of OpenDP issue
+#2945).
+
+Example
+-------
+>>> comps = build_components({"n": Agg("count")}, max_rows=1)
+>>> [c.kind for c in comps.values()]
+['count']
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from veil.dp.frame import _noise
+from veil.dp.frame._spec import Agg
+from veil.errors import ConfigError
+
+__all__ = ["Component", "build_components", "allocate", "output_components", "halfwidths"]
+
+
+@dataclass
+class Component:
+    """One vector of per-group noisy statistics and its calibration."""
+
+    kind: str
+    column: str | None
+    bounds: tuple[float, float] | None = None
+    q: float | None = None
+    sensitivity: float = 1.0  # per person and group
+    epsilon: float = 0.0
+    delta: float = 0.0
+    mechanism: str = ""
+    scale: float = 0.0  # Laplace scale, Gaussian sigma, or per-group epsilon (exponential)
+    noise_sensitivity: float = 0.0  # L1 (Laplace) or L2 (Gaussian) over max_groups groups
+    coords: int = 1  # groups one person touches (max_groups)
+
+    @property
+    def key(self) -> tuple:
+        return (self.kind, self.column, self.bounds, self.q)
+
+    def halfwidth(self, alpha: float) -> float:
+        """Half-width ``t`` with ``P(|noise| > t) <= alpha`` (NaN for the exponential mechanism)."""
+        if self.mechanism == "discrete_laplace":
+            return _noise.discrete_laplace_halfwidth(self.scale, alpha)
+        if self.mechanism == "laplace":
+            return _noise.laplace_halfwidth(self.scale, alpha)
+        if self.mechanism in ("gaussian", "discrete_gaussian"):
+            return _noise.gaussian_halfwidth(self.scale, alpha)
+        return math.nan
+
+
+def output_components(agg: Agg) -> list[tuple]:
+    """Keys of the components an output column is computed from."""
+    b, c = agg.bounds, agg.column
+    if agg.func == "count":
+        return [("count", c, None, None)]
+    if agg.func == "sum":
+        return [("sum", c, b, None)]
+    if agg.func == "mean":
+        return [("count", c, None, None), ("csum", c, b, None)]
+    if agg.func in ("var", "std"):
+        return [("count", c, None, None), ("csum", c, b, None), ("csq", c, b, None)]
+    return [("quantile", c, b, agg.q)]
+
+
+def _sensitivity(kind: str, bounds: tuple[float, float] | None, max_rows: int) -> float:
+    if kind in ("count", "quantile"):
+        return float(max_rows)
+    assert bounds is not None
+    lo, hi = bounds
+    half = (hi - lo) / 2.0
+    if kind == "sum":
+        return max_rows * max(abs(lo), abs(hi))
+    if kind == "csum":
+        return max_rows * half
+    return max_rows * half * half / 2.0  # csq: (x - mid)^2 - half^2 / 2 lies in +-half^2 / 2
+
+
+def build_components(aggs: dict[str, Agg], *, max_rows: int) -> dict[tuple, Component]:
+    """Unique components needed by the outputs, in first-use order."""
+    comps: dict[tuple, Component] = {}
+    for agg in aggs.values():
+        for key in output_components(agg):
+            if key not in comps:
+                kind, column, bounds, q = key
+                comps[key] = Component(
+                    kind, column, bounds, q, sensitivity=_sensitivity(kind, bounds, max_rows)
+                )
+    return comps
+
+
+def allocate(
+    comps: dict[tuple, Component],
+    *,
+    epsilon: float,
+    delta: float,
+    mechanism: str,
+    max_groups: int,
+    private_selection: bool,
+    selection_fraction: float,
+) -> tuple[float, float, float, float]:
+    """Calibrate every component in place; return (eps_sel, delta_sel, eps_used, delta_used)."""
+    if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0):
+        raise ConfigError(f"epsilon must be a positive finite number, got {epsilon!r}")
+    if not (isinstance(delta, (int, float)) and 0 <= delta < 1):
+        raise ConfigError(f"delta must lie in [0, 1), got {delta!r}")
+    if mechanism not in ("laplace", "gaussian"):
+        raise ConfigError(f"mechanism must be 'laplace' or 'gaussian', got {mechanism!r}")
+    eps_sel = delta_sel = 0.0
+    eps_rest = float(epsilon)
+    n_gauss = sum(1 for c in comps.values() if c.kind != "quantile") if mechanism == "gaussian" else 0
+    if private_selection:
+        if not 0 < selection_fraction < 1:
+            raise ConfigError(f"selection_fraction must lie in (0, 1), got {selection_fraction}")
+        if delta <= 0:
+            raise ConfigError(
+                "private partition selection (no public keys) needs delta > 0; give delta "
+                "or list the group keys"
+            )
+        eps_sel = selection_fraction * epsilon
+        eps_rest = epsilon - eps_sel
+        delta_sel = delta / 2.0 if n_gauss else float(delta)
+    delta_gauss = float(delta) - delta_sel
+    if n_gauss and delta_gauss <= 0:
+        raise ConfigError("the Gaussian mechanism needs delta > 0")
+    eps_c = eps_rest / max(len(comps), 1)
+    for comp in comps.values():
+        comp.epsilon = eps_c
+        comp.coords = max_groups
+        if comp.kind == "quantile":
+            comp.mechanism = "exponential"
+            comp.scale = eps_c / max_groups
+        elif mechanism == "gaussian":
+            comp.delta = delta_gauss / n_gauss
+            comp.mechanism = "discrete_gaussian" if comp.kind == "count" else "gaussian"
+            comp.noise_sensitivity = math.sqrt(max_groups) * comp.sensitivity
+            comp.scale = _noise.analytic_gaussian_sigma(comp.noise_sensitivity, eps_c, comp.delta)
+        else:
+            comp.mechanism = "discrete_laplace" if comp.kind == "count" else "laplace"
+            comp.noise_sensitivity = max_groups * comp.sensitivity
+            comp.scale = comp.noise_sensitivity / eps_c
+    used_delta = delta_sel + (delta_gauss if n_gauss else 0.0)
+    return eps_sel, delta_sel, float(epsilon), used_delta
+
+
+def halfwidths(
+    agg: Agg,
+    comps: dict[tuple, Component],
+    alpha: float,
+    counts: np.ndarray | float | None,
+) -> np.ndarray | float:
+    """CI half-width of an output at level ``1 - alpha`` (union bound over its components).
+
+    ``counts`` is the (noisy) number of values per group, needed for means and variances;
+    ``None`` gives NaN for them.  Quantiles always give NaN (their error depends on the data).
+    """
+    keys = output_components(agg)
+    k = len(keys)
+    hw = [comps[key].halfwidth(alpha / k) for key in keys]
+    if agg.func in ("count", "sum"):
+        return hw[0]
+    if agg.func in ("median", "quantile") or counts is None:
+        return math.nan
+    lo, hi = agg.bounds  # type: ignore[misc]
+    h = (hi - lo) / 2.0
+    n = np.maximum(np.asarray(counts, dtype=np.float64), 1.0)
+    mean_hw = np.minimum((hw[1] + h * hw[0]) / n, hi - lo)
+    if agg.func == "mean":
+        return mean_hw
+    var_hw = np.minimum((hw[2] + h * h / 2.0 * hw[0]) / n + 2.0 * h * mean_hw, h * h)
+    return var_hw if agg.func == "var" else np.sqrt(var_hw)

@@ -1,0 +1,252 @@
+"""A calibrated, not yet executed DP group-by query: accuracy first, then one release.
+
+Example
+-------
+>>> import pandas as pd, warnings
+>>> from veil.dp.frame import PrivateFrame
+>>> df = pd.DataFrame({"county": ["a", "b", "a"], "age": [30, 40, 50]})
+>>> with warnings.catch_warnings():
+...     warnings.simplefilter("ignore")
+...     pf = PrivateFrame(df, accountant=False, random_state=0)
+>>> plan = pf.groupby("county", keys=["a", "b"]).plan(n="count", epsilon=1.0)
+>>> float(plan.accuracy(0.05).loc["n", "ci_halfwidth"])
+3.0
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from veil.dp.frame import _noise
+from veil.dp.frame._bounding import bound_contributions
+from veil.dp.frame._budget import (
+    Component,
+    allocate,
+    build_components,
+    halfwidths,
+    output_components,
+)
+from veil.dp.frame._compute import finish_output, noisy_component
+from veil.dp.frame._partition import encode_groups, encode_public, selection_threshold
+from veil.dp.frame._spec import Agg
+
+if TYPE_CHECKING:  # pragma: no cover
+    from veil.dp.frame._frame import PrivateFrame
+
+__all__ = ["QueryPlan"]
+
+
+class QueryPlan:
+    """A DP query with its budget split and noise calibrated, but nothing released yet.
+
+    Built by :meth:`veil.dp.frame.GroupedFrame.plan`.  :meth:`accuracy` reports confidence
+    interval half-widths without touching the data or the budget; :meth:`execute` checks and
+    charges the accountant once, with the query's total (epsilon, delta), then computes.
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        What :meth:`execute` charges.  ``delta`` is the part actually used (partition selection
+        and/or Gaussian noise); a delta given but unused is not charged.
+    components : list of Component
+        The noisy per-group vectors and their calibration.
+    selection_threshold : int or None
+        Noisy distinct-person count a group needs to be released (private partition selection).
+    """
+
+    def __init__(
+        self,
+        frame: PrivateFrame,
+        by: list[str],
+        keys: Any,
+        aggs: dict[str, Agg],
+        *,
+        epsilon: float,
+        delta: float,
+        mechanism: str,
+        max_groups: int,
+        max_rows: int,
+        selection_fraction: float,
+    ) -> None:
+        self._frame = frame
+        self.by = by
+        self.keys = keys
+        self.aggs = aggs
+        self.mechanism = mechanism
+        self.max_groups = max_groups
+        self.max_rows = max_rows
+        self.private_selection = bool(by) and keys is None
+        self._comps = build_components(aggs, max_rows=max_rows)
+        self.eps_selection, self.delta_selection, self.epsilon, self.delta = allocate(
+            self._comps,
+            epsilon=epsilon,
+            delta=delta,
+            mechanism=mechanism,
+            max_groups=max_groups,
+            private_selection=self.private_selection,
+            selection_fraction=selection_fraction,
+        )
+        self.selection_threshold: int | None = None
+        if self.private_selection:
+            self.selection_threshold = selection_threshold(
+                self.eps_selection, self.delta_selection, max_groups
+            )
+
+    @property
+    def components(self) -> list[Component]:
+        return list(self._comps.values())
+
+    def __repr__(self) -> str:
+        outs = ", ".join(f"{k}={a.func}({a.column or '*'})" for k, a in self.aggs.items())
+        return (
+            f"QueryPlan(by={self.by}, {outs}, epsilon={self.epsilon:g}, delta={self.delta:g}, "
+            f"max_groups={self.max_groups}, max_rows={self.max_rows})"
+        )
+
+    # ------------------------------------------------------------------ accuracy
+    def accuracy(self, alpha: float = 0.05, group_size: float | None = None) -> pd.DataFrame:
+        """Confidence-interval half-widths per output column, before anything is released.
+
+        Parameters
+        ----------
+        alpha
+            Each interval holds with probability at least ``1 - alpha`` (per group).
+        group_size
+            Assumed number of (non-missing) values in a group; needed for means, variances and
+            standard deviations, whose error shrinks with the group size.  Without it their
+            half-width is NaN.  Quantile errors depend on the data's spread: always NaN.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per output: function, column, epsilon, mechanism, noise scale(s) and
+            ``ci_halfwidth``.
+        """
+        if not 0 < alpha < 1:
+            from veil.errors import ConfigError
+
+            raise ConfigError(f"alpha must lie in (0, 1), got {alpha}")
+        rows = []
+        for name, agg in self.aggs.items():
+            comps = [self._comps[k] for k in output_components(agg)]
+            counts = None
+            if group_size is not None:
+                cnt = comps[0]
+                counts = max(float(group_size) - cnt.halfwidth(alpha / len(comps)), 1.0)
+            hw = halfwidths(agg, self._comps, alpha, counts)
+            note = ""
+            if agg.func in ("median", "quantile"):
+                note = "exponential mechanism: error depends on the data's spread"
+            elif math.isnan(float(np.asarray(hw))):
+                note = "give group_size for means/variances"
+            rows.append(
+                {
+                    "output": name,
+                    "func": agg.func,
+                    "column": agg.column or "*",
+                    "epsilon": sum(c.epsilon for c in comps),
+                    "mechanism": "+".join(dict.fromkeys(c.mechanism for c in comps)),
+                    "noise_scale": "/".join(f"{c.scale:.4g}" for c in comps),
+                    "ci_halfwidth": float(np.asarray(hw)),
+                    "note": note,
+                }
+            )
+        return pd.DataFrame(rows).set_index("output")
+
+    # ------------------------------------------------------------------ release
+    def execute(self, *, with_ci: bool = False, alpha: float = 0.05) -> pd.DataFrame:
+        """Charge the accountant once and release the noisy table.
+
+        Parameters
+        ----------
+        with_ci
+            Add a ``<output>_ci`` column per output with the half-width of a ``1 - alpha``
+            interval (for means/variances computed from the *noisy* counts: post-processing,
+            no extra budget).
+        alpha
+            Level of those intervals.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Group columns then outputs; public keys in the given order, privately selected
+            keys sorted.  Noisy counts are integers and may be negative (unbiased).
+        """
+        frame = self._frame
+        frame._charge(self.epsilon, self.delta)
+        rng = frame._rng
+        df = frame._df
+        rows = frame._row_index()
+        if self.keys is not None:
+            codes, keyframe = encode_public(df, self.by, self.keys)
+        else:
+            codes, keyframe = encode_groups(df, self.by)
+        n_groups = len(keyframe)
+        if rows is not None:
+            codes = codes[rows]
+        persons = frame._person_codes(rows)
+        keep = codes >= 0
+        if persons is not None:
+            keep &= persons >= 0
+        sel = None if keep.all() else np.flatnonzero(keep)
+        if sel is not None:
+            codes = codes[sel]
+            persons = None if persons is None else persons[sel]
+        if persons is not None:
+            bounded = bound_contributions(
+                persons, codes, n_groups,
+                max_groups=self.max_groups, max_rows=self.max_rows, priorities=rng.raw,
+            )  # fmt: skip
+            if not bounded.all():
+                idx = np.flatnonzero(bounded)
+                sel = idx if sel is None else sel[idx]
+                codes, persons = codes[idx], persons[idx]
+        if self.private_selection:
+            codes, keyframe, kept_idx = self._select(codes, persons, keyframe, rng)
+            if kept_idx is not None:
+                sel = kept_idx if sel is None else sel[kept_idx]
+            n_groups = len(keyframe)
+        value_rows = sel if rows is None else (rows if sel is None else rows[sel])
+        columns = {a.column for a in self.aggs.values() if a.column is not None}
+        values = {c: frame._values(c, value_rows) for c in columns}
+        noisy = {
+            key: noisy_component(comp, codes, values.get(comp.column), n_groups, rng)
+            for key, comp in self._comps.items()
+        }
+        out = keyframe.reset_index(drop=True).copy()
+        for name, agg in self.aggs.items():
+            parts = [noisy[k] for k in output_components(agg)]
+            out[name] = finish_output(agg.func, agg.bounds, parts)
+            if with_ci:
+                counts = parts[0] if agg.func in ("mean", "var", "std") else None
+                hw = halfwidths(agg, self._comps, alpha, counts)
+                out[f"{name}_ci"] = np.broadcast_to(np.asarray(hw, dtype=np.float64), len(out))
+        if self.private_selection and self.by:
+            out = out.sort_values(self.by, na_position="last", kind="stable").reset_index(drop=True)
+        if not self.by:
+            out = out.reset_index(drop=True)
+        return out
+
+    def _select(self, codes, persons, keyframe, rng):
+        """Private partition selection; returns remapped codes, kept keys and kept row index."""
+        n_groups = len(keyframe)
+        if persons is None:
+            distinct = np.bincount(codes, minlength=n_groups)
+        else:
+            pairs = pd.unique(persons * np.int64(max(n_groups, 1)) + codes)
+            distinct = np.bincount(pairs % max(n_groups, 1), minlength=n_groups)
+        scale = self.max_groups / self.eps_selection
+        noisy = distinct + _noise.discrete_laplace(rng, scale, n_groups)
+        kept = noisy >= self.selection_threshold
+        remap = np.full(n_groups, -1, dtype=np.int64)
+        remap[kept] = np.arange(int(kept.sum()), dtype=np.int64)
+        new_codes = remap[codes]
+        ok = new_codes >= 0
+        if ok.all():
+            return new_codes, keyframe[kept].reset_index(drop=True), None
+        idx = np.flatnonzero(ok)
+        return new_codes[idx], keyframe[kept].reset_index(drop=True), idx

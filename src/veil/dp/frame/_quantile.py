@@ -1,0 +1,104 @@
+"""Per-group DP quantiles with the exponential mechanism, vectorized over all groups at once.
+
+For one group with clamped, sorted values ``x_1 <= ... <= x_m`` inside bounds ``[lo, hi]``,
+the ``m + 1`` intervals ``[x_i, x_{i+1}]`` (``x_0 = lo``, ``x_{m+1} = hi``) get utility
+``-|i - q m|`` and the mechanism outputs a uniform point of interval ``i`` with probability
+proportional to ``(x_{i+1} - x_i) exp(eps u_i / (2 Delta))`` (Smith, "Privacy-preserving
+statistical estimation with optimal convergence rates", STOC 2011; the form used by
+diffprivlib, OpenDP and Gillenwater et al., ICML 2021).  ``Delta`` is the number of rows one
+person may add to the group (``max_rows``): adding one row moves every rank and ``q m`` by at
+most one.  The interval is drawn with the Gumbel-max trick in log space, so huge ``eps`` and
+tiny intervals never overflow; all groups are handled by one sort and a few reductions.
+
+An empty group returns a uniform draw from the bounds.
+
+Example
+-------
+>>> import numpy as np
+>>> from veil.dp._rng import SecureRandom
+>>> g = np.zeros(101, dtype=np.int64); v = np.linspace(0, 100, 101)
+>>> med = dp_quantiles(g, v, 1, (0.0, 100.0), 0.5, 50.0, 1.0, SecureRandom())
+>>> bool(abs(med[0] - 50) < 5)
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from veil.dp._rng import BitSource
+from veil.dp.frame._noise import gumbel
+
+__all__ = ["dp_quantiles"]
+
+
+def dp_quantiles(
+    groups: np.ndarray,
+    values: np.ndarray,
+    n_groups: int,
+    bounds: tuple[float, float],
+    q: float,
+    epsilon: float,
+    sensitivity: float,
+    rng: BitSource,
+) -> np.ndarray:
+    """DP ``q``-quantile of ``values`` within each group.
+
+    Parameters
+    ----------
+    groups
+        Group code in ``[0, n_groups)`` of each (already bounded, non-missing) value.
+    values
+        The values; clamped to ``bounds``.
+    n_groups
+        Number of output groups.
+    bounds
+        ``(lo, hi)`` public bounds.
+    q
+        Quantile level in [0, 1].
+    epsilon
+        Privacy budget spent *in each group* (the caller divides by ``max_groups``).
+    sensitivity
+        Largest number of rows one person contributes to one group.
+    rng
+        Secure bit source.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (n_groups,)
+    """
+    lo, hi = float(bounds[0]), float(bounds[1])
+    groups = np.asarray(groups, dtype=np.int64)
+    vals = np.clip(np.asarray(values, dtype=np.float64), lo, hi)
+    if lo == hi:
+        return np.full(n_groups, lo)
+    order = np.lexsort((vals, groups))
+    gs, vs = groups[order], vals[order]
+    m = np.bincount(gs, minlength=n_groups).astype(np.int64)
+    n = gs.shape[0]
+    total = n + n_groups
+    # interval (g, i) lives at position row_start[g] + g + i, i = 0..m[g]
+    row_start = np.concatenate(([0], np.cumsum(m)[:-1])).astype(np.int64)
+    first = row_start + np.arange(n_groups, dtype=np.int64)
+    lefts = np.empty(total)
+    rights = np.empty(total)
+    lefts[first] = lo
+    rights[first + m] = hi
+    j = np.arange(n, dtype=np.int64)
+    lefts[j + gs + 1] = vs
+    rights[j + gs] = vs
+    ig = np.repeat(np.arange(n_groups, dtype=np.int64), m + 1)
+    rank = np.arange(total, dtype=np.int64) - first[ig]
+    utility = -np.abs(rank - q * m[ig])
+    width = rights - lefts
+    with np.errstate(divide="ignore"):
+        score = np.log(width) + (epsilon / (2.0 * sensitivity)) * utility + gumbel(rng, total)
+    best = np.maximum.reduceat(score, first)
+    hit = np.flatnonzero(score == best[ig])
+    # first hit per group (ties have probability zero but be safe)
+    hit_groups = ig[hit]
+    chosen = np.full(n_groups, -1, dtype=np.int64)
+    chosen[hit_groups[::-1]] = hit[::-1]
+    u = (rng.raw(n_groups) >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    out = lefts[chosen] + u * width[chosen]
+    return np.clip(out, lo, hi)

@@ -1,0 +1,160 @@
+"""Aggregation specifications of DP group-by queries.
+
+An output column is described by an :class:`Agg`: the function, the input column (``None`` for
+``COUNT(*)``), the clamping bounds (required for everything but counts) and, for quantiles, the
+level.  :func:`parse_agg` accepts the short forms used by
+:meth:`veil.dp.frame.GroupedFrame.agg`.
+
+Example
+-------
+>>> parse_agg("n", "count")
+Agg(func='count', column=None, bounds=None, q=None)
+>>> parse_agg("avg_age", ("age", "mean", (18, 100)))
+Agg(func='mean', column='age', bounds=(18.0, 100.0), q=None)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from veil.errors import ConfigError
+
+__all__ = ["Agg", "parse_agg", "FUNCS"]
+
+#: Supported aggregation functions (aliases map to these names).
+FUNCS = ("count", "sum", "mean", "var", "std", "median", "quantile")
+_ALIASES = {
+    "avg": "mean",
+    "average": "mean",
+    "variance": "var",
+    "stddev": "std",
+    "size": "count",
+    "len": "count",
+}
+
+
+@dataclass(frozen=True)
+class Agg:
+    """One DP aggregation.
+
+    Parameters
+    ----------
+    func
+        ``count``, ``sum``, ``mean``, ``var``, ``std``, ``median`` or ``quantile``.
+    column
+        Input column; ``None`` only for ``count`` (= ``COUNT(*)``, rows).  ``count`` of a column
+        counts its non-missing values.
+    bounds
+        ``(lower, upper)`` clamping bounds, required for all but counts.  Values outside are
+        clamped; they are never read from the data.
+    q
+        Quantile level in [0, 1] (``median`` is ``q=0.5``).
+
+    Example
+    -------
+    >>> Agg("quantile", "income", bounds=(0, 1e6), q=0.9).q
+    0.9
+    """
+
+    func: str
+    column: str | None = None
+    bounds: tuple[float, float] | None = None
+    q: float | None = None
+
+    def __post_init__(self) -> None:
+        func = _ALIASES.get(str(self.func).lower(), str(self.func).lower())
+        if func not in FUNCS:
+            raise ConfigError(
+                f"unknown aggregation {self.func!r}; choose one of {', '.join(FUNCS)}"
+            )
+        object.__setattr__(self, "func", func)
+        if func == "median":
+            if self.q not in (None, 0.5):
+                raise ConfigError("median takes no q (it is the 0.5 quantile)")
+            object.__setattr__(self, "q", 0.5)
+        if func == "quantile":
+            if self.q is None:
+                raise ConfigError("quantile needs a level q in [0, 1]")
+            q = float(self.q)
+            if not 0.0 <= q <= 1.0 or math.isnan(q):
+                raise ConfigError(f"quantile level must lie in [0, 1], got {self.q!r}")
+            object.__setattr__(self, "q", q)
+        elif func != "median" and self.q is not None:
+            raise ConfigError(f"{func} takes no quantile level")
+        if self.column is None and func != "count":
+            raise ConfigError(f"{func} needs an input column")
+        if self.bounds is not None:
+            object.__setattr__(self, "bounds", _check_bounds(self.bounds, self.column))
+
+    @property
+    def needs_bounds(self) -> bool:
+        """True for every aggregation except counts."""
+        return self.func != "count"
+
+    def with_bounds(self, bounds: tuple[float, float] | None) -> Agg:
+        """Copy with ``bounds`` filled in (when not already given)."""
+        if self.bounds is not None or bounds is None or not self.needs_bounds:
+            return self
+        return replace(self, bounds=_check_bounds(bounds, self.column))
+
+
+def _check_bounds(bounds: Any, column: str | None) -> tuple[float, float]:
+    try:
+        lo, hi = (float(b) for b in bounds)
+    except (TypeError, ValueError):
+        raise ConfigError(
+            f"bounds of column {column!r} must be a pair (lower, upper), got {bounds!r}"
+        ) from None
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
+        raise ConfigError(
+            f"bounds of column {column!r} must be finite with lower <= upper, got {bounds!r}"
+        )
+    return (lo, hi)
+
+
+def parse_agg(name: str, spec: Any) -> Agg:
+    """Turn a short aggregation form into an :class:`Agg`.
+
+    Accepted forms: an :class:`Agg`; ``"count"`` (rows); ``(column, func)``;
+    ``(column, func, (lo, hi))``; ``(column, "quantile", (lo, hi), q)``; a mapping with the
+    keys of :class:`Agg`.
+
+    Parameters
+    ----------
+    name
+        Output column name (used in error messages).
+    spec
+        The short form.
+
+    Returns
+    -------
+    Agg
+    """
+    if isinstance(spec, Agg):
+        return spec
+    if isinstance(spec, str):
+        if _ALIASES.get(spec.lower(), spec.lower()) != "count":
+            raise ConfigError(
+                f"output {name!r}: only 'count' may be given alone; use "
+                f"(column, {spec!r}, (lower, upper))"
+            )
+        return Agg("count")
+    if isinstance(spec, Mapping):
+        try:
+            return Agg(**dict(spec))
+        except TypeError as exc:
+            raise ConfigError(f"output {name!r}: {exc}") from None
+    if isinstance(spec, (tuple, list)) and 2 <= len(spec) <= 4:
+        column, func, *rest = spec
+        bounds = rest[0] if rest else None
+        q = rest[1] if len(rest) > 1 else None
+        if not isinstance(func, str):
+            raise ConfigError(f"output {name!r}: the aggregation must be a name, got {func!r}")
+        return Agg(func, None if column is None else str(column), bounds, q)
+    raise ConfigError(
+        f"output {name!r}: cannot read aggregation {spec!r}; use 'count', (column, func), "
+        "(column, func, (lower, upper)) or (column, 'quantile', (lower, upper), q)"
+    )
