@@ -1,0 +1,179 @@
+"""Shared plumbing for the DP estimators: input checks, bounds, budget and randomness.
+
+Privacy-relevant defaults (see docs/ml.md):
+
+* Bounds (feature ranges, data norms) are *parameters*.  Missing bounds raise
+  :class:`~veil.errors.ConfigError`.  Passing ``bounds="data"`` (or entering
+  :func:`read_bounds_from_data`) reads them from the training data and emits a
+  :class:`~veil.errors.PrivacyLeakWarning`: the release is then no longer differentially
+  private with respect to the bounds (diffprivlib's behaviour, made deliberate).
+* The budget is checked against the accountant *before* anything is computed and spent only
+  after a successful fit, so a failed fit never claims privacy nor consumes budget.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from veil.errors import ConfigError, InputError, PrivacyLeakWarning
+
+__all__ = [
+    "read_bounds_from_data",
+    "check_privacy_params",
+    "check_array_2d",
+    "resolve_bounds",
+    "resolve_norm",
+    "clip_rows_to_bounds",
+    "clip_rows_to_norm",
+]
+
+_STATE = threading.local()
+
+
+@contextlib.contextmanager
+def read_bounds_from_data() -> Iterator[None]:
+    """Opt in, within a ``with`` block, to reading missing bounds from the data.
+
+    Meant for porting diffprivlib code unchanged.  Every estimator that then reads bounds from
+    the data emits a :class:`~veil.errors.PrivacyLeakWarning`.
+
+    Examples
+    --------
+    >>> import numpy as np, warnings
+    >>> from veil.ml import GaussianNB
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]]); y = np.array([0, 0, 1, 1])
+    >>> with read_bounds_from_data(), warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     _ = GaussianNB(epsilon=1.0, random_state=0).fit(X, y)
+    """
+    prev = getattr(_STATE, "allow", False)
+    _STATE.allow = True
+    try:
+        yield
+    finally:
+        _STATE.allow = prev
+
+
+def _data_bounds_allowed(bounds: Any) -> bool:
+    return (isinstance(bounds, str) and bounds == "data") or (
+        bounds is None and getattr(_STATE, "allow", False)
+    )
+
+
+def check_privacy_params(epsilon: float, delta: float = 0.0, *, need_delta: bool = False) -> None:
+    """Validate epsilon (> 0, finite) and delta (in [0, 1))."""
+    try:
+        eps = float(epsilon)
+        dlt = float(delta)
+    except (TypeError, ValueError):
+        raise ConfigError(
+            f"epsilon and delta must be numbers, got {epsilon!r}, {delta!r}"
+        ) from None
+    if not np.isfinite(eps) or eps <= 0:
+        raise ConfigError(f"epsilon must be a positive finite number, got {epsilon!r}")
+    if not 0 <= dlt < 1:
+        raise ConfigError(f"delta must be in [0, 1), got {delta!r}")
+    if need_delta and dlt == 0:
+        raise ConfigError("this estimator needs delta > 0 (it uses the Gaussian mechanism)")
+
+
+def check_array_2d(X: Any, name: str = "X", *, allow_nan: bool = False) -> np.ndarray:
+    """Convert to a 2-D float array; NaN/inf is an error (a NaN would leak or poison the noise)."""
+    if hasattr(X, "to_numpy"):
+        X = X.to_numpy()
+    try:
+        arr = np.asarray(X, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be numeric") from None
+    if arr.ndim == 1:
+        raise InputError(
+            f"{name} must be 2-D (n_samples, n_features); got a 1-D array — "
+            "reshape with X.reshape(-1, 1) for a single feature"
+        )
+    if arr.ndim != 2:
+        raise InputError(f"{name} must be 2-D, got shape {arr.shape}")
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise InputError(f"{name} is empty (shape {arr.shape})")
+    if not allow_nan and not np.isfinite(arr).all():
+        raise InputError(
+            f"{name} contains NaN or infinite values; impute them first (DP models refuse them)"
+        )
+    return arr
+
+
+def resolve_bounds(
+    bounds: Any, X: np.ndarray, *, name: str = "bounds"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return per-feature ``(lower, upper)`` arrays.
+
+    ``bounds`` is ``(lower, upper)`` with scalars or per-feature sequences, or ``"data"`` to read
+    them from ``X`` with a :class:`PrivacyLeakWarning`.  ``None`` is an error unless inside
+    :func:`read_bounds_from_data`.
+    """
+    d = X.shape[1]
+    if _data_bounds_allowed(bounds):
+        warnings.warn(
+            f"{name} were not given and are read from the data: the model leaks information "
+            f"beyond its epsilon. Pass {name}=(lower, upper) to avoid this.",
+            PrivacyLeakWarning,
+            stacklevel=3,
+        )
+        return X.min(axis=0).astype(float), X.max(axis=0).astype(float)
+    if bounds is None:
+        raise ConfigError(
+            f"{name} are required: pass {name}=(lower, upper) with domain knowledge "
+            f"(not from the data), or {name}='data' to read them from the data (leaks privacy)"
+        )
+    if isinstance(bounds, str) or len(bounds) != 2:
+        raise ConfigError(f"{name} must be a (lower, upper) tuple, got {bounds!r}")
+    lo = np.broadcast_to(np.asarray(bounds[0], dtype=float), (d,)).copy()
+    hi = np.broadcast_to(np.asarray(bounds[1], dtype=float), (d,)).copy()
+    if lo.shape != (d,) or hi.shape != (d,):
+        raise ConfigError(f"{name} must have one lower and one upper value per feature ({d})")
+    if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
+        raise ConfigError(f"{name} must be finite")
+    if (hi < lo).any():
+        raise ConfigError(f"{name}: an upper bound is below its lower bound")
+    return lo, hi
+
+
+def resolve_norm(data_norm: Any, X: np.ndarray, *, name: str = "data_norm") -> float:
+    """Return the L2 norm bound of the rows (or read it from the data with a warning)."""
+    if _data_bounds_allowed(data_norm):
+        warnings.warn(
+            f"{name} was not given and is read from the data: the model leaks information "
+            f"beyond its epsilon. Pass {name}=<max row L2 norm> to avoid this.",
+            PrivacyLeakWarning,
+            stacklevel=3,
+        )
+        return float(np.linalg.norm(X, axis=1).max())
+    if data_norm is None:
+        raise ConfigError(
+            f"{name} is required (a bound on each row's L2 norm, from domain knowledge), or "
+            f"{name}='data' to read it from the data (leaks privacy)"
+        )
+    try:
+        value = float(data_norm)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name} must be a positive number, got {data_norm!r}") from None
+    if not np.isfinite(value) or value <= 0:
+        raise ConfigError(f"{name} must be a positive number, got {data_norm!r}")
+    return value
+
+
+def clip_rows_to_bounds(X: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Clip every feature to its bounds (what makes the sensitivity hold)."""
+    return np.clip(X, lo, hi)
+
+
+def clip_rows_to_norm(X: np.ndarray, norm: float) -> np.ndarray:
+    """Scale down rows whose L2 norm exceeds ``norm``."""
+    norms = np.linalg.norm(X, axis=1)
+    factor = np.minimum(1.0, norm / np.maximum(norms, 1e-300))
+    return X * factor[:, None]

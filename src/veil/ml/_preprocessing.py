@@ -1,0 +1,261 @@
+"""Differentially private StandardScaler and PCA."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    OneToOneFeatureMixin,
+    TransformerMixin,
+)
+from sklearn.utils.validation import check_is_fitted
+
+from veil.errors import ConfigError, InputError
+from veil.ml._base import (
+    check_array_2d,
+    check_privacy_params,
+    clip_rows_to_norm,
+    resolve_bounds,
+    resolve_norm,
+)
+from veil.ml._budget import Charge
+from veil.ml._noise import add_laplace, resolve_rng, std_normal
+
+__all__ = ["StandardScaler", "PCA", "noisy_moments"]
+
+
+def noisy_moments(
+    X: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    epsilon: float,
+    rng: Any,
+    *,
+    want_var: bool = True,
+) -> tuple[float, np.ndarray, np.ndarray]:
+    """DP count, per-feature mean and variance of ``X`` clipped to ``[lo, hi]``.
+
+    Values are centred on the bounds' mid-points and scaled to [-1, 1]; the count (5 % of the
+    budget), the ``d`` sums and (if ``want_var``) the ``d`` sums of squares are released with
+    Laplace noise, each scaled coordinate having sensitivity 1.
+    """
+    d = X.shape[1]
+    mid, half = (lo + hi) / 2.0, np.maximum((hi - lo) / 2.0, 1e-12)
+    Z = (np.clip(X, lo, hi) - mid) / half
+    n_rel = d * (2 if want_var else 1)
+    eps_count = 0.05 * epsilon
+    eps_each = (epsilon - eps_count) / n_rel
+    n = max(1.0, float(add_laplace(np.array([len(Z)], dtype=float), 1.0 / eps_count, rng)[0]))
+    mean_z = np.clip(add_laplace(Z.sum(0), 1.0 / eps_each, rng) / n, -1, 1)
+    var = np.zeros(d)
+    if want_var:
+        second = np.clip(add_laplace((Z * Z).sum(0), 1.0 / eps_each, rng) / n, 0, 1)
+        var = np.clip(second - mean_z**2, 0, 1) * half**2
+    return n, mean_z * half + mid, var
+
+
+class StandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+    """Standardise features with a differentially private mean and variance.
+
+    Parameters
+    ----------
+    epsilon : float, default 1.0
+    bounds : (lower, upper) or "data"
+        Per-feature bounds (required).
+    with_mean, with_std : bool, default True
+    copy : bool, default True (the input is never modified in any case).
+    random_state, accountant : see :class:`veil.ml.GaussianNB`.
+
+    Attributes
+    ----------
+    mean_, var_, scale_, n_samples_seen_ (noisy), epsilon_spent_
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).normal(50, 10, (1000, 2))
+    >>> Xs = StandardScaler(epsilon=1.0, bounds=(0, 100), random_state=0).fit_transform(X)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        *,
+        epsilon: float = 1.0,
+        bounds: Any = None,
+        copy: bool = True,
+        with_mean: bool = True,
+        with_std: bool = True,
+        random_state: Any = None,
+        accountant: Any = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.bounds = bounds
+        self.copy = copy
+        self.with_mean = with_mean
+        self.with_std = with_std
+        self.random_state = random_state
+        self.accountant = accountant
+
+    def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> StandardScaler:
+        if sample_weight is not None:
+            raise InputError("sample_weight is not supported: it would change the sensitivity")
+        check_privacy_params(self.epsilon)
+        Xa = check_array_2d(X)
+        lo, hi = resolve_bounds(self.bounds, Xa)
+        rng = resolve_rng(self.random_state)
+        with Charge(self.accountant, self.epsilon):
+            n, mean, var = noisy_moments(
+                Xa, lo, hi, float(self.epsilon), rng, want_var=self.with_std
+            )
+            self.n_samples_seen_ = n
+            self.mean_ = mean if self.with_mean else None
+            self.var_ = var if self.with_std else None
+            scale = np.sqrt(var)
+            scale[scale <= 1e-12 * np.maximum(hi - lo, 1)] = 1.0
+            self.scale_ = scale if self.with_std else None
+            self.n_features_in_ = Xa.shape[1]
+            self.epsilon_spent_ = float(self.epsilon)
+        return self
+
+    def transform(self, X: Any, copy: bool | None = None) -> np.ndarray:
+        check_is_fitted(self, "n_samples_seen_")
+        Xa = check_array_2d(X).copy()
+        if self.with_mean:
+            Xa -= self.mean_
+        if self.with_std:
+            Xa /= self.scale_
+        return Xa
+
+    def inverse_transform(self, X: Any, copy: bool | None = None) -> np.ndarray:
+        check_is_fitted(self, "n_samples_seen_")
+        Xa = check_array_2d(X).copy()
+        if self.with_std:
+            Xa *= self.scale_
+        if self.with_mean:
+            Xa += self.mean_
+        return Xa
+
+
+class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Principal component analysis with epsilon-differential privacy (Wishart mechanism).
+
+    Rows are centred (on a DP mean computed from ``bounds`` with half the budget, unless
+    ``centered=True`` says the data are already centred) and clipped to L2 norm ``data_norm``;
+    the scatter matrix ``X^T X`` is released with additive Wishart noise
+    ``W ~ Wishart_d(d + 1, (3 R^2 / (2 eps)) I)`` (Jiang, Xie & Zhang 2016, "Wishart mechanism
+    for differentially private principal components analysis", AAAI), which keeps it positive
+    semi-definite; components are its eigenvectors.
+
+    Parameters
+    ----------
+    n_components : int, optional
+    epsilon : float, default 1.0
+    data_norm : float or "data"
+        Bound on the L2 norm of the centred rows (required).
+    centered : bool, default False
+    bounds : (lower, upper) or "data"
+        Feature bounds for the DP mean (required unless ``centered``).
+    whiten : bool, default False
+    random_state, accountant : see :class:`veil.ml.GaussianNB`.
+
+    Attributes
+    ----------
+    components_, explained_variance_, explained_variance_ratio_, mean_, n_components_,
+    epsilon_spent_
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).normal(0, 1, (2000, 3)) * [3, 1, 0.1]
+    >>> pca = PCA(2, epsilon=1.0, data_norm=8, centered=True, random_state=0).fit(X)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        n_components: int | None = None,
+        *,
+        epsilon: float = 1.0,
+        data_norm: Any = None,
+        centered: bool = False,
+        bounds: Any = None,
+        copy: bool = True,
+        whiten: bool = False,
+        random_state: Any = None,
+        accountant: Any = None,
+    ) -> None:
+        self.n_components = n_components
+        self.epsilon = epsilon
+        self.data_norm = data_norm
+        self.centered = centered
+        self.bounds = bounds
+        self.copy = copy
+        self.whiten = whiten
+        self.random_state = random_state
+        self.accountant = accountant
+
+    def fit(self, X: Any, y: Any = None) -> PCA:
+        check_privacy_params(self.epsilon)
+        Xa = check_array_2d(X)
+        n, d = Xa.shape
+        k = d if self.n_components is None else int(self.n_components)
+        if not 1 <= k <= d:
+            raise ConfigError(f"n_components must be between 1 and {d}, got {self.n_components!r}")
+        norm = resolve_norm(self.data_norm, Xa)
+        rng = resolve_rng(self.random_state)
+        eps = float(self.epsilon)
+        if not self.centered:
+            lo, hi = resolve_bounds(self.bounds, Xa)
+        with Charge(self.accountant, eps):
+            if self.centered:
+                mean = np.zeros(d)
+                eps_cov = 0.95 * eps
+                n_noisy = max(
+                    1.0, float(add_laplace(np.array([float(n)]), 1 / (0.05 * eps), rng)[0])
+                )
+            else:
+                n_noisy, mean, _ = noisy_moments(Xa, lo, hi, eps / 2, rng, want_var=False)
+                eps_cov = eps / 2
+            Z = clip_rows_to_norm(Xa - mean, norm)
+            scatter = Z.T @ Z
+            G = std_normal(rng, (d + 1, d)) * np.sqrt(3 * norm**2 / (2 * eps_cov))
+            noisy = scatter + G.T @ G
+            vals, vecs = np.linalg.eigh(noisy)
+            order = np.argsort(vals)[::-1]
+            vals, vecs = vals[order], vecs[:, order]
+            # deterministic sign convention (largest-magnitude loading positive)
+            signs = np.sign(vecs[np.argmax(np.abs(vecs), axis=0), np.arange(d)])
+            vecs = vecs * np.where(signs == 0, 1, signs)
+            var = np.maximum(vals, 0) / max(n_noisy - 1, 1)
+            self.components_ = vecs[:, :k].T
+            self.explained_variance_ = var[:k]
+            total = var.sum()
+            self.explained_variance_ratio_ = var[:k] / total if total > 0 else np.zeros(k)
+            self.singular_values_ = np.sqrt(np.maximum(vals[:k], 0))
+            self.mean_ = mean
+            self.n_components_ = k
+            self.n_features_in_ = d
+            self.n_samples_ = n_noisy
+            self.epsilon_spent_ = eps
+        return self
+
+    @property
+    def _n_features_out(self) -> int:
+        return int(self.n_components_)
+
+    def transform(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "components_")
+        Xa = check_array_2d(X)
+        out = (Xa - self.mean_) @ self.components_.T
+        if self.whiten:
+            out /= np.sqrt(np.maximum(self.explained_variance_, 1e-12))
+        return out
+
+    def inverse_transform(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "components_")
+        Xa = np.asarray(X, dtype=float)
+        if self.whiten:
+            Xa = Xa * np.sqrt(np.maximum(self.explained_variance_, 1e-12))
+        return Xa @ self.components_ + self.mean_
