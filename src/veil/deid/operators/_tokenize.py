@@ -64,43 +64,59 @@ def tokenize_values(values: Any, key: bytes, context: str, prefix: str = "") -> 
     return out
 
 
+def _decrypt_all(
+    tokens: Any, key: bytes, context: str, prefix: str
+) -> tuple[list[Any], np.ndarray]:
+    """Plaintexts (None where missing or bad) and a mask of the tokens that failed."""
+    siv = _cipher(key)
+    ad = [context.encode("utf-8")]
+    out: list[Any] = []
+    bad: list[bool] = []
+    for tok in tokens:
+        if tok is None or tok is pd.NA or (isinstance(tok, float) and np.isnan(tok)):
+            out.append(None)
+            bad.append(False)
+            continue
+        text = str(tok)
+        value = None
+        if not prefix or text.startswith(prefix):
+            body = text[len(prefix) :]
+            try:
+                raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+                value = _decode_plain(siv.decrypt(raw, ad))
+            except (InvalidTag, ValueError, binascii.Error, UnicodeDecodeError):
+                value = None
+            else:
+                out.append(value)
+                bad.append(False)
+                continue
+        out.append(None)
+        bad.append(True)
+    return out, np.asarray(bad, dtype=bool)
+
+
+def _fail(context: str, n_rows: int) -> CryptoError:
+    return CryptoError(
+        f"column {context!r}: {n_rows} token(s) failed authentication (tampered, wrong key, "
+        "or tokens from another column); nothing was decrypted"
+    )
+
+
 def detokenize(tokens: Any, key: bytes, context: str, prefix: str = "") -> list[Any]:
     """Decrypt tokens made by :func:`tokenize_values` with the same key and context.
 
     Missing values (None/NaN) stay None.  Any token that fails authentication (tampered,
     wrong key, moved from another column, or not a token) raises :class:`CryptoError` giving
-    the number of bad tokens; nothing is returned for them.
+    the number of bad tokens; nothing is returned then.
 
     Examples
     --------
     >>> detokenize(tokenize_values(["x"], bytes(32), "c"), bytes(32), "c")
     ['x']
     """
-    siv = _cipher(key)
-    ad = [context.encode("utf-8")]
-    out: list[Any] = []
-    bad = 0
-    for tok in tokens:
-        if tok is None or (isinstance(tok, float) and np.isnan(tok)) or tok is pd.NA:
-            out.append(None)
-            continue
-        text = str(tok)
-        if prefix and not text.startswith(prefix):
-            bad += 1
-            out.append(None)
-            continue
-        body = text[len(prefix) :]
-        try:
-            raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
-            out.append(_decode_plain(siv.decrypt(raw, ad)))
-        except (InvalidTag, ValueError, binascii.Error, UnicodeDecodeError):
-            bad += 1
-            out.append(None)
-    if bad:
-        raise CryptoError(
-            f"column {context!r}: {bad} token(s) failed authentication (tampered, wrong key, "
-            "or tokens from another column); nothing was decrypted"
-        )
+    out, bad = _decrypt_all(tokens, key, context, prefix)
+    if bad.any():
+        raise _fail(context, int(bad.sum()))
     return out
 
 
@@ -121,9 +137,16 @@ def _restore_dtype(values: list[Any], like: pd.Series) -> pd.Series:
 
 
 def detokenize_frame(
-    df: pd.DataFrame, columns: list[str], key: bytes, prefix: str = ""
+    df: pd.DataFrame,
+    columns: list[str],
+    key: bytes,
+    prefix: str = "",
+    contexts: dict[str, str] | None = None,
 ) -> pd.DataFrame:
     """Return a copy of ``df`` with the token ``columns`` decrypted (the key holder's side).
+
+    ``contexts`` maps a column to the name it had when tokenized (default: its own name).
+    All columns are checked before any result is returned.
 
     Examples
     --------
@@ -137,7 +160,10 @@ def detokenize_frame(
         check_column(df, col, "detokenize")
         s = df[col]
         codes, uniques = pd.factorize(s, use_na_sentinel=True)
-        plain = detokenize(list(uniques), key, str(col), prefix)
+        context = (contexts or {}).get(col, str(col))
+        plain, bad = _decrypt_all(list(uniques), key, context, prefix)
+        if bad.any():  # count rows, not distinct tokens
+            raise _fail(str(col), int(bad[codes[codes >= 0]].sum()))
         plain.append(None)
         restored = [plain[c] for c in codes]
         out[col] = _restore_dtype(restored, s)
