@@ -10,8 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from veil.anonymity._models import DistinctLDiversity, EntropyLDiversity, KAnonymity
-from veil.anonymity._mondrian import mondrian, mondrian_partition, partition_ncp
+from veil.anonymity._config import AnonymizationConfig
+from veil.anonymity._models import DistinctLDiversity, EntropyLDiversity, KAnonymity, TCloseness
+from veil.anonymity._mondrian import mondrian, mondrian_anonymize, partition_ncp
 from veil.errors import ConfigError, InputError, UnsatisfiableError
 from veil.schema import Hierarchy
 
@@ -50,7 +51,7 @@ def check_release(
 ) -> None:
     """Assert the release invariants without using any Veil code."""
     hierarchies = hierarchies or {}
-    rel = res.release
+    rel = res.data
     assert rel.index.equals(df.index)
     assert list(rel.columns) == list(df.columns)
     others = [c for c in df.columns if c not in qi]
@@ -58,7 +59,7 @@ def check_release(
     # k by the published QI values (classes with equal cells merge: still >= k) and by class.
     sizes = rel.groupby(qi, dropna=False, sort=False).size()
     assert sizes.min() >= k
-    by_class = pd.Series(res.class_ids, index=df.index)
+    by_class = pd.Series(res.partitions, index=df.index)
     assert by_class.value_counts().min() >= k
     # Every class publishes one value per QI.
     assert (rel[qi].groupby(by_class.to_numpy()).nunique() == 1).all().all()
@@ -79,9 +80,9 @@ def check_release(
 def test_adult_k10_full_meets_target(adult_full, adult_hier):
     res = mondrian(adult_full, QI, 10, hierarchies=adult_hier)
     check_release(adult_full, res, QI, 10, adult_hier)
-    assert res.ncp <= 0.12  # the issue's target for Adult k=10
-    assert res.ncp == pytest.approx(
-        partition_ncp(adult_full, QI, res.class_ids, hierarchies=adult_hier)
+    assert res.utility["ncp"] <= 0.12  # the issue's target for Adult k=10
+    assert res.utility["ncp"] == pytest.approx(
+        partition_ncp(adult_full, QI, res.partitions, hierarchies=adult_hier)
     )
 
 
@@ -95,16 +96,16 @@ def test_adult_sample_k(adult_small, adult_hier, k, relaxed):
 def test_adult_without_hierarchies_uses_sets(adult_small):
     res = mondrian(adult_small, QI, 5)
     check_release(adult_small, res, QI, 5)
-    assert res.kinds["education"] == "set" and res.kinds["age"] == "numeric"
-    assert res.release["education"].str.startswith("{").any()
+    assert res.extra["qi_kinds"]["education"] == "set" and res.extra["qi_kinds"]["age"] == "numeric"
+    assert res.data["education"].str.startswith("{").any()
 
 
 def test_l_diversity_holds(adult_small, adult_hier):
     res = mondrian(adult_small, QI, 5, l=("relationship", 3), hierarchies=adult_hier)
     check_release(adult_small, res, QI, 5, adult_hier)
-    by_class = adult_small["relationship"].groupby(res.class_ids).nunique()
+    by_class = adult_small["relationship"].groupby(res.partitions).nunique()
     assert by_class.min() >= 3
-    by_cells = res.release.groupby(QI)["relationship"].nunique()
+    by_cells = res.data.groupby(QI)["relationship"].nunique()
     assert by_cells.min() >= 3
 
 
@@ -116,7 +117,7 @@ def test_entropy_l_diversity_holds(adult_small, adult_hier):
         l={"column": "relationship", "l": 2.5, "variant": "entropy"},
         hierarchies=adult_hier,
     )
-    p = adult_small.groupby(res.class_ids)["relationship"].value_counts(normalize=True)
+    p = adult_small.groupby(res.partitions)["relationship"].value_counts(normalize=True)
     entropy = (-p * np.log(p)).groupby(level=0).sum()
     assert entropy.min() >= np.log(2.5) - 1e-9
 
@@ -126,7 +127,7 @@ def test_t_closeness_holds(adult_small, adult_hier, t):
     res = mondrian(adult_small, QI, 5, t=("salary", t), hierarchies=adult_hier)
     check_release(adult_small, res, QI, 5, adult_hier)
     glob = adult_small["salary"].value_counts(normalize=True)
-    local = pd.crosstab(res.class_ids, adult_small["salary"].to_numpy(), normalize="index")
+    local = pd.crosstab(res.partitions, adult_small["salary"].to_numpy(), normalize="index")
     emd = 0.5 * (local[glob.index] - glob).abs().sum(axis=1)
     assert emd.max() <= t + 1e-9
 
@@ -135,15 +136,15 @@ def test_models_make_fewer_classes(adult_small, adult_hier):
     plain = mondrian(adult_small, QI, 5, hierarchies=adult_hier)
     diverse = mondrian(adult_small, QI, 5, l=("relationship", 3), hierarchies=adult_hier)
     assert diverse.n_classes < plain.n_classes
-    assert diverse.ncp > plain.ncp
+    assert diverse.utility["ncp"] > plain.utility["ncp"]
 
 
 def test_deterministic_and_input_untouched(adult_small, adult_hier):
     before = adult_small.copy(deep=True)
     a = mondrian(adult_small, QI, 7, hierarchies=adult_hier)
     b = mondrian(adult_small, QI, 7, hierarchies=adult_hier)
-    pd.testing.assert_frame_equal(a.release, b.release)
-    assert np.array_equal(a.class_ids, b.class_ids)
+    pd.testing.assert_frame_equal(a.data, b.data)
+    assert np.array_equal(a.partitions, b.partitions)
     pd.testing.assert_frame_equal(adult_small, before)
 
 
@@ -157,8 +158,8 @@ def test_row_order_does_not_matter_for_k(adult_small, adult_hier):
 def test_k1_reaches_distinct_tuples():
     df = pd.DataFrame({"a": [1, 1, 2, 3, 3, 9], "b": list("xxyzzz"), "v": range(6)})
     res = mondrian(df, ["a", "b"], 1)
-    assert res.ncp == 0.0
-    assert res.release["a"].tolist() == ["1", "1", "2", "3", "3", "9"]
+    assert res.utility["ncp"] == 0.0
+    assert res.data["a"].tolist() == ["1", "1", "2", "3", "3", "9"]
 
 
 def test_ncp_hand_example():
@@ -184,33 +185,65 @@ def test_hierarchical_cut_uses_children(adult_hier):
     res = mondrian(df, ["education"], 3, hierarchies=adult_hier)
     # The root splits into its children (higher / secondary education), each of which
     # splits again into single values.
-    assert res.release["education"].tolist() == edu
+    assert res.data["education"].tolist() == edu
     res6 = mondrian(df, ["education"], 6, hierarchies=adult_hier)
-    assert res6.release["education"].tolist() == ["Higher education"] * 6 + ["High School"] * 6
+    assert res6.data["education"].tolist() == ["Higher education"] * 6 + ["High School"] * 6
 
 
 def test_single_value_rendering_and_float_intervals():
     df = pd.DataFrame({"x": [0.5, 0.5, 0.5, 1.25, 2.0, 2.5]})
     res = mondrian(df, ["x"], 3)
-    assert res.release["x"].tolist() == ["0.5"] * 3 + ["[1.25, 2.5]"] * 3
+    assert res.data["x"].tolist() == ["0.5"] * 3 + ["[1.25, 2.5]"] * 3
 
 
-def test_mondrian_partition_takes_models(adult_small, adult_hier):
-    models = [KAnonymity(4), DistinctLDiversity("salary", 2), EntropyLDiversity("race", 1.2)]
-    res = mondrian_partition(adult_small, QI[:4], models, hierarchies=adult_hier)
-    assert adult_small["salary"].groupby(res.class_ids).nunique().min() == 2
-    assert [m.name for m in res.models][:2] == ["k-anonymity", "distinct-l-diversity"]
+def test_config_entry_point(adult_small, adult_hier):
+    qi = {c: adult_hier.get(c) for c in QI[:4]}
+    cfg = AnonymizationConfig(
+        qi,
+        models=[KAnonymity(4), DistinctLDiversity("salary", 2), EntropyLDiversity("race", 1.2)],
+        algorithm="mondrian",
+        options={"mode": "relaxed"},
+    )
+    res = mondrian_anonymize(adult_small, cfg)
+    check_release(adult_small, res, QI[:4], 4, adult_hier)
+    assert adult_small["salary"].groupby(res.partitions).nunique().min() == 2
+    assert res.algorithm == "mondrian" and res.extra["mondrian_mode"] == "relaxed"
+    assert res.n_suppressed == 0
+    assert res.summary()["utility"]["ncp"] == pytest.approx(res.utility["ncp"])
+
+
+def test_ordered_t_closeness_on_numeric_sensitive(adult_small, adult_hier):
+    cfg = AnonymizationConfig(
+        {c: adult_hier.get(c) for c in QI},
+        models=[KAnonymity(5), TCloseness("hours-per-week", 0.15, "ordered")],
+        algorithm="mondrian",
+    )
+    res = mondrian_anonymize(adult_small, cfg)
+    check_release(adult_small, res, QI, 5, adult_hier)
+    # Independent ordered EMD (Li et al. 2007): sum |cumulative differences| / (m - 1).
+    vals = np.sort(adult_small["hours-per-week"].unique())
+    glob = adult_small["hours-per-week"].value_counts(normalize=True).reindex(vals).to_numpy()
+    for _, part in adult_small.groupby(res.partitions):
+        p = part["hours-per-week"].value_counts(normalize=True).reindex(vals, fill_value=0)
+        emd = np.abs(np.cumsum(p.to_numpy() - glob)).sum() / (len(vals) - 1)
+        assert emd <= 0.15 + 1e-9
+
+
+def test_invalid_mode(adult_small):
+    cfg = AnonymizationConfig(["age"], k=2, algorithm="mondrian", options={"mode": "loose"})
+    with pytest.raises(ConfigError, match="strict"):
+        mondrian_anonymize(adult_small, cfg)
 
 
 # --------------------------------------------------------------------------- errors
 def test_errors(adult_small, adult_hier):
     with pytest.raises(ConfigError):
         mondrian(adult_small, QI, 0)
-    with pytest.raises(UnsatisfiableError, match="larger than the table"):
+    with pytest.raises(ConfigError, match="larger than the table"):
         mondrian(adult_small, QI, 10_000)
-    with pytest.raises(ConfigError, match="not in the table"):
+    with pytest.raises(InputError, match="not in the table"):
         mondrian(adult_small, ["age", "nope"], 2)
-    with pytest.raises(ConfigError, match="also declared"):
+    with pytest.raises(ConfigError, match="both quasi-identifier and sensitive"):
         mondrian(adult_small, QI, 2, l=("race", 2))
     with pytest.raises(UnsatisfiableError, match="distinct-l-diversity"):
         mondrian(adult_small, QI, 2, l=("salary", 3))
@@ -280,7 +313,7 @@ def test_property_l(df, k, l):  # noqa: E741
         return
     res = mondrian(df, QI_SMALL, k, l=("sens", l), hierarchies={"hier": SMALL_H})
     check_release(df, res, QI_SMALL, k, {"hier": SMALL_H})
-    assert df["sens"].groupby(res.class_ids).nunique().min() >= l
+    assert df["sens"].groupby(res.partitions).nunique().min() >= l
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -289,7 +322,7 @@ def test_property_strict_cuts_are_exhausted(df, k):
     """Strict Mondrian stops only when no median cut of any numeric QI is allowed."""
     k = min(k, len(df))
     res = mondrian(df, ["num", "flt"], k)
-    for _, part in df.groupby(res.class_ids):
+    for _, part in df.groupby(res.partitions):
         m = len(part)
         for col in ("num", "flt"):
             x = np.sort(part[col].to_numpy())

@@ -13,121 +13,45 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from veil.anonymity._models import (
-    DistinctLDiversity,
-    EntropyLDiversity,
-    KAnonymity,
-    PrivacyModel,
-    RecursiveCLDiversity,
-    TCloseness,
-)
+from veil.anonymity._config import AnonymizationConfig, l_model, t_model
+from veil.anonymity._models import KAnonymity, PrivacyModel
 from veil.anonymity._mondrian_core import GroupCheck, partition
 from veil.anonymity._mondrian_encode import encode_qis
 from veil.anonymity._mondrian_render import class_stats, render
-from veil.anonymity._stats import ClassStats, encode_sensitive
+from veil.anonymity._result import AnonymizationResult
+from veil.anonymity._stats import ClassStats, SensitiveColumn
 from veil.errors import ConfigError, InputError, UnsatisfiableError
 
-__all__ = ["MondrianResult", "mondrian", "mondrian_partition", "partition_ncp", "sensitive_models"]
+__all__ = ["mondrian", "mondrian_anonymize", "partition_ncp", "sensitive_models"]
 
 
-@dataclass
-class MondrianResult:
-    """Outcome of :func:`mondrian`.
-
-    Attributes
-    ----------
-    release : pandas.DataFrame
-        Row-aligned copy of the input (same index and columns) with generalized QI cells.
-    class_ids : numpy.ndarray
-        Equivalence class (partition) of every row, ``0 .. n_classes - 1``.
-    class_sizes : numpy.ndarray
-        Number of rows per class.
-    ncp : float
-        Global normalized certainty penalty, a fraction in ``[0, 1]``.
-    column_ncp : dict
-        NCP per quasi-identifier.
-    models : list of PrivacyModel
-        The privacy models every class satisfies.
-    elapsed_s : float
-        Wall-clock time of the whole call.
-    """
-
-    release: pd.DataFrame
-    class_ids: np.ndarray
-    class_sizes: np.ndarray
-    ncp: float
-    column_ncp: dict[str, float]
-    models: list[PrivacyModel]
-    qi: list[str]
-    relaxed: bool = False
-    elapsed_s: float = 0.0
-    kinds: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def n_classes(self) -> int:
-        """Number of equivalence classes."""
-        return int(self.class_sizes.size)
-
-    def summary(self) -> dict[str, Any]:
-        """JSON-able summary for reports."""
-        return {
-            "algorithm": "mondrian-relaxed" if self.relaxed else "mondrian",
-            "models": [m.to_dict() for m in self.models],
-            "qi": list(self.qi),
-            "qi_kinds": dict(self.kinds),
-            "n_classes": self.n_classes,
-            "min_class": int(self.class_sizes.min()) if self.n_classes else 0,
-            "mean_class": float(self.class_sizes.mean()) if self.n_classes else 0.0,
-            "ncp": self.ncp,
-            "column_ncp": dict(self.column_ncp),
-            "elapsed_s": self.elapsed_s,
-        }
-
-
-def _check_models(models: Sequence[PrivacyModel]) -> tuple[int, list[PrivacyModel]]:
+def _split_models(models: Sequence[PrivacyModel]) -> tuple[int, list[PrivacyModel]]:
     """Split the models into k and the sensitive-column models Mondrian can evaluate."""
     k = 1
     extra: list[PrivacyModel] = []
     for m in models:
-        if not isinstance(m, PrivacyModel):
-            raise ConfigError(f"not a privacy model: {m!r}")
         if isinstance(m, KAnonymity):
             k = max(k, m.k)
         elif m.table_level or not m.needs <= {"sizes", "sensitive"}:
-            raise ConfigError(f"Mondrian cannot enforce {m.describe()} (class-level models only)")
+            raise ConfigError(
+                f"Mondrian cannot enforce {m.describe()}: it supports k-anonymity, "
+                "l-diversity and t-closeness"
+            )
         else:
             extra.append(m)
     return k, extra
 
 
-def _encode_all(df: pd.DataFrame, extra: Sequence[PrivacyModel]) -> dict[str, Any]:
-    sens: dict[str, Any] = {}
-    for m in extra:
-        col = m.column
-        if col is None or col not in df.columns:
-            raise ConfigError(f"{m.describe()}: sensitive column {col!r} is not in the table")
-        if col not in sens:
-            h = getattr(m, "hierarchy", None)
-            sens[col] = encode_sensitive(df[col], col, h)
-    return sens
-
-
-def _root_failures(df: pd.DataFrame, extra: Sequence[PrivacyModel], n: int) -> list[str]:
-    """Models that the whole table, taken as one class, already breaks."""
-    st = ClassStats.from_codes(np.zeros(n, dtype=np.int64), 1, sensitive=_encode_all(df, extra))
-    return [m.describe() for m in extra if m.violating(st)[0]]
-
-
-def _group_check(df: pd.DataFrame, extra: Sequence[PrivacyModel]) -> GroupCheck | None:
+def _group_check(
+    extra: Sequence[PrivacyModel], sens: Mapping[str, SensitiveColumn]
+) -> GroupCheck | None:
     if not extra:
         return None
-    sens = _encode_all(df, extra)
 
     def check(rows: np.ndarray, gid: np.ndarray, ngroups: int) -> np.ndarray:
         st = ClassStats.from_codes(gid, ngroups, sensitive=sens, rows=rows)
@@ -139,83 +63,110 @@ def _group_check(df: pd.DataFrame, extra: Sequence[PrivacyModel]) -> GroupCheck 
     return check
 
 
-def mondrian_partition(
-    df: pd.DataFrame,
-    qi: Sequence[str],
-    models: Sequence[PrivacyModel],
-    *,
-    hierarchies: Mapping[str, Any] | None = None,
-    relaxed: bool = False,
-) -> MondrianResult:
-    """Run Mondrian with an explicit list of privacy models (the engine's entry point).
+def _mode(config: AnonymizationConfig) -> bool:
+    opts = config.options or {}
+    mode = str(opts.get("mode", "relaxed" if opts.get("relaxed") else "strict")).lower()
+    if mode not in ("strict", "relaxed"):
+        raise ConfigError(f"Mondrian mode must be 'strict' or 'relaxed', got {mode!r}")
+    return mode == "relaxed"
+
+
+def _qi_hierarchies(df: pd.DataFrame, config: AnonymizationConfig) -> dict[str, Any]:
+    """Hierarchies Mondrian uses: numeric columns get intervals unless asked otherwise."""
+    use_numeric = bool((config.options or {}).get("numeric_hierarchies", False))
+    out: dict[str, Any] = {}
+    for c in config.qi_names:
+        h = config.hierarchy(c)
+        if h is None:
+            continue
+        s = df[c]
+        numeric = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+        if use_numeric or not numeric:
+            out[c] = h
+    return out
+
+
+def mondrian_anonymize(df: pd.DataFrame, config: AnonymizationConfig) -> AnonymizationResult:
+    """Mondrian multidimensional local recoding for a configuration (``algorithm="mondrian"``).
+
+    A partition is cut on the quasi-identifier with the widest normalized range (then the next
+    widest, ...) as long as every part satisfies every model of ``config``: k-anonymity,
+    l-diversity (distinct, entropy, recursive) and t-closeness (equal, ordered, hierarchical).
 
     Parameters
     ----------
     df : pandas.DataFrame
         The table; never modified.
-    qi : sequence of str
-        Quasi-identifiers.
-    models : sequence of PrivacyModel
-        ``KAnonymity`` and any class-level sensitive-column models (l-diversity variants,
-        t-closeness).  A cut is made only when every part satisfies every model.
-    hierarchies : mapping, optional
-        Column -> :class:`veil.schema.Hierarchy` (or CSV path, or ``{value: [levels]}``) for
-        categorical quasi-identifiers.  Categorical columns without one are cut on their sorted
-        values and rendered as sets; numeric columns without one get intervals.
-    relaxed : bool
-        Relaxed Mondrian (records equal to the median may go to either side).
+    config : AnonymizationConfig
+        Quasi-identifiers with optional hierarchies (categorical columns without one are cut on
+        their sorted values and published as sets; numeric columns get ``[lo, hi]`` intervals
+        even when a hierarchy is given, unless ``options={"numeric_hierarchies": True}``),
+        models, and ``options={"mode": "strict" | "relaxed"}``.  Mondrian needs no
+        suppression: the suppression limit is not used.
 
     Returns
     -------
-    MondrianResult
+    AnonymizationResult
+        ``data``: row-aligned release (same index and columns) with generalized QI cells;
+        ``partitions``: class of every row; ``utility``: ``ncp``, ``column_ncp``, ``dm``,
+        ``aecs``, ``cavg``; ``extra``: class sizes and how each QI was treated.
+
+    Raises
+    ------
+    UnsatisfiableError
+        When the whole table, taken as one class, already breaks a model.
     """
     t0 = time.perf_counter()
-    if not isinstance(df, pd.DataFrame):
-        raise InputError(f"Mondrian expects a pandas DataFrame, not {type(df).__name__}")
-    qi = list(qi)
-    if not qi:
-        raise ConfigError("Mondrian needs at least one quasi-identifier")
-    if len(set(qi)) != len(qi):
-        raise ConfigError("a quasi-identifier is listed twice")
-    absent = [c for c in qi if c not in df.columns]
-    if absent:
-        raise ConfigError(f"quasi-identifiers not in the table: {absent}")
-    k, extra = _check_models(models)
-    both = sorted({m.column for m in extra if m.column in qi})  # type: ignore[misc]
-    if both:
-        raise ConfigError(f"sensitive column(s) also declared quasi-identifiers: {both}")
+    if not isinstance(config, AnonymizationConfig):
+        raise ConfigError(f"expected an AnonymizationConfig, not {type(config).__name__}")
+    config.validate(df)
+    relaxed = _mode(config)
+    qi = config.qi_names
     n = len(df)
-    if n == 0:
-        raise InputError("Mondrian got an empty table")
-    if k > n:
-        raise UnsatisfiableError(f"k={k} is larger than the table ({n} rows)")
-    hierarchies = dict(hierarchies or {})
-    dims, X = encode_qis(df, qi, hierarchies)
-    check = _group_check(df, extra)
-    if check is not None:
-        failed = _root_failures(df, extra, n)
+    k, extra = _split_models(config.all_models())
+    hier = _qi_hierarchies(df, config)
+    dims, X = encode_qis(df, qi, hier)
+    sens = config.encode_sensitive(df) if extra else {}
+    if extra:
+        whole = ClassStats.from_codes(np.zeros(n, dtype=np.int64), 1, sensitive=sens)
+        failed = [m.describe() for m in extra if m.violating(whole)[0]]
         if failed:
             raise UnsatisfiableError(
-                "the whole table, as one class, does not satisfy: " + ", ".join(failed)
+                "the whole table, taken as one class, does not satisfy: " + ", ".join(failed)
             )
-    labels, n_classes = partition(X, dims, k, relaxed=relaxed, check=check)
+    labels, n_classes = partition(X, dims, k, relaxed=relaxed, check=_group_check(extra, sens))
+    elapsed = time.perf_counter() - t0
     stats = class_stats(X, dims, labels, n_classes)
     cells = render(X, dims, labels, stats)
     release = df.copy()
     for name, arr in cells.items():
         release[name] = pd.Series(arr, index=df.index, dtype=object)
-    col_ncp = stats.column_ncp()
-    return MondrianResult(
-        release=release,
-        class_ids=labels,
-        class_sizes=stats.sizes,
-        ncp=stats.global_ncp(),
-        column_ncp={d.name: float(v) for d, v in zip(dims, col_ncp)},
-        models=[KAnonymity(k), *extra],
-        qi=qi,
-        relaxed=relaxed,
-        elapsed_s=time.perf_counter() - t0,
-        kinds={d.name: d.kind for d in dims},
+    sizes = stats.sizes
+    ncp = stats.global_ncp()
+    utility = {
+        "ncp": ncp,
+        "column_ncp": {d.name: float(v) for d, v in zip(dims, stats.column_ncp())},
+        "dm": int((sizes.astype(np.int64) ** 2).sum()),
+        "aecs": n / n_classes,
+        "cavg": n / n_classes / k,
+    }
+    extra_info = {
+        "mondrian_mode": "relaxed" if relaxed else "strict",
+        "qi_kinds": {d.name: d.kind for d in dims},
+        "class_sizes": {"min": int(sizes.min()), "max": int(sizes.max()), "mean": n / n_classes},
+        "total_s": time.perf_counter() - t0,
+    }
+    return AnonymizationResult(
+        data=release,
+        config=config,
+        algorithm="mondrian",
+        suppressed=np.zeros(n, dtype=bool),
+        partitions=labels,
+        objective="loss",
+        objective_value=ncp,
+        utility=utility,
+        elapsed=elapsed,
+        extra=extra_info,
     )
 
 
@@ -228,40 +179,26 @@ def sensitive_models(
 
     ``l`` is ``(column, l)`` or a mapping ``{"column", "l", "variant": distinct|entropy|
     recursive, "c"}`` (the policy file's form); ``t`` is ``(column, t)`` or ``{"column", "t",
-    "distance": equal|ordered|hierarchical}``.
+    "distance": equal|ordered|hierarchical, "hierarchy"}``.
+
+    Examples
+    --------
+    >>> [m.describe() for m in sensitive_models(l=("disease", 2), t=("disease", 0.3))]
+    ['distinct-l-diversity(column=disease, l=2)', 't-closeness(column=disease, t=0.3, distance=equal)']
     """
     out: list[PrivacyModel] = []
     if l is not None:
         spec = _spec(l, "l")
-        variant = str(spec.get("variant", "distinct"))
-        col, value = spec["column"], spec["l"]
-        if variant == "distinct":
-            out.append(DistinctLDiversity(col, value))
-        elif variant == "entropy":
-            out.append(EntropyLDiversity(col, value))
-        elif variant == "recursive":
-            if "c" not in spec:
-                raise ConfigError("recursive (c,l)-diversity needs c")
-            out.append(RecursiveCLDiversity(col, value, spec["c"]))
-        else:
-            raise ConfigError(
-                f"unknown l-diversity variant {variant!r}: distinct, entropy, recursive"
-            )
+        out.append(
+            l_model(spec["column"], spec["l"], spec.get("variant", "distinct"), spec.get("c"))
+        )
     if t is not None:
         spec = _spec(t, "t")
         distance = str(spec.get("distance", "equal"))
-        h = None
-        if distance == "hierarchical":
-            h = spec.get("hierarchy") or (hierarchies or {}).get(spec["column"])
-            if h is not None and not hasattr(h, "level_map"):
-                from veil.schema import Hierarchy  # noqa: PLC0415
-
-                h = (
-                    Hierarchy.from_file(h)
-                    if not isinstance(h, Mapping)
-                    else Hierarchy.from_mapping(h)
-                )
-        out.append(TCloseness(spec["column"], spec["t"], distance, h))
+        h = spec.get("hierarchy")
+        if h is None and distance == "hierarchical":
+            h = (hierarchies or {}).get(spec["column"])
+        out.append(t_model(spec["column"], spec["t"], distance, h))
     return out
 
 
@@ -286,8 +223,8 @@ def mondrian(
     t: Any = None,
     hierarchies: Mapping[str, Any] | None = None,
     relaxed: bool = False,
-) -> MondrianResult:
-    """Anonymize ``df`` with Mondrian multidimensional local recoding.
+) -> AnonymizationResult:
+    """Anonymize ``df`` with Mondrian multidimensional local recoding (LeFevre et al. 2006).
 
     Parameters
     ----------
@@ -303,14 +240,17 @@ def mondrian(
     t : tuple or mapping, optional
         t-closeness: ``("disease", 0.2)`` or ``{"column": ..., "t": ..., "distance": ...}``.
     hierarchies : mapping, optional
-        Generalization hierarchies of categorical QIs (``Hierarchy``, CSV path or mapping).
+        Generalization hierarchies of categorical QIs (``Hierarchy``, file path, mapping or
+        frame); hierarchies of other columns are ignored.  Categorical QIs without one are
+        published as sets of values; numeric QIs always as intervals.
     relaxed : bool
         Relaxed instead of strict Mondrian.
 
     Returns
     -------
-    MondrianResult
-        ``.release`` is the anonymized table, ``.ncp`` the information loss.
+    AnonymizationResult
+        ``.data`` is the release, ``.partitions`` the class of each row and
+        ``.utility["ncp"]`` the normalized certainty penalty (Xu et al. 2006).
 
     Examples
     --------
@@ -318,16 +258,28 @@ def mondrian(
     >>> df = pd.DataFrame({"age": [21, 23, 35, 38, 52, 55], "zip": ["a", "b", "a", "b", "a", "b"],
     ...                    "pay": [1, 2, 3, 4, 5, 6]})
     >>> res = mondrian(df, ["age", "zip"], k=2)
-    >>> res.release["age"].tolist()
+    >>> res.data["age"].tolist()
     ['[21, 35]', '[21, 35]', '[21, 35]', '[38, 55]', '[38, 55]', '[38, 55]']
-    >>> res.release["pay"].tolist()
+    >>> res.data["pay"].tolist()
     [1, 2, 3, 4, 5, 6]
     """
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ConfigError(f"k must be an integer >= 1, got {k!r}")
-    models: list[PrivacyModel] = [KAnonymity(int(k)), *sensitive_models(l, t, hierarchies)]
-    hier = {c: h for c, h in (hierarchies or {}).items() if c in set(qi)}
-    return mondrian_partition(df, qi, models, hierarchies=hier, relaxed=relaxed)
+    if isinstance(qi, str):
+        qi = [qi]
+    qi = list(qi)
+    if not isinstance(df, pd.DataFrame):
+        raise InputError(f"Mondrian expects a pandas DataFrame, not {type(df).__name__}")
+    if len(set(qi)) != len(qi):
+        raise ConfigError("a quasi-identifier is listed twice")
+    hier = dict(hierarchies or {})
+    models = sensitive_models(l, t, hier)
+    config = AnonymizationConfig(
+        {c: hier.get(c) for c in qi},
+        models=models,
+        k=k,
+        algorithm="mondrian",
+        options={"mode": "relaxed" if relaxed else "strict"},
+    )
+    return mondrian_anonymize(df, config)
 
 
 def partition_ncp(
