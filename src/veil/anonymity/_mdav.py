@@ -19,16 +19,19 @@ pass over the remaining records (``O(n^2 / k)`` in all).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from veil.anonymity._config import AnonymizationConfig
+from veil.anonymity._models import KAnonymity
+from veil.anonymity._result import AnonymizationResult
 from veil.errors import ConfigError, InputError
 
-__all__ = ["MDAVResult", "mdav", "mdav_anonymize", "mdav_groups"]
+__all__ = ["mdav", "mdav_anonymize", "mdav_groups"]
 
 
 def _k_smallest(d2: np.ndarray, m: int) -> np.ndarray:
@@ -112,79 +115,7 @@ def mdav_groups(Z: np.ndarray, k: int) -> np.ndarray:
     return groups
 
 
-@dataclass
-class MDAVResult:
-    """Outcome of MDAV microaggregation.
-
-    Attributes
-    ----------
-    release : pandas.DataFrame
-        The input with the microaggregated columns replaced by their group means (row-aligned,
-        same index, every other column untouched).
-    groups : numpy.ndarray
-        Group id of every row.
-    sse, sst : float
-        Within-group and total sum of squares on the standardized columns.
-    info_loss : float
-        ``SSE / SST`` (0: nothing lost, 1: every value replaced by the column mean).
-    """
-
-    release: pd.DataFrame
-    groups: np.ndarray
-    sse: float
-    sst: float
-    info_loss: float
-    columns: list[str] = field(default_factory=list)
-    k: int = 0
-
-    @property
-    def n_groups(self) -> int:
-        """Number of groups."""
-        return int(self.groups.max()) + 1 if self.groups.size else 0
-
-    def summary(self) -> dict[str, Any]:
-        """Plain-dict summary for reports."""
-        sizes = np.bincount(self.groups) if self.groups.size else np.zeros(0, dtype=np.int64)
-        return {
-            "algorithm": "mdav",
-            "k": self.k,
-            "columns": list(self.columns),
-            "n_groups": self.n_groups,
-            "min_group": int(sizes.min()) if sizes.size else 0,
-            "max_group": int(sizes.max()) if sizes.size else 0,
-            "sse": self.sse,
-            "sst": self.sst,
-            "info_loss": self.info_loss,
-        }
-
-
-def mdav(df: pd.DataFrame, columns: Sequence[str], k: int) -> MDAVResult:
-    """Microaggregate the numeric ``columns`` of ``df`` with MDAV into groups of at least ``k``.
-
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        The table (not modified).
-    columns : sequence of str
-        Numeric quasi-identifiers to microaggregate jointly.
-    k : int
-        Minimum group size, ``1 <= k <= len(df)``.
-
-    Returns
-    -------
-    MDAVResult
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> df = pd.DataFrame({"age": [20, 22, 40, 41, 60, 64], "name": list("abcdef")})
-    >>> res = mdav(df, ["age"], k=2)
-    >>> res.release["age"].tolist()
-    [21.0, 21.0, 40.5, 40.5, 62.0, 62.0]
-    >>> res.release["name"].tolist() == df["name"].tolist()
-    True
-    """
-    cols = list(columns)
+def _validate(df: pd.DataFrame, cols: list[str], k: Any) -> None:
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"mdav expects a pandas DataFrame, not {type(df).__name__}")
     if not cols:
@@ -205,6 +136,29 @@ def mdav(df: pd.DataFrame, columns: Sequence[str], k: int) -> MDAVResult:
         s = df[c]
         if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
             raise InputError(f"mdav column {c!r} is not numeric (dtype {s.dtype})")
+
+
+def mdav_anonymize(df: pd.DataFrame, config: AnonymizationConfig) -> AnonymizationResult:
+    """Dispatch entry point (``algorithm="mdav"``): microaggregate the config's QIs.
+
+    Every quasi-identifier must be numeric (hierarchies are not used); the only model MDAV
+    enforces is k-anonymity.  The release replaces each QI value by its group's mean.
+
+    Returns
+    -------
+    AnonymizationResult
+        ``partitions``: group of every row; ``utility``: ``sse``, ``sst`` and ``info_loss``
+        (``SSE / SST`` on standardized columns), ``dm``, ``aecs``.
+    """
+    t0 = time.perf_counter()
+    if not isinstance(config, AnonymizationConfig):
+        raise ConfigError(f"expected an AnonymizationConfig, not {type(config).__name__}")
+    others = [m.describe() for m in config.all_models() if not isinstance(m, KAnonymity)]
+    if others:
+        raise ConfigError(f"MDAV enforces k-anonymity only; cannot enforce: {others}")
+    cols = config.qi_names
+    k = config.min_class_size()
+    _validate(df, cols, k)
     X = df[cols].to_numpy(dtype=np.float64)
     if not np.isfinite(X).all():
         bad = [c for c, ok in zip(cols, np.isfinite(X).all(axis=0)) if not ok]
@@ -213,45 +167,72 @@ def mdav(df: pd.DataFrame, columns: Sequence[str], k: int) -> MDAVResult:
     std = X.std(axis=0)
     Z = (X - mean) / np.where(std > 0, std, 1.0)
     groups = mdav_groups(Z, int(k))
+    elapsed = time.perf_counter() - t0
     ng = int(groups.max()) + 1
-    sizes = np.bincount(groups, minlength=ng).astype(np.float64)
-    means = (
-        np.column_stack(
-            [np.bincount(groups, weights=X[:, j], minlength=ng) for j in range(len(cols))]
-        )
-        / sizes[:, None]
-    )
-    Xa = means[groups]
-    zmeans = (
-        np.column_stack(
-            [np.bincount(groups, weights=Z[:, j], minlength=ng) for j in range(len(cols))]
-        )
-        / sizes[:, None]
-    )
-    sse = float(((Z - zmeans[groups]) ** 2).sum())
+    sizes = np.bincount(groups, minlength=ng)
+
+    def group_means(A: np.ndarray) -> np.ndarray:
+        sums = [np.bincount(groups, weights=A[:, j], minlength=ng) for j in range(A.shape[1])]
+        return np.column_stack(sums) / sizes[:, None]
+
+    Xa = group_means(X)[groups]
+    sse = float(((Z - group_means(Z)[groups]) ** 2).sum())
     sst = float(((Z - Z.mean(axis=0)) ** 2).sum())
     release = df.copy()
     for j, c in enumerate(cols):
-        release[c] = Xa[:, j]
-    return MDAVResult(
-        release=release,
-        groups=groups,
-        sse=sse,
-        sst=sst,
-        info_loss=sse / sst if sst > 0 else 0.0,
-        columns=cols,
-        k=int(k),
+        release[c] = pd.Series(Xa[:, j], index=df.index)
+    n = len(df)
+    return AnonymizationResult(
+        data=release,
+        config=config,
+        algorithm="mdav",
+        suppressed=np.zeros(n, dtype=bool),
+        partitions=groups,
+        objective="info_loss",
+        objective_value=sse / sst if sst > 0 else 0.0,
+        utility={
+            "sse": sse,
+            "sst": sst,
+            "info_loss": sse / sst if sst > 0 else 0.0,
+            "dm": int((sizes.astype(np.int64) ** 2).sum()),
+            "aecs": n / ng,
+        },
+        elapsed=elapsed,
+        extra={
+            "class_sizes": {"min": int(sizes.min()), "max": int(sizes.max()), "mean": n / ng},
+            "total_s": time.perf_counter() - t0,
+        },
     )
 
 
-def mdav_anonymize(df: pd.DataFrame, config: Any) -> MDAVResult:
-    """Dispatch entry point: microaggregate the quasi-identifiers named by ``config``.
+def mdav(df: pd.DataFrame, columns: Sequence[str], k: int) -> AnonymizationResult:
+    """Microaggregate the numeric ``columns`` of ``df`` with MDAV into groups of at least ``k``.
 
-    ``config`` needs ``qi`` (or ``quasi_identifiers``) and ``k`` attributes; all its
-    quasi-identifiers must be numeric.
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table (not modified).  Other columns are kept unchanged and row-aligned.
+    columns : sequence of str
+        Numeric quasi-identifiers to microaggregate jointly.
+    k : int
+        Minimum group size, ``1 <= k <= len(df)``.
+
+    Returns
+    -------
+    AnonymizationResult
+        ``.data`` the release, ``.partitions`` the groups, ``.utility["info_loss"]`` SSE/SST.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"age": [20, 22, 40, 41, 60, 64], "name": list("abcdef")})
+    >>> res = mdav(df, ["age"], k=2)
+    >>> res.data["age"].tolist()
+    [21.0, 21.0, 40.5, 40.5, 62.0, 62.0]
+    >>> res.data["name"].tolist() == df["name"].tolist()
+    True
     """
-    qi = getattr(config, "qi", None) or getattr(config, "quasi_identifiers", None)
-    k = getattr(config, "k", None)
-    if not qi or k is None:
-        raise ConfigError("mdav needs quasi-identifiers and k in the configuration")
-    return mdav(df, list(qi), int(k))
+    cols = [columns] if isinstance(columns, str) else list(columns)
+    _validate(df, cols, k)
+    config = AnonymizationConfig(cols, k=int(k), algorithm="mdav")
+    return mdav_anonymize(df, config)
