@@ -216,6 +216,8 @@ class _Parser:
                 return items
             if not self._accept(","):
                 raise self._fail("expected ',' or the end of the list")
+            if self._accept(close):  # trailing comma
+                return items
 
     def _operand(self) -> tuple[Any, ...]:
         tok = self._peek()

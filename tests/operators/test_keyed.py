@@ -1,0 +1,108 @@
+"""pseudonymize, tokenize and detokenize."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from _helpers import KEY, ctx, people
+
+from veil.deid.operators import (
+    detokenize,
+    detokenize_frame,
+    get_operator,
+    pseudonyms,
+    tokenize_values,
+)
+from veil.errors import ConfigError, CryptoError
+
+
+def test_pseudonyms_consistent_across_frames_and_key_dependent() -> None:
+    op = get_operator("pseudonymize", {"prefix": "P-"})
+    a = op.apply(people(), "id", ctx())["id"]
+    b = op.apply(pd.DataFrame({"other": ["C3", "A1"]}), "other", ctx())["other"]
+    assert a.iloc[0] == a.iloc[3] == b.iloc[1] and a.iloc[2] == b.iloc[0]
+    assert a.iloc[0].startswith("P-") and len(a.iloc[0]) == 22
+    assert pd.isna(a.iloc[4])
+    c = op.apply(people(), "id", ctx(key=b"\x01" * 32))["id"]
+    assert (a.iloc[:4] != c.iloc[:4]).all()
+    assert not any("A1" in str(v) for v in a)
+
+
+def test_pseudonym_is_hmac_of_canonical_text() -> None:
+    import hashlib
+    import hmac
+
+    from veil.deid.operators._util import derive_key
+
+    sub = derive_key(KEY, "pseudonymize:")
+    expect = hmac.new(sub, b"17", hashlib.sha256).hexdigest()[:20]
+    assert pseudonyms([17, 17.0, "17"], KEY) == [expect] * 3
+
+
+def test_pseudonym_options() -> None:
+    p = pseudonyms(
+        ["Ann@X.org ", "ann@x.org"], KEY, normalize="lower", encoding="base32", length=26
+    )
+    assert p[0] == p[1] and len(p[0]) == 26 and p[0].islower()
+    assert pseudonyms(["x"], KEY, scope="a") != pseudonyms(["x"], KEY, scope="b")
+
+
+def test_pseudonym_collision_detected() -> None:
+    op = get_operator("pseudonymize", {"length": 8})
+    df = pd.DataFrame({"id": [f"u{i}" for i in range(300_000)]})
+    # 8 hex chars = 32 bits: 300k values collide with probability ~1 - exp(-10)
+    with pytest.raises(CryptoError, match="larger length"):
+        op.apply(df, "id", ctx())
+
+
+@pytest.mark.parametrize(
+    "params", [{"length": 4}, {"length": 70}, {"encoding": "b64"}, {"normalize": "x"}]
+)
+def test_pseudonymize_bad_params(params: dict) -> None:
+    with pytest.raises(ConfigError):
+        get_operator("pseudonymize", params)
+
+
+def test_tokenize_round_trip_restores_types() -> None:
+    df = pd.DataFrame(
+        {"s": ["A1", "B2", "A1", None], "i": [5, 6, 5, 7], "f": [1.5, np.nan, 2.25, 3.0]}
+    )
+    out = df
+    for c in df.columns:
+        out = get_operator("tokenize", {"prefix": "t_"}).apply(out, c, ctx())
+    assert out["s"].iloc[0] == out["s"].iloc[2] != out["s"].iloc[1]
+    assert all(str(v).startswith("t_") for v in out["i"])
+    back = detokenize_frame(out, ["s", "i", "f"], KEY, prefix="t_")
+    assert back["s"].iloc[:3].tolist() == ["A1", "B2", "A1"] and pd.isna(back["s"].iloc[3])
+    assert back["i"].dtype == np.int64 and back["i"].tolist() == [5, 6, 5, 7]
+    np.testing.assert_array_equal(back["f"].to_numpy(), df["f"].to_numpy())
+
+
+def test_tokens_bound_to_column_and_key() -> None:
+    toks = tokenize_values(["secret"], KEY, "ssn")
+    with pytest.raises(CryptoError, match="'phone': 1 token"):
+        detokenize(toks, KEY, "phone")
+    with pytest.raises(CryptoError, match="failed authentication"):
+        detokenize(toks, b"\x02" * 32, "ssn")
+
+
+def test_tampered_tokens_raise_with_row_count() -> None:
+    df = pd.DataFrame({"ssn": ["078-05-1120", "219-09-9999", "078-05-1120"]})
+    tok = get_operator("tokenize").apply(df, "ssn", ctx())
+    t = tok["ssn"].iloc[0]
+    flipped = t[:5] + ("A" if t[5] != "A" else "B") + t[6:]
+    bad = tok.assign(ssn=[flipped, tok["ssn"].iloc[1], flipped])
+    with pytest.raises(CryptoError, match="'ssn': 2 token"):
+        detokenize_frame(bad, ["ssn"], KEY)
+    garbage = tok.assign(ssn=["not a token!", tok["ssn"].iloc[1], "%%%"])
+    with pytest.raises(CryptoError, match="2 token"):
+        detokenize_frame(garbage, ["ssn"], KEY)
+
+
+def test_token_context_param_and_contexts_mapping() -> None:
+    df = pd.DataFrame({"a": ["x", "y"]})
+    tok = get_operator("tokenize", {"context": "orig"}).apply(df, "a", ctx())
+    with pytest.raises(CryptoError):
+        detokenize_frame(tok, ["a"], KEY)
+    assert detokenize_frame(tok, ["a"], KEY, contexts={"a": "orig"})["a"].tolist() == ["x", "y"]

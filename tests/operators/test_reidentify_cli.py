@@ -1,0 +1,132 @@
+"""The ``veil reidentify`` command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from _helpers import KEY, ctx
+
+from veil.cli.main import main
+from veil.deid.operators import get_operator
+
+
+@pytest.fixture()
+def release(tmp_path: Path) -> Path:
+    df = pd.DataFrame({"ssn": ["078-05-1120", "219-09-9999"], "age": [34, 51], "note": ["?", "ok"]})
+    out = get_operator("tokenize").apply(df, "ssn", ctx())
+    p = tmp_path / "release.csv"
+    out.to_csv(p, index=False)
+    return p
+
+
+@pytest.fixture()
+def key_env(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("TEST_VEIL_KEY", KEY.hex())
+    return "TEST_VEIL_KEY"
+
+
+def test_reidentify_round_trip(release: Path, key_env: str, tmp_path: Path) -> None:
+    out = tmp_path / "back.csv"
+    rc = main(
+        ["reidentify", str(release), "--columns", "ssn", "--out", str(out), "--key-env", key_env]
+    )
+    assert rc == 0
+    back = pd.read_csv(out, keep_default_na=False)
+    assert back["ssn"].tolist() == ["078-05-1120", "219-09-9999"]
+    assert back["note"].tolist() == ["?", "ok"]  # other cells untouched
+    assert not list(tmp_path.glob(".*tmp"))  # no temporary file left
+
+
+def test_reidentify_key_file(release: Path, tmp_path: Path) -> None:
+    kf = tmp_path / "key.txt"
+    kf.write_text(KEY.hex())
+    out = tmp_path / "back.csv"
+    assert (
+        main(
+            [
+                "reidentify",
+                str(release),
+                "--columns",
+                "ssn",
+                "--out",
+                str(out),
+                "--key-file",
+                str(kf),
+            ]
+        )
+        == 0
+    )
+    assert pd.read_csv(out)["ssn"].iloc[0] == "078-05-1120"
+
+
+def test_refuses_to_overwrite_input(
+    release: Path, key_env: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = release.read_bytes()
+    rc = main(
+        [
+            "reidentify",
+            str(release),
+            "--columns",
+            "ssn",
+            "--out",
+            str(release),
+            "--key-env",
+            key_env,
+        ]
+    )
+    assert rc == 2 and release.read_bytes() == before
+    assert "refusing to overwrite" in capsys.readouterr().err
+
+
+def test_wrong_key_fails_and_writes_nothing(
+    release: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("OTHER_KEY", "ff" * 32)
+    out = tmp_path / "back.csv"
+    rc = main(
+        [
+            "reidentify",
+            str(release),
+            "--columns",
+            "ssn",
+            "--out",
+            str(out),
+            "--key-env",
+            "OTHER_KEY",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert rc == 2 and not out.exists()
+    assert "column 'ssn': 2 token(s) failed" in err and "ff" * 8 not in err
+    assert err.count("\n") == 1  # one line, no traceback
+
+
+def test_unknown_column_and_missing_key(
+    release: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.delenv("NO_SUCH_KEY", raising=False)
+    out = tmp_path / "b.csv"
+    assert main(["reidentify", str(release), "--columns", "nope", "--out", str(out)]) == 2
+    assert "'nope'" in capsys.readouterr().err
+    rc = main(
+        [
+            "reidentify",
+            str(release),
+            "--columns",
+            "ssn",
+            "--out",
+            str(out),
+            "--key-env",
+            "NO_SUCH_KEY",
+        ]
+    )
+    assert rc == 2 and "NO_SUCH_KEY" in capsys.readouterr().err and not out.exists()
