@@ -129,7 +129,9 @@ def allocate(
         raise ConfigError(f"mechanism must be 'laplace' or 'gaussian', got {mechanism!r}")
     eps_sel = delta_sel = 0.0
     eps_rest = float(epsilon)
-    n_gauss = sum(1 for c in comps.values() if c.kind != "quantile") if mechanism == "gaussian" else 0
+    n_gauss = (
+        sum(1 for c in comps.values() if c.kind != "quantile") if mechanism == "gaussian" else 0
+    )
     if private_selection:
         if not 0 < selection_fraction < 1:
             raise ConfigError(f"selection_fraction must lie in (0, 1), got {selection_fraction}")

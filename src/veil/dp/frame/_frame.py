@@ -199,13 +199,40 @@ class PrivateFrame:
             raise ConfigError(f"group columns repeat: {cols}")
         return GroupedFrame(self, cols, keys, max_groups, max_rows)
 
-    def plan(self, *, epsilon: float, delta: float = 0.0, **aggs: Any) -> QueryPlan:
+    def plan(
+        self, *, epsilon: float, delta: float = 0.0, mechanism: str | None = None, **aggs: Any
+    ) -> QueryPlan:
         """Plan an ungrouped query (one output row); see :meth:`GroupedFrame.plan`."""
-        return GroupedFrame(self, [], None, None, None).plan(epsilon=epsilon, delta=delta, **aggs)
+        grouped = GroupedFrame(self, [], None, None, None)
+        return grouped.plan(epsilon=epsilon, delta=delta, mechanism=mechanism, **aggs)
 
-    def agg(self, *, epsilon: float, delta: float = 0.0, **aggs: Any) -> pd.DataFrame:
+    def agg(
+        self, *, epsilon: float, delta: float = 0.0, mechanism: str | None = None, **aggs: Any
+    ) -> pd.DataFrame:
         """Run an ungrouped query (one output row); see :meth:`GroupedFrame.agg`."""
-        return self.plan(epsilon=epsilon, delta=delta, **aggs).execute()
+        return self.plan(epsilon=epsilon, delta=delta, mechanism=mechanism, **aggs).execute()
+
+    def sql(
+        self,
+        query: str,
+        *,
+        epsilon: float,
+        delta: float = 0.0,
+        keys: Any = None,
+        mechanism: str | None = None,
+        with_ci: bool = False,
+    ) -> pd.DataFrame:
+        """Run a query of Veil's SQL subset (see :mod:`veil.dp.sql`); charges the budget once.
+
+        Example
+        -------
+        ``pf.sql("SELECT county, AVG(age) FROM data WHERE sex = 'F' GROUP BY county",
+        epsilon=1.0, keys={"county": ["a", "b"]})`` (bounds from ``PrivateFrame(bounds=...)``).
+        """
+        from veil.dp.sql import plan_sql
+
+        plan = plan_sql(self, query, epsilon=epsilon, delta=delta, keys=keys, mechanism=mechanism)
+        return plan.execute(with_ci=with_ci)
 
     # ------------------------------------------------------------------ internals
     def _charge(self, epsilon: float, delta: float) -> None:
@@ -235,7 +262,10 @@ class PrivateFrame:
         if func != "count" and not (
             pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
         ):
-            raise ConfigError(f"column {column!r} is not numeric ({dtype}); cannot take {func}")
+            raise ConfigError(
+                f"column {column!r} is not numeric ({dtype}); cannot take {func}. If text marks "
+                "missing values (e.g. 'n/a'), read it as missing (CLI: --missing TEXT)"
+            )
 
     def _values(self, column: str, rows: np.ndarray | None) -> np.ndarray:
         s = self._df[column]

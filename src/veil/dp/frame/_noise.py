@@ -99,6 +99,8 @@ def discrete_laplace_halfwidth(scale: float, alpha: float) -> float:
     if scale <= 0:
         return 0.0
     p = math.exp(-1.0 / scale)
+    if p <= 0.0:
+        return 0.0
     # P(|Z| > t) = 2 p^(t+1) / (1 + p)
     t = math.log(alpha * (1 + p) / 2.0) / math.log(p) - 1.0
     return float(max(0, math.ceil(t - 1e-12)))

@@ -15,11 +15,15 @@ Example
 
 from veil.dp.sql._ast import Aggregate, Column, Literal, Query, SelectItem
 from veil.dp.sql._parser import parse, parse_condition
+from veil.dp.sql._planner import SQLPlan, default_name, plan_sql
 from veil.dp.sql._where import columns_of, evaluate
 
 __all__ = [
     "parse",
     "parse_condition",
+    "plan_sql",
+    "SQLPlan",
+    "default_name",
     "evaluate",
     "columns_of",
     "Query",

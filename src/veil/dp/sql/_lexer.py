@@ -109,7 +109,7 @@ def tokenize(sql: str) -> list[Token]:
             text, j = _read_quoted(sql, i, "'", "string")
             tokens.append(Token(TokenKind.STRING, text, i))
             i = j
-        elif ch in "\"`":
+        elif ch in '"`':
             text, j = _read_quoted(sql, i, ch, "quoted identifier")
             if not text:
                 raise ConfigError(f"SQL: empty quoted identifier at position {i}")

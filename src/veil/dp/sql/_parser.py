@@ -233,7 +233,9 @@ class _Parser:
                 raise ConfigError(f"SQL: {fname} level must lie in [0, 1], got {q}")
         if self.tok.is_punct(",") or self.tok.kind is TokenKind.OP:
             self.check_unsupported()
-            raise self.error(f"{fname} takes {'two arguments' if q is not None else 'one argument'}")
+            raise self.error(
+                f"{fname} takes {'two arguments' if q is not None else 'one argument'}"
+            )
         self.expect_punct(")")
         if self.tok.is_keyword("OVER", "FILTER", "WITHIN"):
             raise _unsupported(f"{self.tok.text.upper()} clauses on aggregates", self.tok)

@@ -1,0 +1,235 @@
+"""``veil query INPUT SQL --epsilon E``: a differentially private SQL query on a table.
+
+Example
+-------
+``veil query people.csv "SELECT county, COUNT(*), AVG(age) FROM data WHERE age > 20
+GROUP BY county" --epsilon 1 --delta 1e-6 --privacy-unit person_id --bounds age=18:100``
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from typing import Any
+
+from veil.errors import ConfigError
+
+__all__ = ["register", "run", "parse_bounds", "parse_keys"]
+
+
+def _float(text: str, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ConfigError(f"{what}: {text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise ConfigError(f"{what}: {text!r} is not finite")
+    return value
+
+
+def parse_bounds(items: list[str] | None) -> dict[str, tuple[float, float]]:
+    """``["age=18:100", ...]`` -> ``{"age": (18.0, 100.0)}``."""
+    out: dict[str, tuple[float, float]] = {}
+    for item in items or []:
+        col, sep, rng = item.rpartition("=")
+        lo, sep2, hi = rng.partition(":")
+        if not sep or not sep2 or not col:
+            raise ConfigError(f"--bounds {item!r}: expected COLUMN=LOW:HIGH, e.g. age=18:100")
+        low, high = _float(lo, f"--bounds {col}"), _float(hi, f"--bounds {col}")
+        if low > high:
+            raise ConfigError(f"--bounds {col}: LOW must not exceed HIGH ({low} > {high})")
+        out[col] = (low, high)
+    return out
+
+
+def parse_keys(items: list[str] | None) -> dict[str, list[str]] | None:
+    """``["county=a,b,c"]`` -> ``{"county": ["a", "b", "c"]}`` (``None`` when not given)."""
+    if not items:
+        return None
+    out: dict[str, list[str]] = {}
+    for item in items:
+        col, sep, values = item.partition("=")
+        keys = [v.strip() for v in values.split(",")]
+        if not sep or not col or not any(keys):
+            raise ConfigError(f"--keys {item!r}: expected COLUMN=v1,v2,... e.g. county=a,b,c")
+        out.setdefault(col, []).extend(k for k in keys if k != "")
+    return out
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "query",
+        help="answer a SQL aggregate query with differential privacy",
+        description="Run SELECT group columns and COUNT/SUM/AVG/VAR/STDDEV/MEDIAN/QUANTILE "
+        "FROM data [WHERE ...] [GROUP BY ...] with differential privacy: contribution "
+        "bounding per person, noise calibrated to the whole query, and CI half-widths.",
+    )
+    p.add_argument("input", help="CSV, TSV or Parquet file (the table is called 'data')")
+    p.add_argument(
+        "sql", help='the query, e.g. "SELECT county, COUNT(*) FROM data GROUP BY county"'
+    )
+    p.add_argument("--epsilon", type=float, required=True, help="privacy budget of the query")
+    p.add_argument("--delta", type=float, default=0.0, help="delta (needed without --keys)")
+    p.add_argument(
+        "--privacy-unit",
+        metavar="COL",
+        help="column identifying a person (default: every row is a different person)",
+    )
+    p.add_argument(
+        "--bounds",
+        action="append",
+        metavar="COL=LOW:HIGH",
+        help="clamping bounds of a column (repeatable; required for SUM/AVG/VAR/...)",
+    )
+    p.add_argument("--max-groups", type=int, help="groups per person (with --privacy-unit)")
+    p.add_argument("--max-rows", type=int, help="rows per person and group (with --privacy-unit)")
+    p.add_argument(
+        "--keys",
+        action="append",
+        metavar="COL=v1,v2,...",
+        help="public group keys (repeatable, one per GROUP BY column); otherwise keys are "
+        "selected privately with delta",
+    )
+    p.add_argument("--mechanism", choices=("laplace", "gaussian"), default="laplace")
+    p.add_argument("--alpha", type=float, default=0.05, help="CI level 1-alpha (default 0.05)")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="only print the budget split and CI half-widths; read nothing but the header",
+    )
+    p.add_argument("--group-size", type=float, help="assumed group size for --dry-run of means")
+    p.add_argument("--out", metavar="FILE", help="also write the noisy table to FILE")
+    p.add_argument(
+        "--seed", type=int, help="reproducible noise for tests (NOT secure; prints a warning)"
+    )
+    p.add_argument("--delimiter", help="field delimiter (sniffed by default)")
+    p.add_argument("--encoding", help="text encoding (sniffed by default)")
+    p.add_argument("--missing", action="append", metavar="TEXT", help="cell text read as missing")
+    p.set_defaults(func=run)
+
+
+def _read(args: argparse.Namespace) -> Any:
+    opts: dict[str, Any] = {}
+    if args.delimiter:
+        opts["delimiter"] = args.delimiter.encode().decode("unicode_escape")
+    if args.encoding:
+        opts["encoding"] = args.encoding
+    if args.missing:
+        opts["missing_values"] = list(args.missing)
+    try:
+        from veil.io import read
+    except ImportError:  # pragma: no cover - io package not installed
+        import pandas as pd
+
+        from veil.errors import InputError
+
+        try:
+            return pd.read_csv(args.input, sep=opts.get("delimiter"), engine="python")
+        except (OSError, ValueError) as exc:
+            raise InputError(f"cannot read {args.input}: {exc}") from None
+    return read(args.input, **opts)
+
+
+def _check_bounds(sql: str, bounds: dict[str, tuple[float, float]]) -> None:
+    from veil.dp.sql import Aggregate, parse
+
+    for item in parse(sql).select:
+        agg = item.expr
+        if isinstance(agg, Aggregate) and agg.func != "count" and agg.column not in bounds:
+            raise ConfigError(
+                f"{agg.sql_name}({agg.column}) needs bounds: add --bounds {agg.column}=LOW:HIGH "
+                "(bounds are never read from the data)"
+            )
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return "n/a" if math.isnan(value) else f"{value:.4g}"
+    return str(value)
+
+
+def _print(df: Any, title: str, caption: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console() if sys.stdout.isatty() else Console(width=160)
+    table = Table(title=title, caption=caption)
+    for col in df.columns:
+        name = str(col)
+        table.add_column(
+            f"± {name[:-3]}" if name.endswith("_ci") else name,
+            justify="right" if df[col].dtype.kind in "iuf" else "left",
+            style="dim" if name.endswith("_ci") else None,
+        )
+    for row in df.itertuples(index=False):
+        table.add_row(*(_fmt(v) for v in row))
+    console.print(table)
+
+
+def run(args: argparse.Namespace) -> int:
+    import warnings
+
+    from veil.dp.frame import PrivateFrame
+    from veil.dp.sql import plan_sql
+    from veil.errors import InsecureRandomWarning
+
+    if not (args.epsilon > 0 and math.isfinite(args.epsilon)):
+        raise ConfigError(f"--epsilon must be a positive number, got {args.epsilon}")
+    if not 0 <= args.delta < 1:
+        raise ConfigError(f"--delta must lie in [0, 1), got {args.delta}")
+    if not 0 < args.alpha < 1:
+        raise ConfigError(f"--alpha must lie in (0, 1), got {args.alpha}")
+    bounds = parse_bounds(args.bounds)
+    keys = parse_keys(args.keys)
+    _check_bounds(args.sql, bounds)
+    if args.privacy_unit is None and (args.max_groups or args.max_rows):
+        raise ConfigError("--max-groups/--max-rows need --privacy-unit")
+    df = _read(args)
+    try:
+        from veil.dp import BudgetAccountant
+
+        accountant: Any = BudgetAccountant(epsilon=args.epsilon, delta=args.delta)
+    except (ImportError, AttributeError):  # pragma: no cover - accountant not built yet
+        accountant = False  # one query per run: the budget is the query's own
+    with warnings.catch_warnings():
+        if args.seed is not None:
+            warnings.simplefilter("ignore", InsecureRandomWarning)
+            print(
+                "veil: warning: --seed makes the noise reproducible and NOT private",
+                file=sys.stderr,
+            )
+        frame = PrivateFrame(
+            df,
+            privacy_unit=args.privacy_unit,
+            accountant=accountant,
+            bounds=bounds,
+            max_groups=args.max_groups or 1,
+            max_rows=args.max_rows or 1,
+            mechanism=args.mechanism,
+            random_state=args.seed,
+        )
+    plan = plan_sql(frame, args.sql, epsilon=args.epsilon, delta=args.delta, keys=keys)
+    unit = (
+        f"privacy unit: {args.privacy_unit} (max {plan.plan.max_groups} group(s), "
+        f"{plan.plan.max_rows} row(s) per group)"
+        if args.privacy_unit
+        else "privacy unit: row (each row is treated as a different person)"
+    )
+    budget = f"epsilon={plan.epsilon:g}, delta={plan.delta:g}"
+    if args.dry_run:
+        acc = plan.accuracy(args.alpha, args.group_size).reset_index()
+        acc["output"] = [plan.rename.get(c, c) for c in acc["output"]]
+        _print(acc, f"veil query (dry run): {budget}", f"{unit}; nothing released")
+        return 0
+    out = plan.execute(with_ci=True, alpha=args.alpha)
+    caption = f"{unit}; ± = {1 - args.alpha:.0%} CI half-width"
+    if plan.plan.selection_threshold is not None:
+        caption += f"; groups kept if noisy persons >= {plan.plan.selection_threshold}"
+    _print(out, f"veil query: {budget} spent", caption)
+    if args.out:
+        from veil.io import write
+
+        write(out, args.out)
+        print(f"noisy table written to {args.out}", file=sys.stderr)
+    return 0

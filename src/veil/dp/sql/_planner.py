@@ -1,0 +1,234 @@
+"""Turn a parsed SQL query into a :class:`veil.dp.frame.QueryPlan`.
+
+The WHERE clause becomes a row filter (three-valued logic), GROUP BY the group columns, each
+aggregate an :class:`veil.dp.frame.Agg` whose bounds come from the caller (never the data), and
+the SELECT list fixes the output names and order.
+
+Example
+-------
+>>> import pandas as pd, warnings
+>>> from veil.dp.frame import PrivateFrame
+>>> df = pd.DataFrame({"county": ["a", "b", "a"], "age": [30, 40, 50]})
+>>> with warnings.catch_warnings():
+...     warnings.simplefilter("ignore")
+...     pf = PrivateFrame(df, accountant=False, random_state=0)
+>>> p = plan_sql(pf, "SELECT county, COUNT(*) AS n FROM data GROUP BY county",
+...              epsilon=1e6, keys={"county": ["a", "b"]})
+>>> p.execute()["n"].tolist()
+[2, 1]
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from veil.dp.sql._ast import Aggregate, Column
+from veil.dp.sql._parser import parse
+from veil.dp.sql._where import columns_of, evaluate
+from veil.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from veil.dp.frame import PrivateFrame, QueryPlan
+
+__all__ = ["SQLPlan", "plan_sql", "default_name"]
+
+
+def default_name(agg: Aggregate) -> str:
+    """Output name of an aggregate without alias: ``count``, ``avg_age``, ``quantile_age_0.9``."""
+    base = agg.sql_name.lower() or agg.func
+    if agg.column is None:
+        return base
+    name = f"{base}_{agg.column}"
+    return f"{name}_{agg.q:g}" if agg.func == "quantile" else name
+
+
+@dataclass
+class SQLPlan:
+    """A planned SQL query: the underlying :class:`QueryPlan` plus output names and order."""
+
+    plan: QueryPlan
+    columns: list[str]
+    rename: dict[str, str]
+
+    @property
+    def epsilon(self) -> float:
+        return self.plan.epsilon
+
+    @property
+    def delta(self) -> float:
+        return self.plan.delta
+
+    def accuracy(self, alpha: float = 0.05, group_size: float | None = None) -> pd.DataFrame:
+        """CI half-widths per output, before release (see :meth:`QueryPlan.accuracy`)."""
+        return self.plan.accuracy(alpha, group_size)
+
+    def execute(self, *, with_ci: bool = False, alpha: float = 0.05) -> pd.DataFrame:
+        """Charge the accountant once and return the noisy table in SELECT order."""
+        out = self.plan.execute(with_ci=with_ci, alpha=alpha)
+        cols: list[str] = []
+        rename = dict(self.rename)
+        for c in self.columns:
+            cols.append(c)
+            if with_ci and f"{c}_ci" in out.columns:
+                cols.append(f"{c}_ci")
+                rename[f"{c}_ci"] = f"{self.rename.get(c, c)}_ci"
+        return out.loc[:, cols].rename(columns=rename)
+
+
+def _coerce_keys(series: pd.Series, values: Sequence[Any], column: str) -> list[Any]:
+    if not any(isinstance(v, str) for v in values):
+        return list(values)
+    dtype = series.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        out = []
+        for v in values:
+            low = str(v).strip().lower()
+            if low not in ("true", "false"):
+                raise ConfigError(f"key {v!r} of boolean column {column!r} must be true/false")
+            out.append(low == "true")
+        return out
+    if pd.api.types.is_numeric_dtype(dtype):
+        try:
+            nums = [float(v) for v in values]
+        except ValueError:
+            raise ConfigError(
+                f"keys of numeric column {column!r} must be numbers: {values}"
+            ) from None
+        if pd.api.types.is_integer_dtype(dtype) and all(x.is_integer() for x in nums):
+            return [int(x) for x in nums]
+        return nums
+    return list(values)
+
+
+def _public_keys(frame_df: pd.DataFrame, by: list[str], keys: Any) -> Any:
+    if keys is None:
+        return None
+    if not isinstance(keys, Mapping):
+        return keys  # list / DataFrame: passed through to PrivateFrame.groupby
+    unknown = [k for k in keys if k not in by]
+    if unknown:
+        raise ConfigError(f"keys given for {unknown}, which are not GROUP BY columns")
+    missing = [c for c in by if c not in keys]
+    if missing:
+        raise ConfigError(
+            f"keys given for some GROUP BY columns but not for {missing}: list every column's "
+            "keys or none (private partition selection)"
+        )
+    lists = [_coerce_keys(frame_df[c], list(keys[c]), c) for c in by]
+    if len(by) == 1:
+        return lists[0]
+    return pd.DataFrame(list(itertools.product(*lists)), columns=by)
+
+
+def plan_sql(
+    frame: PrivateFrame,
+    sql: str,
+    *,
+    epsilon: float,
+    delta: float = 0.0,
+    keys: Mapping[str, Sequence[Any]] | Any = None,
+    mechanism: str | None = None,
+    selection_fraction: float = 0.25,
+) -> SQLPlan:
+    """Plan a SQL query against a :class:`~veil.dp.frame.PrivateFrame`.
+
+    Parameters
+    ----------
+    frame
+        The private table (its privacy unit, default bounds and contribution bounds apply).
+    sql
+        ``SELECT ... FROM <table> [WHERE ...] [GROUP BY ...]``; the table name refers to
+        ``frame``, whatever it is.
+    epsilon, delta
+        Total budget of the query.
+    keys
+        Public keys: ``{column: [values, ...]}`` for every GROUP BY column (the cross product
+        is used for several columns), or a list / DataFrame as in
+        :meth:`PrivateFrame.groupby`.  ``None``: private partition selection.
+    mechanism, selection_fraction
+        See :meth:`veil.dp.frame.GroupedFrame.plan`.
+
+    Returns
+    -------
+    SQLPlan
+    """
+    query = parse(sql)
+    df = frame._df
+    known = set(map(str, df.columns))
+    for col in query.group_by:
+        if col not in known:
+            raise ConfigError(f"SQL: unknown column {col!r} in GROUP BY")
+    for col in columns_of(query.where):
+        if col not in known:
+            raise ConfigError(f"SQL: unknown column {col!r} in WHERE")
+    by = list(query.group_by)
+    if len(set(by)) != len(by):
+        raise ConfigError(f"SQL: GROUP BY repeats a column: {by}")
+    aggs: dict[str, Any] = {}
+    columns: list[str] = []
+    rename: dict[str, str] = {}
+    names: set[str] = set()
+    for item in query.select:
+        expr = item.expr
+        if isinstance(expr, Column):
+            if expr.name not in known:
+                raise ConfigError(f"SQL: unknown column {expr.name!r} in SELECT")
+            if expr.name not in by:
+                raise ConfigError(
+                    f"SQL: column {expr.name!r} must appear in GROUP BY or inside an aggregate"
+                )
+            if expr.name in columns:
+                raise ConfigError(f"SQL: column {expr.name!r} is selected twice")
+            columns.append(expr.name)
+            out = item.alias or expr.name
+            if item.alias:
+                rename[expr.name] = item.alias
+        else:
+            if expr.column is not None and expr.column not in known:
+                raise ConfigError(f"SQL: unknown column {expr.column!r} in {expr.sql_name}()")
+            out = item.alias or default_name(expr)
+            internal = f"__agg{len(aggs)}"
+            aggs[internal] = (expr.column, expr.func, None, expr.q)
+            columns.append(internal)
+            rename[internal] = out
+        if out in names:
+            raise ConfigError(f"SQL: output name {out!r} is used twice; add an alias (AS name)")
+        names.add(out)
+    if not aggs:
+        raise ConfigError("SQL: the query has no aggregate; select COUNT(*), SUM(col), ...")
+    for col in reversed(by):  # group columns not selected still label the rows, first
+        if col not in columns:
+            columns.insert(0, col)
+    pf = frame.where(evaluate(query.where, df)) if query.where is not None else frame
+    public = _public_keys(df, by, keys)
+    if by:
+        grouped = pf.groupby(by, keys=public)
+        plan = grouped.plan(
+            epsilon=epsilon,
+            delta=delta,
+            mechanism=mechanism,
+            selection_fraction=selection_fraction,
+            **{k: _agg(v) for k, v in aggs.items()},
+        )
+    else:
+        if keys is not None:
+            raise ConfigError("keys need a GROUP BY")
+        plan = pf.plan(
+            epsilon=epsilon,
+            delta=delta,
+            mechanism=mechanism,
+            **{k: _agg(v) for k, v in aggs.items()},
+        )
+    return SQLPlan(plan, columns, rename)
+
+
+def _agg(spec: tuple) -> Any:
+    from veil.dp.frame import Agg
+
+    column, func, bounds, q = spec
+    return Agg(func, column, bounds, q if func == "quantile" else None)
