@@ -67,13 +67,13 @@ def truncate_dates(values: pd.Series | np.ndarray, to: str, column: Any = None) 
             )
     if to in _DATE_FORMATS:
         out = dt.strftime(_DATE_FORMATS[to])
-    elif to == "quarter":
-        out = pd.Index([f"{y}-Q{q}" for y, q in zip(dt.year, dt.quarter)], dtype=object).where(
-            ~dt.isna(), None
-        )
     else:
-        out = pd.Index([f"{(y // 10) * 10}s" for y in dt.year.fillna(0).astype(int)], dtype=object)
-        out = out.where(~dt.isna(), None)
+        years = np.asarray(dt.year.fillna(0), dtype=np.int64)
+        if to == "quarter":
+            quarters = np.asarray(dt.quarter.fillna(0), dtype=np.int64)
+            out = [f"{y}-Q{q}" for y, q in zip(years, quarters)]
+        else:
+            out = [f"{(y // 10) * 10}s" for y in years]
     res = np.asarray(out, dtype=object)
     res[np.asarray(dt.isna())] = None
     return res
