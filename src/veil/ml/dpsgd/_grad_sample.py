@@ -1,0 +1,356 @@
+"""Per-sample gradients, their norms and the clipped sum, for any supported ``nn.Module``.
+
+Two strategies, chosen per leaf module (a module that owns trainable parameters):
+
+* ``nn.Linear`` -- **ghost clipping** (Goodfellow 2015; Li, Tramer, Liang & Hashimoto 2021;
+  Bu et al. 2022).  A custom autograd function keeps the layer input ``x`` and the output
+  gradient ``g`` and skips the (useless) batch weight gradient.  The per-sample gradient
+  ``g_i^T x_i`` is never materialised: its norm is ``||g_i|| ||x_i||`` for 2-D inputs, or
+  ``sum_{t,s} (x_t.x_s)(g_t.g_s)`` for sequences when ``T^2 <= in*out`` (otherwise the
+  per-sample gradient is formed with one einsum), and the clipped sum is one matmul
+  ``(c * g)^T x``.
+* everything else (Conv, Embedding, LayerNorm, GroupNorm, custom leaves) -- **torch.func**:
+  the forward runs under ``vmap`` over ``functional_call`` with the parameters expanded to
+  one (stride-0) copy per sample, so the ordinary ``loss.backward()`` leaves the per-sample
+  gradients in the expanded leaves.  RNN / LSTM / GRU use a functional re-implementation of
+  the recurrence (``aten::lstm`` has no vmap rule).
+
+Example
+-------
+>>> import torch
+>>> from torch import nn
+>>> from veil.ml.dpsgd._grad_sample import PerSampleGrads
+>>> model = nn.Sequential(nn.Linear(3, 2))
+>>> psg = PerSampleGrads(model)
+>>> model(torch.randn(4, 3)).sum().backward()
+>>> psg.per_sample_norms(scale=1.0).shape
+torch.Size([4])
+>>> psg.remove()
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.func import functional_call, vmap
+from torch.utils._pytree import tree_map
+
+from veil.errors import ConfigError, InputError
+
+from ._rnn import rnn_single, rnn_supported
+from ._validate import validate_module
+
+__all__ = ["PerSampleGrads"]
+
+
+class _LinearCapture(torch.autograd.Function):
+    """``F.linear`` that records ``(x, grad_output)`` and returns no weight gradient."""
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor, weight: torch.Tensor, bias: Any, store: list) -> Any:
+        ctx.save_for_backward(x, weight)
+        ctx.store = store
+        return F.linear(x, weight, bias)
+
+    @staticmethod
+    def backward(ctx: Any, g: torch.Tensor) -> Any:
+        x, weight = ctx.saved_tensors
+        ctx.store.append((x, g))
+        gx = g @ weight if ctx.needs_input_grad[0] else None
+        return gx, None, None, None
+
+
+@dataclass
+class _Layer:
+    name: str
+    module: nn.Module
+    kind: str  # "linear" | "vmap" | "rnn"
+    params: dict[str, nn.Parameter]
+    records: list = field(default_factory=list)
+
+
+class _State:
+    def __init__(self) -> None:
+        self.inside = False
+        self.enabled = True
+
+
+def _first_tensor(args: tuple) -> torch.Tensor:
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            return a
+    raise InputError("the module's forward received no tensor argument")
+
+
+class PerSampleGrads:
+    """Install per-sample gradient capture on every leaf module of ``module`` (in place).
+
+    Parameters
+    ----------
+    module : nn.Module
+        Model to instrument; validated with :func:`~veil.ml.dpsgd.validate_module`.
+    clipping : {"ghost", "flat"}
+        ``"ghost"`` uses ghost clipping for ``nn.Linear``; ``"flat"`` materialises every
+        per-sample gradient (slower, same result).
+    """
+
+    def __init__(self, module: nn.Module, *, clipping: str = "ghost") -> None:
+        if clipping not in ("ghost", "flat"):
+            raise ConfigError(f"clipping must be 'ghost' or 'flat', got {clipping!r}")
+        validate_module(module)
+        self.module = module
+        self.clipping = clipping
+        self._state = _State()
+        self.layers: list[_Layer] = []
+        for name, sub in module.named_modules():
+            params = {n: p for n, p in sub.named_parameters(recurse=False) if p.requires_grad}
+            if not params:
+                continue
+            if isinstance(sub, nn.Linear) and type(sub).forward is nn.Linear.forward:
+                kind = "linear"
+            elif isinstance(sub, nn.RNNBase):
+                if not rnn_supported(sub):
+                    raise ConfigError(f"{name}: RNN with proj_size > 0 is not supported")
+                kind = "rnn"
+            else:
+                kind = "vmap"
+            layer = _Layer(name or type(sub).__name__, sub, kind, params)
+            sub.forward = self._make_forward(layer)
+            self.layers.append(layer)
+        self.params: list[nn.Parameter] = [p for lay in self.layers for p in lay.params.values()]
+
+    # ------------------------------------------------------------------ forward patches
+    def _make_forward(self, layer: _Layer) -> Any:
+        sub = layer.module
+        orig = type(sub).forward.__get__(sub)
+        state = self._state
+
+        if layer.kind == "linear":
+
+            def linear_forward(x: torch.Tensor) -> torch.Tensor:
+                if not (state.enabled and torch.is_grad_enabled()):
+                    return orig(x)
+                return _LinearCapture.apply(x, sub.weight, sub.bias, layer.records)
+
+            return linear_forward
+
+        def vmap_forward(*args: Any, **kwargs: Any) -> Any:
+            if state.inside or not (state.enabled and torch.is_grad_enabled()):
+                return orig(*args, **kwargs)
+            if any(isinstance(a, nn.utils.rnn.PackedSequence) for a in args):
+                raise InputError(f"{layer.name}: PackedSequence inputs are not supported")
+            if layer.kind == "rnn":
+                return self._rnn_call(layer, args, kwargs)
+            x = _first_tensor(args)
+            if x.dim() == 0:
+                raise InputError(f"{layer.name}: expected a batch dimension first")
+            bsz = x.shape[0]
+            if bsz == 0:
+                layer.records.append(bsz)
+                return orig(*args, **kwargs)
+            expanded = {
+                n: p.detach().unsqueeze(0).expand(bsz, *p.shape).requires_grad_(True)
+                for n, p in layer.params.items()
+            }
+
+            def one(params: dict, *a: Any) -> Any:
+                a1 = tuple(t.unsqueeze(0) if isinstance(t, torch.Tensor) else t for t in a)
+                state.inside = True
+                try:
+                    out = functional_call(sub, params, a1, kwargs)
+                finally:
+                    state.inside = False
+                return tree_map(lambda t: t.squeeze(0) if isinstance(t, torch.Tensor) else t, out)
+
+            in_dims = (0, *[0 if isinstance(a, torch.Tensor) else None for a in args])
+            for a in args:
+                if isinstance(a, torch.Tensor) and (a.dim() == 0 or a.shape[0] != bsz):
+                    raise InputError(f"{layer.name}: tensor arguments disagree on batch size")
+            out = vmap(one, in_dims=in_dims, randomness="different")(expanded, *args)
+            layer.records.append(expanded)
+            return out
+
+        return vmap_forward
+
+    def _rnn_call(self, layer: _Layer, args: tuple, kwargs: dict) -> Any:
+        sub = layer.module
+        x = args[0]
+        hx = args[1] if len(args) > 1 else kwargs.get("hx")
+        if x.dim() != 3:
+            raise InputError(
+                f"{layer.name}: expected a batched 3-D input, got shape {tuple(x.shape)}"
+            )
+        bd = 0 if sub.batch_first else 1
+        bsz = x.shape[bd]
+        if bsz == 0:
+            raise InputError(f"{layer.name}: empty batch")
+        expanded = {
+            n: p.detach().unsqueeze(0).expand(bsz, *p.shape).requires_grad_(True)
+            for n, p in layer.params.items()
+        }
+        frozen = {n: p for n, p in sub.named_parameters(recurse=False) if n not in layer.params}
+        hx_dims: Any = None if hx is None else tree_map(lambda _: 1, hx)
+
+        def one(params: dict, xi: torch.Tensor, hi: Any) -> Any:
+            return rnn_single(sub, {**frozen, **params}, xi, hi)
+
+        h_dims: Any = (1, 1) if isinstance(sub, nn.LSTM) else 1
+        out = vmap(one, in_dims=(0, bd, hx_dims), out_dims=(bd, h_dims), randomness="different")(
+            expanded, x, hx
+        )
+        layer.records.append(expanded)
+        return out
+
+    # ------------------------------------------------------------------ bookkeeping
+    def clear(self) -> None:
+        """Forget captured activations / per-sample gradients."""
+        for layer in self.layers:
+            layer.records.clear()
+
+    def remove(self) -> None:
+        """Restore the original ``forward`` of every instrumented module."""
+        for layer in self.layers:
+            layer.module.__dict__.pop("forward", None)
+            layer.records.clear()
+        self.layers = []
+
+    def batch_size(self) -> int:
+        """Batch size seen by the last forward/backward (checks that all layers agree)."""
+        sizes = set()
+        for layer in self.layers:
+            for rec in layer.records:
+                if isinstance(rec, int):
+                    sizes.add(rec)
+                elif isinstance(rec, tuple):
+                    sizes.add(rec[0].shape[0])
+                else:
+                    sizes.add(next(iter(rec.values())).shape[0])
+        if not sizes:
+            raise ConfigError("no gradients were captured: call loss.backward() before step()")
+        if len(sizes) > 1:
+            raise InputError(f"layers saw different batch sizes {sorted(sizes)}")
+        return sizes.pop()
+
+    # ------------------------------------------------------------------ per-unit gradients
+    def _units(self, layer: _Layer, n_units: int) -> list:
+        """Per-unit data of a layer: ('ghost', x, g) or ('full', {name: (U, ...)})."""
+        out: list = []
+        if layer.kind == "linear":
+            recs = [r for r in layer.records if isinstance(r, tuple)]
+            if not recs:
+                return out
+            views = []
+            for x, g in recs:
+                xs = x.reshape(n_units, -1, x.shape[-1])
+                gs = g.reshape(n_units, -1, g.shape[-1])
+                views.append((xs, gs))
+            t = views[0][0].shape[1]
+            w = layer.module.weight
+            ghost = (
+                self.clipping == "ghost"
+                and len(views) == 1
+                and (t == 1 or t * t <= w.shape[0] * w.shape[1])
+            )
+            if ghost:
+                out.append(("ghost", *views[0]))
+            else:
+                full: dict[str, torch.Tensor] = {}
+                for xs, gs in views:
+                    if "weight" in layer.params:
+                        gw = torch.einsum("uto,uti->uoi", gs, xs)
+                        full["weight"] = full["weight"] + gw if "weight" in full else gw
+                    if "bias" in layer.params:
+                        gb = gs.sum(1)
+                        full["bias"] = full["bias"] + gb if "bias" in full else gb
+                out.append(("full", full))
+            return out
+        full = {}
+        for rec in layer.records:
+            if isinstance(rec, int):
+                continue
+            for n, leaf in rec.items():
+                grad = leaf.grad
+                if grad is None:
+                    continue
+                grad = grad.reshape(n_units, -1, *grad.shape[1:]).sum(1)
+                full[n] = full[n] + grad if n in full else grad
+        if full:
+            out.append(("full", full))
+        return out
+
+    def per_sample_norms(self, scale: float, n_units: int | None = None) -> torch.Tensor:
+        """L2 norm of each unit's gradient (``scale`` times the captured gradient)."""
+        norms, _ = self._norms_and_units(scale, n_units)
+        return norms
+
+    def _norms_and_units(self, scale: float, n_units: int | None) -> tuple[torch.Tensor, list]:
+        bsz = self.batch_size()
+        units = bsz if n_units is None else n_units
+        if units and bsz % units:
+            raise InputError(f"batch size {bsz} is not divisible by num_microbatches={units}")
+        sq: torch.Tensor | None = None
+        per_layer = []
+        for layer in self.layers:
+            data = self._units(layer, units) if units else []
+            per_layer.append((layer, data))
+            for item in data:
+                if item[0] == "ghost":
+                    _, xs, gs = item
+                    contrib = torch.zeros(units, dtype=gs.dtype, device=gs.device)
+                    if "weight" in layer.params and xs.shape[1] == 1:
+                        contrib = gs.square().sum((1, 2)) * xs.square().sum((1, 2))
+                    elif "weight" in layer.params:
+                        contrib = (
+                            torch.einsum("uti,usi->uts", xs, xs)
+                            * torch.einsum("uto,uso->uts", gs, gs)
+                        ).sum((1, 2))
+                    if "bias" in layer.params:
+                        contrib = contrib + gs.sum(1).square().sum(1)
+                else:
+                    contrib = sum(v.reshape(units, -1).square().sum(1) for v in item[1].values())
+                sq = contrib if sq is None else sq + contrib
+        if sq is None:
+            sq = torch.zeros(units, dtype=torch.float64)
+        norms = sq.clamp_min(0).sqrt() * abs(scale)
+        return norms, per_layer
+
+    def clipped_sum(
+        self, max_grad_norm: float, scale: float, n_units: int | None = None
+    ) -> tuple[dict[nn.Parameter, torch.Tensor], int, torch.Tensor]:
+        """Sum over units of ``min(1, C / ||grad_u||) * grad_u``.
+
+        Returns ``(sums, n_units, norms)``; ``grad_u`` is ``scale`` times the captured
+        gradient of unit ``u`` (``scale`` undoes a mean reduction of the loss).
+        """
+        norms, per_layer = self._norms_and_units(scale, n_units)
+        if not bool(torch.isfinite(norms).all()):
+            raise InputError(
+                "a per-sample gradient is NaN or infinite (check the data and the loss); "
+                "no update was made"
+            )
+        factor = (max_grad_norm / (norms + 1e-6)).clamp(max=1.0)
+        weights = factor * scale
+        sums: dict[nn.Parameter, torch.Tensor] = {}
+        for layer, data in per_layer:
+            for item in data:
+                if item[0] == "ghost":
+                    _, xs, gs = item
+                    wg = gs * weights.to(gs.dtype).view(-1, 1, 1)
+                    if "weight" in layer.params:
+                        val = wg.reshape(-1, gs.shape[-1]).T @ xs.reshape(-1, xs.shape[-1])
+                        _add(sums, layer.params["weight"], val)
+                    if "bias" in layer.params:
+                        _add(sums, layer.params["bias"], wg.sum((0, 1)))
+                else:
+                    for n, v in item[1].items():
+                        val = torch.tensordot(weights.to(v.dtype), v, dims=1)
+                        _add(sums, layer.params[n], val)
+        return sums, int(norms.shape[0]), norms
+
+
+def _add(sums: dict, p: nn.Parameter, val: torch.Tensor) -> None:
+    sums[p] = sums[p] + val if p in sums else val

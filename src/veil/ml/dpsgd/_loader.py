@@ -1,0 +1,153 @@
+"""Poisson-sampled data loading for DP-SGD, with virtual (physical) batches.
+
+The RDP analysis of DP-SGD (Abadi et al. 2016; Mironov, Talwar & Zhang 2019) assumes that
+each record joins each batch independently with probability ``q``.  :class:`PoissonLoader`
+draws exactly that (with the secure generator), so batch sizes vary and may be 0.  With
+``max_physical_batch_size`` a logical batch is cut into chunks that fit in memory; the
+optimizer accumulates the clipped gradients of the chunks and adds noise once per logical
+batch (the chunks are "virtual steps").
+
+Example
+-------
+>>> import torch
+>>> from torch.utils.data import TensorDataset
+>>> from veil.ml.dpsgd._loader import PoissonLoader
+>>> loader = PoissonLoader(TensorDataset(torch.randn(100, 3)), sample_rate=0.1)
+>>> len(loader)
+10
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import torch
+from torch.utils.data import Dataset, TensorDataset
+from torch.utils.data._utils.collate import default_collate
+
+from veil.errors import ConfigError, InputError
+
+from ._noise import NoiseSource
+
+__all__ = ["PoissonLoader", "StepSignal", "check_finite"]
+
+
+class StepSignal:
+    """Tells the optimizer whether the current physical batch ends a logical batch."""
+
+    def __init__(self) -> None:
+        self.last_chunk = True
+
+
+def check_finite(batch: Any) -> None:
+    """Raise :class:`~veil.errors.InputError` if a floating tensor in ``batch`` has NaN/inf."""
+    if isinstance(batch, torch.Tensor):
+        if batch.is_floating_point() and batch.numel() and not bool(torch.isfinite(batch).all()):
+            raise InputError(
+                "training batch contains NaN or infinite values; clean or impute the data "
+                "before private training (no update was made)"
+            )
+    elif isinstance(batch, (list, tuple)):
+        for item in batch:
+            check_finite(item)
+    elif isinstance(batch, dict):
+        for item in batch.values():
+            check_finite(item)
+
+
+class PoissonLoader:
+    """Iterate over Poisson-sampled batches of a map-style dataset.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        Map-style dataset (``len`` and ``__getitem__``); ``TensorDataset`` is indexed
+        directly (fast path).
+    sample_rate : float
+        Probability that a record joins a batch, in ``(0, 1]``.
+    steps : int, optional
+        Logical batches per epoch; ``round(1 / sample_rate)`` by default.
+    collate_fn : callable, optional
+        Collation for non-tensor datasets (``default_collate``).
+    max_physical_batch_size : int, optional
+        Split logical batches into chunks of at most this size (virtual steps).
+    noise : NoiseSource, optional
+        Source of the sampling randomness (secure by default).
+    """
+
+    def __init__(
+        self,
+        dataset: Dataset,
+        sample_rate: float,
+        *,
+        steps: int | None = None,
+        collate_fn: Callable[[list], Any] | None = None,
+        max_physical_batch_size: int | None = None,
+        noise: NoiseSource | None = None,
+        signal: StepSignal | None = None,
+    ) -> None:
+        try:
+            self.n = len(dataset)  # type: ignore[arg-type]
+        except TypeError:
+            raise ConfigError("DP-SGD needs a map-style dataset with a length") from None
+        if self.n == 0:
+            raise InputError("the training dataset is empty")
+        if not 0.0 < float(sample_rate) <= 1.0:
+            raise ConfigError(f"sample_rate must lie in (0, 1], got {sample_rate!r}")
+        if max_physical_batch_size is not None and int(max_physical_batch_size) < 1:
+            raise ConfigError("max_physical_batch_size must be a positive integer")
+        self.dataset = dataset
+        self.sample_rate = float(sample_rate)
+        self.steps = int(steps) if steps is not None else max(1, round(1.0 / self.sample_rate))
+        self.collate_fn = collate_fn or default_collate
+        self.max_physical_batch_size = max_physical_batch_size
+        self.noise = noise or NoiseSource()
+        self.signal = signal or StepSignal()
+        self.expected_batch_size = self.sample_rate * self.n
+        self._empty: Any = None
+
+    def __len__(self) -> int:
+        return self.steps
+
+    def __repr__(self) -> str:
+        return f"PoissonLoader(n={self.n}, sample_rate={self.sample_rate:.6g}, steps={self.steps})"
+
+    def _fetch(self, idx: np.ndarray) -> Any:
+        if isinstance(self.dataset, TensorDataset):
+            t = torch.from_numpy(idx)
+            return [x[t] for x in self.dataset.tensors]
+        if idx.size == 0:
+            if self._empty is None:
+                one = self.collate_fn([self.dataset[0]])
+                self._empty = _slice_empty(one)
+            return self._empty
+        return self.collate_fn([self.dataset[int(i)] for i in idx])
+
+    def __iter__(self) -> Iterator[Any]:
+        for _ in range(self.steps):
+            mask = self.noise.uniform(self.n) < self.sample_rate
+            idx = np.flatnonzero(mask)
+            size = self.max_physical_batch_size
+            chunks = (
+                [idx]
+                if size is None or idx.size <= size
+                else np.array_split(idx, -(-idx.size // size))
+            )
+            for k, chunk in enumerate(chunks):
+                batch = self._fetch(chunk)
+                check_finite(batch)
+                self.signal.last_chunk = k == len(chunks) - 1
+                yield batch
+        self.signal.last_chunk = True
+
+
+def _slice_empty(batch: Any) -> Any:
+    if isinstance(batch, torch.Tensor):
+        return batch[:0]
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(_slice_empty(b) for b in batch)
+    if isinstance(batch, dict):
+        return {k: _slice_empty(v) for k, v in batch.items()}
+    return batch

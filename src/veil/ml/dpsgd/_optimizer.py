@@ -1,0 +1,337 @@
+"""The DP-SGD optimizer: clip per-sample gradients, add Gaussian noise, account, step.
+
+Algorithm 1 of Abadi et al. (2016), "Deep Learning with Differential Privacy": for each
+(logical) batch, every unit's gradient (a sample, or a microbatch as in TF-Privacy) is
+clipped to L2 norm ``max_grad_norm = C``; the clipped gradients are summed, Gaussian noise of
+standard deviation ``noise_multiplier * C`` is added to the sum, and the result is divided
+by the *expected* number of units (so that the noise scale does not depend on the realised
+Poisson batch size).  The wrapped optimizer (SGD, Adam, ...) then takes its usual step, and
+the RDP accountant records one step of the sampled Gaussian mechanism.
+
+Example
+-------
+>>> import torch
+>>> from torch import nn
+>>> from veil.ml.dpsgd import dp_optimizer
+>>> model = nn.Linear(4, 2)
+>>> opt = dp_optimizer(model, l2_norm_clip=1.0, noise_multiplier=1.1, num_microbatches=4,
+...                    learning_rate=0.1, sample_rate=0.01)
+>>> loss = nn.functional.cross_entropy(model(torch.randn(8, 4)), torch.tensor([0, 1] * 4))
+>>> loss.backward(); opt.step(); opt.zero_grad()
+>>> opt.get_epsilon(1e-5) > 0
+True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch import nn
+
+from veil.dp._rdp import RDPAccountant
+from veil.errors import ConfigError
+
+from ._grad_sample import PerSampleGrads
+from ._loader import StepSignal
+from ._noise import NoiseSource
+
+__all__ = ["DPOptimizer", "dp_optimizer"]
+
+
+def _check_positive(name: str, value: Any, *, allow_zero: bool = False) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name} must be a number, got {value!r}") from None
+    ok = v >= 0 if allow_zero else v > 0
+    if not ok or math.isinf(v) or math.isnan(v):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ConfigError(f"{name} must be a finite number {bound}, got {value!r}")
+    return v
+
+
+class DPOptimizer(torch.optim.Optimizer):
+    """Wrap a torch optimizer so that each step is a DP-SGD step.
+
+    Parameters
+    ----------
+    optimizer : torch.optim.Optimizer
+        The optimizer to wrap (its parameters must be the module's trainable parameters).
+    grads : PerSampleGrads
+        Per-sample gradient capture installed on the module.
+    noise_multiplier : float
+        Noise standard deviation divided by ``max_grad_norm``.
+    max_grad_norm : float
+        Clipping bound ``C`` on each unit's gradient.
+    expected_batch_size : float, optional
+        Divisor of the noisy sum for ``loss_reduction="mean"``; ``None`` uses the realised
+        number of units (fixed-size batches, TF-Privacy style).
+    sample_rate : float, optional
+        Poisson sampling rate for accounting; ``None`` disables accounting.
+    loss_reduction : {"mean", "sum"}
+        How the loss reduces over the batch (``"mean"`` rescales captured gradients by the
+        batch size).
+    num_microbatches : int, optional
+        Clip per microbatch instead of per sample (TF-Privacy semantics).
+    target_epsilon, target_delta : float, optional
+        A hard budget: :meth:`step` raises :class:`~veil.errors.BudgetError` *before* a
+        step that would exceed ``target_epsilon`` at ``target_delta``.
+    noise : NoiseSource, optional
+        Randomness (secure by default).
+    """
+
+    def __init__(
+        self,
+        optimizer: torch.optim.Optimizer,
+        grads: PerSampleGrads,
+        *,
+        noise_multiplier: float,
+        max_grad_norm: float,
+        expected_batch_size: float | None = None,
+        sample_rate: float | None = None,
+        loss_reduction: str = "mean",
+        num_microbatches: int | None = None,
+        target_epsilon: float | None = None,
+        target_delta: float = 1e-5,
+        noise: NoiseSource | None = None,
+        signal: StepSignal | None = None,
+        accountant: RDPAccountant | None = None,
+    ) -> None:
+        if not isinstance(optimizer, torch.optim.Optimizer):
+            raise ConfigError(f"expected a torch optimizer, got {type(optimizer).__name__}")
+        if loss_reduction not in ("mean", "sum"):
+            raise ConfigError(f"loss_reduction must be 'mean' or 'sum', got {loss_reduction!r}")
+        self.original_optimizer = optimizer
+        self.grads = grads
+        self.noise_multiplier = _check_positive(
+            "noise_multiplier", noise_multiplier, allow_zero=True
+        )
+        self.max_grad_norm = _check_positive("max_grad_norm", max_grad_norm)
+        self.expected_batch_size = (
+            None
+            if expected_batch_size is None
+            else _check_positive("expected_batch_size", expected_batch_size)
+        )
+        self.sample_rate = sample_rate
+        self.loss_reduction = loss_reduction
+        if num_microbatches is not None and (
+            int(num_microbatches) != num_microbatches or num_microbatches < 1
+        ):
+            raise ConfigError("num_microbatches must be a positive integer")
+        self.num_microbatches = None if num_microbatches is None else int(num_microbatches)
+        self.target_epsilon = (
+            None if target_epsilon is None else _check_positive("target_epsilon", target_epsilon)
+        )
+        if not 0.0 < float(target_delta) < 1.0:
+            raise ConfigError(f"target_delta must lie in (0, 1), got {target_delta!r}")
+        self.target_delta = float(target_delta)
+        self.noise = noise or NoiseSource()
+        self.signal = signal or StepSignal()
+        self.accountant = accountant if accountant is not None else RDPAccountant()
+        owned = {id(p) for p in grads.params}
+        opt_params = [p for g in optimizer.param_groups for p in g["params"] if p.requires_grad]
+        missing = [p for p in opt_params if id(p) not in owned]
+        if missing:
+            raise ConfigError("the optimizer updates parameters that are not in the private module")
+        self._acc: dict[nn.Parameter, torch.Tensor] = {}
+        self._units = 0
+        self._our_grads: dict[int, tuple[torch.Tensor, int]] = {}
+        self.last_norms: torch.Tensor | None = None
+        self.steps = 0
+
+    # torch.optim.Optimizer interface, delegated --------------------------------------------
+    @property
+    def param_groups(self) -> list[dict[str, Any]]:  # type: ignore[override]
+        return self.original_optimizer.param_groups
+
+    @param_groups.setter
+    def param_groups(self, value: list[dict[str, Any]]) -> None:
+        self.original_optimizer.param_groups = value
+
+    @property
+    def state(self) -> Any:  # type: ignore[override]
+        return self.original_optimizer.state
+
+    @state.setter
+    def state(self, value: Any) -> None:
+        self.original_optimizer.state = value
+
+    @property
+    def defaults(self) -> dict[str, Any]:  # type: ignore[override]
+        return self.original_optimizer.defaults
+
+    @defaults.setter
+    def defaults(self, value: dict[str, Any]) -> None:
+        self.original_optimizer.defaults = value
+
+    def state_dict(self) -> dict[str, Any]:
+        return self.original_optimizer.state_dict()
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.original_optimizer.load_state_dict(state_dict)
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        raise ConfigError("adding parameter groups to a DP optimizer is not supported")
+
+    def __repr__(self) -> str:
+        return (
+            f"DPOptimizer({type(self.original_optimizer).__name__}, noise_multiplier="
+            f"{self.noise_multiplier:.4g}, max_grad_norm={self.max_grad_norm:.4g}, "
+            f"steps={self.steps})"
+        )
+
+    # -------------------------------------------------------------------------------------
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clear gradients and captured per-sample data (not the virtual-step accumulator)."""
+        self.grads.clear()
+        for p in self.grads.params:
+            p.grad = None
+        self._our_grads.clear()
+
+    def _check_foreign_grads(self) -> None:
+        for p in self.grads.params:
+            if p.grad is None:
+                continue
+            mine = self._our_grads.get(id(p))
+            if mine is None or mine[0] is not p.grad or mine[1] != p.grad._version:
+                raise ConfigError(
+                    "a parameter received a gradient that was not computed per sample (it was "
+                    "used outside its module's forward); DP-SGD cannot bound its sensitivity"
+                )
+
+    def _scale(self, batch_size: int) -> float:
+        return float(batch_size) if self.loss_reduction == "mean" else 1.0
+
+    def _accumulate(self) -> None:
+        self._check_foreign_grads()
+        bsz = self.grads.batch_size()
+        scale = self._scale(bsz)
+        n_units = self.num_microbatches
+        if n_units is not None:
+            scale = scale / (bsz / n_units) if bsz else scale
+        if bsz == 0:
+            n_units = 0
+        sums, units, norms = self.grads.clipped_sum(self.max_grad_norm, scale, n_units)
+        self.last_norms = norms
+        for p, v in sums.items():
+            self._acc[p] = self._acc[p] + v if p in self._acc else v
+        self._units += units
+        self.grads.clear()
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:  # type: ignore[override]
+        """Clip, accumulate and -- at the end of a logical batch -- noise, account and step."""
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        if self.target_epsilon is not None and self.sample_rate is not None:
+            # refuse before anything changes: the model stays within the budget
+            self.accountant.check(
+                self.target_epsilon,
+                self.target_delta,
+                noise_multiplier=self.noise_multiplier,
+                sample_rate=self.sample_rate,
+            )
+        self._accumulate()
+        if not self.signal.last_chunk:
+            return loss
+        std = self.noise_multiplier * self.max_grad_norm
+        if self.loss_reduction == "sum":
+            denom = 1.0
+        elif self.expected_batch_size is not None:
+            denom = self.expected_batch_size
+        else:
+            denom = float(max(self._units, 1))
+        for p in self.grads.params:
+            summed = self._acc.get(p)
+            if summed is None:
+                summed = torch.zeros_like(p)
+            noisy = summed.to(p.dtype) + self.noise.normal(
+                p.shape, std, dtype=p.dtype, device=p.device
+            )
+            p.grad = noisy / denom
+            self._our_grads[id(p)] = (p.grad, p.grad._version)
+        self._acc.clear()
+        self._units = 0
+        self.original_optimizer.step()
+        for p in self.grads.params:
+            self._our_grads[id(p)] = (p.grad, p.grad._version)  # type: ignore[union-attr]
+        if self.sample_rate is not None:
+            self.accountant.step(
+                noise_multiplier=self.noise_multiplier, sample_rate=self.sample_rate
+            )
+        self.steps += 1
+        return loss
+
+    def get_epsilon(self, delta: float | None = None) -> float:
+        """Epsilon spent so far at ``delta`` (``target_delta`` by default)."""
+        if self.sample_rate is None:
+            raise ConfigError("epsilon is unknown: pass sample_rate to account for privacy")
+        return self.accountant.get_epsilon(self.target_delta if delta is None else delta)
+
+
+def dp_optimizer(
+    module: nn.Module,
+    *,
+    l2_norm_clip: float,
+    noise_multiplier: float,
+    num_microbatches: int | None = None,
+    learning_rate: float = 0.15,
+    momentum: float = 0.0,
+    sample_rate: float | None = None,
+    clipping: str = "ghost",
+    secure_rng: bool = True,
+    seed: int | None = None,
+) -> DPOptimizer:
+    """TF-Privacy-style DP-SGD optimizer (``DPKerasSGDOptimizer`` argument names).
+
+    Installs per-sample gradient capture on ``module`` (in place) and returns a
+    :class:`DPOptimizer` around ``torch.optim.SGD``.  As in TF-Privacy, each step's batch is
+    split into ``num_microbatches`` microbatches (default: one per example), each
+    microbatch's mean gradient is clipped to ``l2_norm_clip``, Gaussian noise of standard
+    deviation ``noise_multiplier * l2_norm_clip`` is added to their sum, and the result is
+    divided by the number of microbatches.  The loss must be the batch *mean* (TF's vector
+    loss, averaged).
+
+    Parameters
+    ----------
+    module : nn.Module
+        The model (TF's ``var_list`` is its parameters).
+    l2_norm_clip, noise_multiplier, num_microbatches, learning_rate
+        As in TF-Privacy.
+    momentum : float
+        SGD momentum.
+    sample_rate : float, optional
+        ``batch_size / n`` for the RDP accountant (TF-Privacy's ``compute_dp_sgd_privacy``
+        makes the same Poisson-sampling approximation for shuffled batches).
+
+    References
+    ----------
+    Abadi et al. (2016); TensorFlow Privacy, ``DPKerasSGDOptimizer``.
+
+    Examples
+    --------
+    >>> from torch import nn
+    >>> opt = dp_optimizer(nn.Linear(3, 2), l2_norm_clip=1.0, noise_multiplier=1.1,
+    ...                    num_microbatches=1, learning_rate=0.1)
+    >>> opt.max_grad_norm
+    1.0
+    """
+    lr = _check_positive("learning_rate", learning_rate)
+    noise = NoiseSource(secure=secure_rng, seed=seed)
+    grads = PerSampleGrads(module, clipping=clipping)
+    inner = torch.optim.SGD(grads.params, lr=lr, momentum=float(momentum))
+    return DPOptimizer(
+        inner,
+        grads,
+        noise_multiplier=noise_multiplier,
+        max_grad_norm=l2_norm_clip,
+        expected_batch_size=None,
+        sample_rate=sample_rate,
+        loss_reduction="mean",
+        num_microbatches=num_microbatches,
+        noise=noise,
+    )

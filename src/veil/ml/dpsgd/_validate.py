@@ -1,0 +1,102 @@
+"""Which modules DP-SGD can train, and :func:`fix_module` for the ones it cannot.
+
+BatchNorm normalises each sample with statistics of the *whole batch*, so one record changes
+every other record's gradient and per-sample clipping no longer bounds its influence; its
+running statistics are also a non-private aggregate.  GroupNorm / LayerNorm normalise each
+sample on its own and are the standard replacement (Wu & He 2018; Opacus does the same).
+
+Example
+-------
+>>> import torch.nn as nn
+>>> from veil.ml.dpsgd import fix_module, validate_module
+>>> model = fix_module(nn.Sequential(nn.Conv2d(1, 8, 3), nn.BatchNorm2d(8)))
+>>> type(model[1]).__name__
+'GroupNorm'
+>>> validate_module(model)
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+from torch import nn
+
+from veil.errors import ConfigError
+
+__all__ = ["validate_module", "fix_module"]
+
+_FIX = "replace it by GroupNorm, e.g. `model = veil.ml.dpsgd.fix_module(model)`"
+
+
+def validate_module(module: nn.Module) -> None:
+    """Raise :class:`~veil.errors.ConfigError` when ``module`` cannot be trained with DP-SGD.
+
+    Refused: BatchNorm (mixes samples), InstanceNorm tracking running statistics, modules
+    that own trainable parameters *and* have sub-modules with trainable parameters (e.g.
+    ``nn.MultiheadAttention``, whose ``out_proj`` weight is used without calling it), and
+    parameters shared between modules.
+    """
+    if not isinstance(module, nn.Module):
+        raise ConfigError(f"expected a torch.nn.Module, got {type(module).__name__}")
+    seen: dict[int, str] = {}
+    for name, sub in module.named_modules():
+        label = name or type(module).__name__
+        if isinstance(sub, nn.modules.batchnorm._BatchNorm):
+            raise ConfigError(
+                f"{label} ({type(sub).__name__}) computes statistics over the whole batch, "
+                f"which breaks per-sample privacy: {_FIX}"
+            )
+        if isinstance(sub, nn.modules.instancenorm._InstanceNorm) and sub.track_running_stats:
+            raise ConfigError(
+                f"{label} ({type(sub).__name__}) tracks running statistics, a non-private "
+                "aggregate: construct it with track_running_stats=False"
+            )
+        own = [p for p in sub.parameters(recurse=False) if p.requires_grad]
+        if own and any(p.requires_grad for child in sub.children() for p in child.parameters()):
+            raise ConfigError(
+                f"{label} ({type(sub).__name__}) owns trainable parameters and also has "
+                "sub-modules with trainable parameters; per-sample gradients cannot be "
+                "computed for it (wrap its own parameters in a separate leaf module)"
+            )
+        for pname, p in sub.named_parameters(recurse=False):
+            if not p.requires_grad:
+                continue
+            where = f"{label}.{pname}"
+            if id(p) in seen:
+                raise ConfigError(
+                    f"parameter {where} is shared with {seen[id(p)]}; weight tying is not "
+                    "supported by DP-SGD in Veil"
+                )
+            seen[id(p)] = where
+    if not seen:
+        raise ConfigError("the module has no trainable parameters")
+
+
+def _groups(channels: int) -> int:
+    return math.gcd(32, channels)
+
+
+def fix_module(module: nn.Module) -> nn.Module:
+    """Return a copy of ``module`` with every BatchNorm replaced by an equivalent GroupNorm.
+
+    ``BatchNorm{1,2,3}d(C)`` becomes ``GroupNorm(gcd(32, C), C, affine=bn.affine)``; the
+    caller's module is not modified.
+    """
+    if not isinstance(module, nn.Module):
+        raise ConfigError(f"expected a torch.nn.Module, got {type(module).__name__}")
+    if isinstance(module, nn.modules.batchnorm._BatchNorm):
+        c = module.num_features
+        return nn.GroupNorm(_groups(c), c, eps=module.eps, affine=module.affine)
+    fixed = copy.deepcopy(module)
+    _replace(fixed)
+    return fixed
+
+
+def _replace(module: nn.Module) -> None:
+    for name, child in module.named_children():
+        if isinstance(child, nn.modules.batchnorm._BatchNorm):
+            c = child.num_features
+            setattr(module, name, nn.GroupNorm(_groups(c), c, eps=child.eps, affine=child.affine))
+        else:
+            _replace(child)
