@@ -51,6 +51,7 @@ from veil.errors import ConfigError, InputError
 
 __all__ = [
     "bernoulli",
+    "bernoulli_exp",
     "geometric",
     "discrete_laplace",
     "discrete_gaussian",
@@ -130,6 +131,29 @@ def _bern_exp_neg(
         fn = exact_gamma[0]  # type: ignore[index]
         for i in np.flatnonzero(amb):
             out[i] = u_less_exp(LazyUniform(int(r[i]), 64, rng), fn(i))  # type: ignore[operator]
+    return out
+
+
+def bernoulli_exp(gamma: float | np.ndarray, size: int, rng: BitSource) -> np.ndarray:
+    """Exact ``Bernoulli(exp(-gamma))`` draws for float ``gamma >= 0`` (scalar or array).
+
+    Examples
+    --------
+    >>> from veil.dp._rng import SecureRandom
+    >>> bool(bernoulli_exp(0.0, 3, SecureRandom()).all())
+    True
+    """
+    g = np.broadcast_to(np.asarray(gamma, dtype=np.float64), (size,)).copy()
+    if np.any(~(g >= 0)):
+        raise ConfigError("bernoulli_exp: gamma must be >= 0")
+    inf = np.isinf(g)
+    g[inf] = 1e6  # exp(-inf) = 0: decided below, whatever the draw
+
+    def exact(i: int) -> Fraction:
+        return Fraction(float(g[i]))
+
+    out = _bern_exp_neg(g, np.zeros(size), [exact], rng)  # type: ignore[list-item]
+    out[inf] = False
     return out
 
 

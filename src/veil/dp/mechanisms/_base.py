@@ -1,0 +1,164 @@
+"""Base class and parameter checks shared by the mechanisms (diffprivlib-compatible)."""
+
+from __future__ import annotations
+
+import copy as _copy
+import math
+from numbers import Real
+from typing import Any
+
+import numpy as np
+
+from veil.dp._rng import BitSource, resolve_rng
+from veil.errors import ConfigError, InputError
+
+__all__ = ["DPMechanism", "TruncationAndFoldingMixin", "check_epsilon_delta", "as_float"]
+
+
+def as_float(name: str, value: Any) -> float:
+    """``value`` as a finite float, or :class:`ConfigError` naming ``name``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Real, np.number)):
+        raise ConfigError(f"{name} must be a real number, got {type(value).__name__}")
+    out = float(value)
+    if math.isnan(out):
+        raise ConfigError(f"{name} must not be NaN")
+    return out
+
+
+def check_epsilon_delta(epsilon: Any, delta: Any) -> tuple[float, float]:
+    """Validate a privacy budget: ``epsilon >= 0``, ``0 <= delta <= 1``, not both zero."""
+    eps = as_float("epsilon", epsilon)
+    dlt = as_float("delta", delta)
+    if eps < 0 or math.isinf(eps):
+        raise ConfigError(f"epsilon must be a non-negative finite number, got {eps}")
+    if not 0.0 <= dlt <= 1.0:
+        raise ConfigError(f"delta must be in [0, 1], got {dlt}")
+    if eps + dlt == 0:
+        raise ConfigError("epsilon and delta cannot both be zero")
+    return eps, dlt
+
+
+class DPMechanism:
+    """Base of every mechanism: privacy parameters, randomness and accuracy helpers.
+
+    Parameters
+    ----------
+    epsilon : float
+    delta : float
+    random_state : None, int or numpy Generator
+        ``None`` (default) uses the cryptographically secure generator; a seed is for tests
+        only and emits :class:`~veil.errors.InsecureRandomWarning`.
+
+    Notes
+    -----
+    Sub-classes implement :meth:`_noise` / :meth:`randomise`, :meth:`variance` and
+    :meth:`_noise_halfwidth`.  ``randomise`` accepts a scalar (returns a scalar) or an
+    array-like (returns an array, each element randomised independently with the same
+    parameters, i.e. each element costs the mechanism's full budget).
+    """
+
+    sensitivity: float = 0.0
+
+    def __init__(self, *, epsilon: float, delta: float, random_state: Any = None) -> None:
+        self.epsilon, self.delta = self._check_epsilon_delta(epsilon, delta)
+        self._rng: BitSource = resolve_rng(random_state)
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ validation
+    @classmethod
+    def _check_epsilon_delta(cls, epsilon: Any, delta: Any) -> tuple[float, float]:
+        return check_epsilon_delta(epsilon, delta)
+
+    @staticmethod
+    def _check_sensitivity(sensitivity: Any) -> float:
+        s = as_float("sensitivity", sensitivity)
+        if s < 0 or math.isinf(s):
+            raise ConfigError(f"sensitivity must be a non-negative finite number, got {s}")
+        return s
+
+    @staticmethod
+    def _values(value: Any) -> tuple[np.ndarray, bool]:
+        arr = np.asarray(value)
+        if arr.dtype.kind not in "biuf":
+            raise InputError(f"value must be numeric, got dtype {arr.dtype}")
+        arr = arr.astype(np.float64)
+        if not np.isfinite(arr).all():
+            raise InputError("value must be finite (NaN/inf cannot be randomised privately)")
+        return arr, arr.ndim == 0
+
+    # ------------------------------------------------------------------ API
+    def randomise(self, value: Any) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def bias(self, value: Any) -> float:
+        """Expected ``randomise(value) - value`` (0 for unbiased mechanisms)."""
+        return 0.0
+
+    def variance(self, value: Any) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def mse(self, value: Any) -> float:
+        """Mean squared error ``variance + bias^2``."""
+        return self.variance(value) + self.bias(value) ** 2
+
+    def _noise_halfwidth(self, alpha: float) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def confidence_interval(self, alpha: float = 0.05, value: Any = None) -> tuple[float, float]:
+        """Interval holding the noise with probability at least ``1 - alpha``.
+
+        Known before anything is released (accuracy planning).  With ``value`` (a released
+        output) the interval is centred on it: a ``1 - alpha`` confidence interval for the
+        true value.
+
+        Parameters
+        ----------
+        alpha : float in (0, 1)
+        value : float, optional
+
+        Returns
+        -------
+        (low, high) : tuple of float
+        """
+        a = as_float("alpha", alpha)
+        if not 0.0 < a < 1.0:
+            raise ConfigError(f"alpha must be in (0, 1), got {a}")
+        h = float(self._noise_halfwidth(a))
+        c = 0.0 if value is None else float(value)
+        return (c - h, c + h)
+
+    def copy(self) -> DPMechanism:
+        """A copy sharing the random generator."""
+        return _copy.copy(self)
+
+    def __repr__(self) -> str:
+        params = ", ".join(
+            f"{k}={v!r}"
+            for k, v in vars(self).items()
+            if not k.startswith("_") and k != "random_state"
+        )
+        return f"{type(self).__name__}({params})"
+
+
+class TruncationAndFoldingMixin:
+    """Output bounds ``[lower, upper]`` for truncated / folded mechanisms (post-processing)."""
+
+    lower: float
+    upper: float
+
+    def _set_bounds(self, lower: Any, upper: Any) -> None:
+        lo, hi = as_float("lower", lower), as_float("upper", upper)
+        if lo > hi:
+            raise ConfigError(f"lower ({lo}) must not exceed upper ({hi})")
+        self.lower, self.upper = lo, hi
+
+    def _truncate(self, x: np.ndarray) -> np.ndarray:
+        return np.clip(x, self.lower, self.upper)
+
+    def _fold(self, x: np.ndarray) -> np.ndarray:
+        lo, hi = self.lower, self.upper
+        if hi == lo:
+            return np.full_like(x, lo)
+        width = hi - lo
+        y = np.mod(x - lo, 2 * width)
+        return lo + np.where(y > width, 2 * width - y, y)
