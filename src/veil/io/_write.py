@@ -30,6 +30,12 @@ def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
     return pa.resolve() == pb.resolve()
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(path: str | os.PathLike[str], writer: Callable[[IO[bytes]], None]) -> Path:
     """Call ``writer(fh)`` on a temporary file next to ``path``, then rename it to ``path``.
 
@@ -45,6 +51,7 @@ def atomic_write(path: str | os.PathLike[str], writer: Callable[[IO[bytes]], Non
             writer(fh)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):

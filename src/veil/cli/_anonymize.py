@@ -1,0 +1,150 @@
+"""``veil anonymize INPUT --policy POLICY --out DIR``: apply a policy, write release + reports.
+
+Nothing is written unless every step succeeds: the release, ``report.json``, ``report.html``
+and operator artifacts are first written into a temporary folder inside ``DIR`` and then moved
+into place one by one with ``os.replace``; a folder created for the run is removed on error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from veil.cli._scan import add_read_options, read_options
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "anonymize",
+        help="apply a policy: write the release, report.html and report.json",
+        description="Apply a YAML policy to a table and write the release (same format as the "
+        "input), report.html and report.json into DIR.",
+    )
+    p.add_argument("input", help="CSV, TSV or Parquet file")
+    p.add_argument("--policy", required=True, help="policy YAML file (draft one with veil scan)")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder (created if needed)")
+    p.add_argument("--key-file", help="secret key file for pseudonymize/tokenize (else $VEIL_KEY)")
+    p.add_argument("--seed", type=int, help="seed for non-DP randomness (fake data, noise)")
+    add_read_options(p)
+    p.set_defaults(func=run)
+
+
+def _use_progress() -> bool:
+    return sys.stderr.isatty() and not os.environ.get("CI") and os.environ.get("TERM") != "dumb"
+
+
+@contextlib.contextmanager
+def _progress() -> Iterator[Callable[[str, int, int], None] | None]:
+    if not _use_progress():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("{task.description:<32}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as prog:
+        task = prog.add_task("reading", total=1)
+
+        def tick(msg: str, done: int, total: int) -> None:
+            prog.update(task, description=msg[:32], completed=done, total=total)
+
+        yield tick
+
+
+def _write_artifact(name: str, obj: Any, folder: Path) -> str:
+    import pandas as pd
+
+    from veil.io import write, write_json
+
+    safe = Path(name).name
+    if not safe or safe.startswith(".") or safe in ("report.json", "report.html"):
+        safe = f"artifact_{abs(hash(name)) % 10**8}.json"
+    if isinstance(obj, pd.DataFrame):
+        if Path(safe).suffix.lower() not in (".csv", ".tsv", ".parquet", ".pq"):
+            safe += ".csv"
+        write(obj, folder / safe)
+    else:
+        if Path(safe).suffix.lower() != ".json":
+            safe += ".json"
+        write_json(obj, folder / safe)
+    return safe
+
+
+def run(args: argparse.Namespace) -> int:
+    from veil.deid import Policy, apply
+    from veil.errors import InputError
+    from veil.io import read_table, same_file, write, write_json
+    from veil.report import render_html
+
+    policy = Policy.from_yaml(args.policy)
+    opts = {**policy.read_options(), **read_options(args)}
+    inp = Path(args.input)
+    out_dir = Path(args.out)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise InputError(f"--out must be a folder, but {out_dir} is a file")
+    release_path = out_dir / inp.name
+    if release_path.exists() and same_file(release_path, inp):
+        raise InputError(
+            f"refusing to write the release over its input {inp}: choose another --out"
+        )
+    if args.key_file is not None and not Path(args.key_file).is_file():
+        from veil.errors import KeyMissingError
+
+        raise KeyMissingError(f"key file not found: {args.key_file}")
+
+    with _progress() as tick:
+        if tick:
+            tick("reading", 0, 1)
+        df, fmt = read_table(inp, **opts)
+        result = apply(df, policy, key_file=args.key_file, seed=args.seed, progress=tick)
+        release, report = result
+        report["input"]["file"] = inp.name
+        report["release"]["file"] = release_path.name
+        html = render_html(report)
+
+    created = not out_dir.exists()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".veil-", dir=out_dir))
+    try:
+        write(release, tmp / inp.name, like=fmt)
+        artifacts = [_write_artifact(n, o, tmp) for n, o in result.artifacts.items()]
+        report["artifacts"] = artifacts
+        write_json(report, tmp / "report.json")
+        (tmp / "report.html").write_text(html, encoding="utf-8")
+        for name in [inp.name, *artifacts, "report.json", "report.html"]:
+            os.replace(tmp / name, out_dir / name)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if created:
+            shutil.rmtree(out_dir, ignore_errors=True)
+        raise
+    shutil.rmtree(tmp, ignore_errors=True)
+
+    targets = report.get("targets")
+    before, after = report["risk"]["before"], report["risk"]["after"]
+    print(
+        f"release: {release_path} ({len(release)} of {len(df)} records, {release.shape[1]} columns)"
+    )
+    print(f"report:  {out_dir / 'report.html'} and {out_dir / 'report.json'}")
+    print(
+        f"unique on quasi-identifiers: {before['unique_share']:.1%} -> {after['unique_share']:.1%}; "
+        f"smallest class {before['smallest_class']} -> {after['smallest_class']}"
+    )
+    if targets is not None:
+        verdict = "met" if targets["all_met"] else "NOT met"
+        print(f"privacy targets ({targets['mode']}): {verdict}")
+    for w in report.get("warnings", []):
+        print(f"veil: warning: {w}", file=sys.stderr)
+    return 0

@@ -1,0 +1,230 @@
+"""Running a policy: operators per column, record suppression, privacy targets, report."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from veil.deid._policy import Policy
+from veil.deid._targets import verify_targets
+from veil.deid.operators import OperatorContext
+from veil.errors import InputError, PolicyError, VeilError
+from veil.schema import Role
+
+__all__ = ["apply", "ApplyResult"]
+
+Progress = Callable[[str, int, int], None]
+
+
+class ApplyResult(tuple):
+    """``(release, report)``; ``.artifacts`` holds operator side outputs (file name -> data)."""
+
+    artifacts: dict[str, Any]
+
+    def __new__(
+        cls, release: pd.DataFrame, report: dict[str, Any], artifacts: dict[str, Any]
+    ) -> ApplyResult:
+        obj = super().__new__(cls, (release, report))
+        obj.artifacts = artifacts
+        return obj
+
+
+def _as_policy(policy: Policy | Mapping[str, Any] | str | os.PathLike[str]) -> Policy:
+    if isinstance(policy, Policy):
+        return policy
+    if isinstance(policy, Mapping):
+        return Policy.from_dict(policy)
+    if isinstance(policy, (str, os.PathLike)):
+        return Policy.from_yaml(policy)
+    raise PolicyError(
+        f"expected a Policy, a dict or a policy file path, got {type(policy).__name__}"
+    )
+
+
+def _reraise(exc: VeilError, policy: Policy, col: str, op_name: str) -> VeilError:
+    line = policy.line("columns", col)
+    where = f"{policy.source}, line {line}" if line else policy.source
+    msg = str(exc)
+    what = (
+        f"column {col!r}"
+        if msg.startswith(f"operator {op_name!r}")
+        else f"column {col!r}, operator {op_name!r}"
+    )
+    return type(exc)(f"{where}: {what}: {msg}")
+
+
+def _check_hierarchies(df: pd.DataFrame, policy: Policy) -> None:
+    for col, spec in policy.columns.items():
+        if spec.hierarchy is None or col not in df.columns:
+            continue
+        missing = spec.hierarchy.missing(df[col].dropna())
+        if missing:
+            shown = ", ".join(repr(v) for v in missing[:5]) + (" ..." if len(missing) > 5 else "")
+            raise policy.error(
+                ("columns", col, "hierarchy"),
+                f"the hierarchy of column {col!r} lacks {len(missing)} value(s) present in the data: {shown}",
+            )
+
+
+def _enforce(df: pd.DataFrame, policy: Policy, report: dict[str, Any]) -> pd.DataFrame:
+    try:
+        bridge = importlib.import_module("veil.anonymity._policy_bridge")
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("veil.anonymity._policy_bridge", "veil.anonymity"):
+            raise
+        msg = "the k-anonymity engine is not available: privacy targets are verified, not enforced"
+        warnings.warn(msg, RuntimeWarning, stacklevel=3)
+        report["warnings"].append(msg)
+        return df
+    out, info = bridge.enforce(df, policy)
+    report["anonymity"] = info
+    return out
+
+
+def apply(
+    df: pd.DataFrame,
+    policy: Policy | Mapping[str, Any] | str | os.PathLike[str],
+    *,
+    key_file: str | os.PathLike[str] | None = None,
+    seed: int | None = None,
+    progress: Progress | None = None,
+) -> ApplyResult:
+    """Apply a policy to ``df``: returns ``(release, report)``; ``df`` is never modified.
+
+    Steps: check the policy's columns against the data; run each column's operators in the
+    declared order; remove the records matching the policy's ``suppress`` conditions
+    (evaluated on the *original* values); check hierarchies cover the values; enforce the
+    privacy targets with the k-anonymity engine when ``privacy.algorithm`` is set; verify the
+    targets; compute the report (actions, risk before/after, information loss, distributions).
+
+    Parameters
+    ----------
+    df
+        The input table.
+    policy
+        A :class:`Policy`, a policy dict or the path of a policy YAML file.
+    key_file
+        Secret-key file overriding the policy's ``key`` (keyed operators only).
+    seed
+        Seed for the operators' non-DP randomness (overrides the policy's ``seed``).
+    progress
+        Optional callback ``(step description, done, total)``.
+
+    Returns
+    -------
+    ApplyResult
+        A ``(release, report)`` tuple; ``.artifacts`` maps file names to operator side outputs.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"name": ["Ann", "Bob", "Cy"], "age": [34, 35, 61]})
+    >>> release, report = apply(df, {"columns": {"name": {"role": "identifier", "operator": "drop"},
+    ...                                          "age": {"role": "quasi"}}})
+    >>> list(release.columns), report["risk"]["before"]["unique_records"]
+    (['age'], 3)
+    """
+    from veil.report._build import build_report
+
+    if not isinstance(df, pd.DataFrame):
+        raise InputError(f"apply expects a pandas DataFrame, got {type(df).__name__}")
+    if df.shape[0] == 0 or df.shape[1] == 0:
+        raise InputError("the table is empty")
+    pol = _as_policy(policy)
+    pol.check_columns(df)
+    steps = [(c, op) for c, s in pol.columns.items() for op in s.operators]
+    total = len(steps) + 3
+    tick = progress or (lambda _m, _d, _t: None)
+
+    original = df.copy(deep=False)
+    original.index = pd.RangeIndex(len(df))
+    rng_seed = seed if seed is not None else pol.seed
+    ctx = OperatorContext(
+        secret_loader=pol.key_loader(key_file),
+        rng=np.random.default_rng(rng_seed),
+        locale=pol.locale,
+        artifacts={},
+        base_dir=str(pol.base_dir),
+    )
+    report: dict[str, Any] = {"warnings": [], "actions": []}
+    suppress_mask = pol.suppressor.mask(original) if pol.suppressor is not None else None
+
+    work = original
+    for i, (col, op) in enumerate(steps):
+        tick(f"{op.name} {col}", i, total)
+        if not op.table_level and col not in work.columns:
+            raise pol.error(
+                ("columns", col),
+                f"column {col!r} no longer exists when operator {op.name!r} runs (dropped or renamed "
+                "by an earlier operator; list renaming operators last)",
+            )
+        n_before = len(work)
+        try:
+            work = op.apply(work, None if op.table_level else col, ctx)
+        except VeilError as exc:
+            raise _reraise(exc, pol, col, op.name) from exc
+        report["actions"].append(
+            {
+                "column": col,
+                "operator": op.name,
+                "description": op.describe(),
+                "params": op.params(),
+                "records_removed": n_before - len(work),
+            }
+        )
+    removed_by_operators = len(original) - len(work)
+
+    tick("record suppression", len(steps), total)
+    removed_by_conditions = 0
+    if suppress_mask is not None:
+        keep = ~suppress_mask[np.asarray(work.index, dtype=np.int64)]
+        removed_by_conditions = int((~keep).sum())
+        work = work.loc[keep]
+    _check_hierarchies(work, pol)
+
+    tick("privacy targets", len(steps) + 1, total)
+    before_privacy = len(work)
+    targets = pol.privacy
+    if targets is not None and targets.algorithm:
+        work = _enforce(work, pol, report)
+    removed_by_privacy = before_privacy - len(work)
+
+    roles = {
+        c: (pol.columns[c].role if c in pol.columns else pol.default_role)
+        for c in map(str, df.columns)
+    }
+    qis = [c for c, r in roles.items() if r is Role.QUASI]
+    if targets is not None:
+        report["targets"] = verify_targets(
+            work, qis, targets, removed_by_privacy=removed_by_privacy, input_records=len(original)
+        )
+        report["targets"]["mode"] = (
+            "enforced" if targets.algorithm and "anonymity" in report else "verified"
+        )
+
+    tick("report", len(steps) + 2, total)
+    report.update(
+        build_report(
+            original,
+            work,
+            pol,
+            roles,
+            suppression={
+                "conditions": list(pol.suppress),
+                "records_removed_by_conditions": removed_by_conditions,
+                "records_removed_by_operators": removed_by_operators,
+                "records_removed_by_privacy": removed_by_privacy,
+            },
+        )
+    )
+    release = work
+    if not isinstance(df.index, pd.RangeIndex) or not df.index.equals(pd.RangeIndex(len(df))):
+        release = release.set_axis(df.index[np.asarray(release.index, dtype=np.int64)], axis=0)
+    release.attrs = {k: v for k, v in df.attrs.items() if k == "veil_source"}
+    tick("done", total, total)
+    return ApplyResult(release, report, dict(ctx.artifacts))

@@ -1,0 +1,83 @@
+"""Loading YAML while remembering the line of every key, for error messages.
+
+``yaml.compose`` keeps the position of each node; we build plain Python objects from the node
+tree and a map ``path -> line`` where ``path`` is the tuple of keys/indices leading to a node.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from veil.errors import PolicyError
+
+__all__ = ["load_with_lines", "format_path", "policy_error"]
+
+Path_ = tuple[Any, ...]
+
+
+def format_path(path: Path_) -> str:
+    """``("columns", "Age", "operator", 0)`` -> ``columns.Age.operator[0]``."""
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "(top level)"
+
+
+def policy_error(source: str, lines: dict[Path_, int], path: Path_, message: str) -> PolicyError:
+    """A PolicyError naming the source, the line (of the nearest known node) and the key."""
+    line = None
+    p = tuple(path)
+    while p and line is None:
+        line = lines.get(p)
+        p = p[:-1]
+    where = f"{source}, line {line}" if line is not None else source
+    return PolicyError(f"{where}: {format_path(tuple(path))}: {message}")
+
+
+def load_with_lines(text: str, source: str) -> tuple[Any, dict[Path_, int]]:
+    """Parse YAML ``text``; return ``(data, lines)``.  Duplicate keys are an error.
+
+    Examples
+    --------
+    >>> data, lines = load_with_lines("a: 1\\nb:\\n  c: [x, y]\\n", "p.yaml")
+    >>> data, lines[("b", "c")], lines[("b", "c", 1)]
+    ({'a': 1, 'b': {'c': ['x', 'y']}}, 3, 3)
+    """
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        line = f", line {mark.line + 1}" if mark is not None else ""
+        raise PolicyError(f"{source}{line}: invalid YAML: {problem}") from None
+    lines: dict[Path_, int] = {}
+    constructor = yaml.constructor.SafeConstructor()
+
+    def build(n: yaml.Node, path: Path_) -> Any:
+        lines.setdefault(path, n.start_mark.line + 1)
+        if isinstance(n, yaml.MappingNode):
+            out: dict[Any, Any] = {}
+            for knode, vnode in n.value:
+                key = build(knode, path + ("<key>",))
+                if isinstance(key, (list, dict)):
+                    raise policy_error(source, lines, path, "mapping keys must be scalars")
+                if key in out:
+                    line = knode.start_mark.line + 1
+                    raise PolicyError(
+                        f"{source}, line {line}: {format_path(path + (key,))}: duplicate key"
+                    )
+                lines[path + (key,)] = knode.start_mark.line + 1
+                out[key] = build(vnode, path + (key,))
+            return out
+        if isinstance(n, yaml.SequenceNode):
+            return [build(item, path + (i,)) for i, item in enumerate(n.value)]
+        try:
+            return constructor.construct_object(n, deep=True)
+        except yaml.YAMLError as exc:
+            raise policy_error(source, lines, path, f"invalid value ({exc})") from None
+
+    data = build(node, ()) if node is not None else None
+    lines.pop(("<key>",), None)
+    return data, {k: v for k, v in lines.items() if "<key>" not in k}

@@ -1,0 +1,98 @@
+"""Assembling the JSON report of a de-identification run (the HTML report renders it)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from veil.report._metrics import distribution, information_loss
+from veil.report._risk import risk_indicators
+from veil.schema import Role
+
+if TYPE_CHECKING:
+    from veil.deid._policy import Policy
+
+__all__ = ["build_report", "MAX_PLOTS", "DEFAULT_K"]
+
+MAX_PLOTS = 12
+DEFAULT_K = 5
+
+
+def _distributions(
+    original: pd.DataFrame, release: pd.DataFrame, columns: list[str]
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for col in columns[:MAX_PLOTS]:
+        before = distribution(original[col])
+        after = None
+        if col in release.columns:
+            edges = before.get("edges") if before["kind"] == "numeric" else None
+            s1 = release[col]
+            numeric = pd.api.types.is_numeric_dtype(s1) and not pd.api.types.is_bool_dtype(s1)
+            if edges is not None and numeric and len(s1.dropna()):
+                lo, hi = (
+                    float(np.nanmin(s1.to_numpy(dtype=float, na_value=np.nan))),
+                    float(np.nanmax(s1.to_numpy(dtype=float, na_value=np.nan))),
+                )
+                if lo < edges[0] or hi > edges[-1]:
+                    edges = None
+                after = distribution(s1, edges if edges is not None else None)
+            else:
+                after = distribution(s1)
+        out[col] = {"original": before, "release": after}
+    return out
+
+
+def build_report(
+    original: pd.DataFrame,
+    release: pd.DataFrame,
+    policy: Policy,
+    roles: dict[str, Role | None],
+    *,
+    suppression: dict[str, Any],
+) -> dict[str, Any]:
+    """Everything the JSON and HTML reports show (never any key material)."""
+    from veil import __version__
+
+    targets = policy.privacy
+    k = targets.k if targets is not None and targets.k else DEFAULT_K
+    qis = [c for c, r in roles.items() if r is Role.QUASI]
+    plotted = [c for c, r in roles.items() if r in (Role.QUASI, Role.SENSITIVE)]
+    columns: dict[str, Any] = {}
+    for col in map(str, original.columns):
+        spec = policy.columns.get(col)
+        columns[col] = {
+            "role": roles[col].value if roles[col] is not None else None,
+            "listed_in_policy": spec is not None,
+            "operators": [
+                {"name": op.name, "description": op.describe(), "params": op.params()}
+                for op in (spec.operators if spec else [])
+            ],
+            "hierarchy": spec.hierarchy_source if spec else None,
+            "in_release": col in release.columns,
+        }
+    return {
+        "veil_version": __version__,
+        "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "policy": {"source": policy.source, "privacy": dict(targets.raw) if targets else None},
+        "input": {"records": len(original), "columns": original.shape[1]},
+        "release": {
+            "records": len(release),
+            "columns": release.shape[1],
+            "column_names": [str(c) for c in release.columns],
+        },
+        "columns": columns,
+        "suppression": suppression,
+        "risk": {
+            "quasi_identifiers": qis,
+            "k": k,
+            "k_is_default": not (targets is not None and targets.k),
+            "before": risk_indicators(original, qis, k),
+            "after": risk_indicators(release, qis, k),
+        },
+        "information_loss": information_loss(original, release),
+        "distributions": _distributions(original, release, plotted),
+    }

@@ -1,0 +1,58 @@
+"""Rendering the report dict as one self-contained HTML page (Jinja2 template, embedded PNGs)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from veil.report._plots import distribution_png
+
+__all__ = ["render_html"]
+
+
+def _pct(v: Any) -> str:
+    return "–" if v is None else f"{100 * float(v):.1f}%"
+
+
+def _num(v: Any, digits: int = 3) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float):
+        return f"{v:,.{digits}g}" if abs(v) < 1e6 else f"{v:,.0f}"
+    return str(v)
+
+
+def render_html(report: dict[str, Any], *, title: str = "Veil de-identification report") -> str:
+    """Render ``report`` (from :func:`veil.apply`) as HTML text.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from veil.deid import apply
+    >>> _, rep = apply(pd.DataFrame({"age": [30, 31, 30]}), {"columns": {"age": "quasi"}})
+    >>> html = render_html(rep)
+    >>> html.startswith("<!DOCTYPE html>") and "data:image/png;base64," in html
+    True
+    """
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    env = Environment(
+        loader=PackageLoader("veil.report", "templates"),
+        autoescape=select_autoescape(["html", "j2"]),
+    )
+    env.filters["pct"] = _pct
+    env.filters["num"] = _num
+    plots = {col: distribution_png(col, d) for col, d in report.get("distributions", {}).items()}
+    template = env.get_template("report.html.j2")
+    return template.render(
+        r=report,
+        title=title,
+        plots=plots,
+        anonymity_json=json.dumps(report.get("anonymity"), indent=2, default=str)
+        if report.get("anonymity")
+        else None,
+    )

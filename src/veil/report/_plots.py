@@ -1,0 +1,57 @@
+"""Distribution plots (original vs release) as base64 PNG, drawn with matplotlib's Agg canvas.
+
+No pyplot: figures are created with :class:`matplotlib.figure.Figure` so the caller's
+matplotlib backend and state are never touched.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from typing import Any
+
+__all__ = ["distribution_png"]
+
+
+def _draw(ax: Any, d: dict[str, Any] | None, title: str, color: str) -> None:
+    ax.set_title(title, fontsize=9)
+    if d is None:
+        ax.text(0.5, 0.5, "column not in the release", ha="center", va="center", fontsize=9)
+        ax.set_axis_off()
+        return
+    if d["kind"] == "numeric":
+        edges = d["edges"]
+        widths = [b - a for a, b in zip(edges[:-1], edges[1:])]
+        ax.bar(edges[:-1], d["counts"], width=widths, align="edge", color=color, edgecolor="white")
+    else:
+        labels = [lab if len(lab) <= 18 else lab[:17] + "…" for lab in d["labels"]]
+        ax.bar(range(len(labels)), d["counts"], color=color)
+        ax.set_xticks(range(len(labels)))
+        ax.set_xticklabels(labels, rotation=45, ha="right", fontsize=7)
+    ax.tick_params(axis="y", labelsize=7)
+    if d.get("missing"):
+        ax.text(
+            0.99,
+            0.97,
+            f"missing: {d['missing']}",
+            transform=ax.transAxes,
+            ha="right",
+            va="top",
+            fontsize=7,
+        )
+
+
+def distribution_png(column: str, dist: dict[str, Any]) -> str:
+    """Base64-encoded PNG with the original (left) and release (right) distributions."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(8.5, 2.9), dpi=80)
+    FigureCanvasAgg(fig)
+    left, right = fig.subplots(1, 2)
+    _draw(left, dist.get("original"), f"{column}: original", "#7a8fa6")
+    _draw(right, dist.get("release"), f"{column}: release", "#2f7d5b")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return base64.b64encode(buf.getvalue()).decode("ascii")
