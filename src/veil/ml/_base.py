@@ -25,6 +25,8 @@ from veil.errors import ConfigError, InputError, PrivacyLeakWarning
 
 __all__ = [
     "read_bounds_from_data",
+    "check_target",
+    "check_n_features",
     "check_privacy_params",
     "check_array_2d",
     "resolve_bounds",
@@ -83,28 +85,65 @@ def check_privacy_params(epsilon: float, delta: float = 0.0, *, need_delta: bool
         raise ConfigError("this estimator needs delta > 0 (it uses the Gaussian mechanism)")
 
 
-def check_array_2d(X: Any, name: str = "X", *, allow_nan: bool = False) -> np.ndarray:
-    """Convert to a 2-D float array; NaN/inf is an error (a NaN would leak or poison the noise)."""
-    if hasattr(X, "to_numpy"):
+def check_array_2d(
+    X: Any, name: str = "X", *, allow_nan: bool = False, min_samples: int = 1
+) -> np.ndarray:
+    """Convert to a 2-D float array (scikit-learn's validation, typed errors).
+
+    NaN/inf is an error: a NaN would either leak (propagating through a sum) or silently bias
+    the release.  Sparse input is refused (densify it first), as are complex and object data.
+    """
+    from sklearn.utils import check_array
+
+    if hasattr(X, "to_numpy") and not hasattr(X, "sparse"):
         X = X.to_numpy()
     try:
-        arr = np.asarray(X, dtype=float)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be numeric") from None
-    if arr.ndim == 1:
-        raise InputError(
-            f"{name} must be 2-D (n_samples, n_features); got a 1-D array — "
-            "reshape with X.reshape(-1, 1) for a single feature"
-        )
-    if arr.ndim != 2:
-        raise InputError(f"{name} must be 2-D, got shape {arr.shape}")
-    if arr.shape[0] == 0 or arr.shape[1] == 0:
-        raise InputError(f"{name} is empty (shape {arr.shape})")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            arr = check_array(
+                X, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=min_samples
+            )
+    except ValueError as exc:
+        raise InputError(f"{name}: {exc}") from None
     if not allow_nan and not np.isfinite(arr).all():
         raise InputError(
             f"{name} contains NaN or infinite values; impute them first (DP models refuse them)"
         )
     return arr
+
+
+def check_target(est: Any, y: Any, n: int, *, classification: bool) -> np.ndarray:
+    """Validate the target: 1-D, ``n`` values, finite; class labels for classifiers."""
+    if y is None:
+        raise InputError(f"{type(est).__name__} requires y to be passed, but the target y is None")
+    from sklearn.utils.validation import column_or_1d
+
+    ya = np.asarray(y)
+    if ya.ndim == 2 and ya.shape[1] == 1:
+        ya = column_or_1d(ya, warn=True)
+    if ya.ndim != 1 or len(ya) != n:
+        raise InputError(f"y must be 1-D with {n} values, got shape {np.shape(y)}")
+    if ya.dtype.kind in "fc" and not np.isfinite(ya).all():
+        raise InputError("y contains NaN or infinite values")
+    if classification:
+        from sklearn.utils.multiclass import check_classification_targets
+
+        try:
+            check_classification_targets(ya)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+    return ya
+
+
+def check_n_features(est: Any, X: Any) -> np.ndarray:
+    """Validate ``X`` at predict/transform time against the fitted width."""
+    Xa = check_array_2d(X)
+    if Xa.shape[1] != est.n_features_in_:
+        raise InputError(
+            f"X has {Xa.shape[1]} features, but {type(est).__name__} is expecting "
+            f"{est.n_features_in_} features as input"
+        )
+    return Xa
 
 
 def resolve_bounds(

@@ -10,7 +10,13 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from veil.errors import ConfigError, InputError
-from veil.ml._base import check_array_2d, check_privacy_params, resolve_bounds
+from veil.ml._base import (
+    check_array_2d,
+    check_n_features,
+    check_privacy_params,
+    check_target,
+    resolve_bounds,
+)
 from veil.ml._budget import Charge
 from veil.ml._noise import add_laplace, resolve_rng
 
@@ -120,11 +126,12 @@ class DecisionTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "tree_")
-        Xa = _check_predict(self, X)
+        Xa = check_n_features(self, X)
         return _leaf_distribution(self.leaf_counts_)[self.tree_.leaves(Xa)]
 
     def predict(self, X: Any) -> np.ndarray:
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
 
 class RandomForestClassifier(ClassifierMixin, BaseEstimator):
@@ -214,14 +221,15 @@ class RandomForestClassifier(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "estimators_")
-        Xa = _check_predict(self, X)
+        Xa = check_n_features(self, X)
         total = np.zeros((len(Xa), len(self.classes_)))
         for tree, counts in zip(self.estimators_, self.leaf_counts_):
             total += _leaf_distribution(counts)[tree.leaves(Xa)]
         return total / len(self.estimators_)
 
     def predict(self, X: Any) -> np.ndarray:
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
 
 def _prepare(est: Any, X: Any, y: Any, sample_weight: Any) -> tuple[Any, ...]:
@@ -231,9 +239,7 @@ def _prepare(est: Any, X: Any, y: Any, sample_weight: Any) -> tuple[Any, ...]:
     if not isinstance(est.max_depth, (int, np.integer)) or not 0 <= est.max_depth <= 16:
         raise ConfigError(f"max_depth must be an integer in [0, 16], got {est.max_depth!r}")
     Xa = check_array_2d(X)
-    ya = np.asarray(y)
-    if ya.ndim != 1 or len(ya) != len(Xa):
-        raise InputError(f"y must be 1-D with {len(Xa)} labels, got shape {ya.shape}")
+    ya = check_target(est, y, len(Xa), classification=True)
     lo, hi = resolve_bounds(est.bounds, Xa)
     classes = np.unique(ya) if est.classes is None else np.unique(np.asarray(est.classes))
     pos = np.searchsorted(classes, ya)
@@ -241,13 +247,6 @@ def _prepare(est: Any, X: Any, y: Any, sample_weight: Any) -> tuple[Any, ...]:
     if not np.array_equal(classes[pos], ya):
         raise InputError("y has labels outside classes")
     return Xa, pos, classes, lo, hi
-
-
-def _check_predict(est: Any, X: Any) -> np.ndarray:
-    Xa = check_array_2d(X)
-    if Xa.shape[1] != est.n_features_in_:
-        raise InputError(f"X has {Xa.shape[1]} features, the model was fit on {est.n_features_in_}")
-    return Xa
 
 
 def _noisy_leaf_counts(

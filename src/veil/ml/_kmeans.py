@@ -10,7 +10,12 @@ from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from veil.errors import ConfigError, InputError
-from veil.ml._base import check_array_2d, check_privacy_params, resolve_bounds
+from veil.ml._base import (
+    check_array_2d,
+    check_n_features,
+    check_privacy_params,
+    resolve_bounds,
+)
 from veil.ml._budget import Charge
 from veil.ml._noise import add_laplace, resolve_rng
 
@@ -77,7 +82,7 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         check_privacy_params(self.epsilon)
         if not isinstance(self.n_clusters, (int, np.integer)) or self.n_clusters < 1:
             raise ConfigError(f"n_clusters must be a positive integer, got {self.n_clusters!r}")
-        Xa = check_array_2d(X)
+        Xa = check_array_2d(X, min_samples=2)
         lo, hi = resolve_bounds(self.bounds, Xa)
         n, d = Xa.shape
         k = int(self.n_clusters)
@@ -120,11 +125,7 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "cluster_centers_")
-        Xa = check_array_2d(X)
-        if Xa.shape[1] != self.n_features_in_:
-            raise InputError(
-                f"X has {Xa.shape[1]} features, the model was fit on {self.n_features_in_}"
-            )
+        Xa = check_n_features(self, X)
         return _assign(Xa, self.cluster_centers_)
 
     def fit_predict(self, X: Any, y: Any = None, sample_weight: Any = None) -> np.ndarray:
@@ -132,13 +133,13 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
 
     def transform(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "cluster_centers_")
-        Xa = check_array_2d(X)
+        Xa = check_n_features(self, X)
         return np.sqrt(((Xa[:, None, :] - self.cluster_centers_[None]) ** 2).sum(axis=2))
 
     def score(self, X: Any, y: Any = None, sample_weight: Any = None) -> float:
         """Opposite of the (non-private) inertia of ``X`` under the fitted centres."""
         check_is_fitted(self, "cluster_centers_")
-        Xa = check_array_2d(X)
+        Xa = check_n_features(self, X)
         labels = _assign(Xa, self.cluster_centers_)
         return -float(((Xa - self.cluster_centers_[labels]) ** 2).sum())
 

@@ -9,7 +9,13 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from veil.errors import InputError
-from veil.ml._base import check_array_2d, check_privacy_params, resolve_bounds
+from veil.ml._base import (
+    check_array_2d,
+    check_n_features,
+    check_privacy_params,
+    check_target,
+    resolve_bounds,
+)
 from veil.ml._budget import Charge
 from veil.ml._noise import add_laplace, resolve_rng
 
@@ -77,25 +83,16 @@ class LinearRegression(RegressorMixin, BaseEstimator):
             raise InputError("sample_weight is not supported: it would change the sensitivity")
         check_privacy_params(self.epsilon)
         Xa = check_array_2d(X)
-        ya = check_array_2d(np.asarray(y, dtype=float).reshape(len(np.asarray(y)), -1), "y")
-        if len(ya) != len(Xa):
-            raise InputError(f"X has {len(Xa)} rows but y has {len(ya)}")
-        if ya.shape[1] != 1:
-            raise InputError("y must be one target column")
+        ya = check_target(self, y, len(Xa), classification=False)
+        try:
+            ya = ya.astype(float).reshape(-1, 1)
+        except (TypeError, ValueError):
+            raise InputError("y must be numeric") from None
         lo_x, hi_x = resolve_bounds(self.bounds_X, Xa, name="bounds_X")
         lo_y, hi_y = resolve_bounds(self.bounds_y, ya, name="bounds_y")
         rng = resolve_rng(self.random_state)
         with Charge(self.accountant, self.epsilon):
-            mx, hx = (lo_x + hi_x) / 2, np.maximum((hi_x - lo_x) / 2, 1e-12)
-            my, hy = (lo_y + hi_y) / 2, np.maximum((hi_y - lo_y) / 2, 1e-12)
-            Xc = np.clip(Xa, lo_x, hi_x) - mx
-            yc = np.clip(ya, lo_y, hi_y) - my
-            cols = [Xc, yc]
-            half = [hx, hy]
-            if self.fit_intercept:
-                cols.insert(0, np.ones((len(Xa), 1)))
-                half.insert(0, np.ones(1))
-            Z = np.hstack(cols) / np.concatenate(half)  # every entry in [-1, 1]
+            Z, h = scaled_design(Xa, ya, lo_x, hi_x, lo_y, hi_y, bool(self.fit_intercept))
             k = Z.shape[1]
             G = Z.T @ Z
             iu = np.triu_indices(k)
@@ -105,7 +102,6 @@ class LinearRegression(RegressorMixin, BaseEstimator):
             Gn = np.zeros((k, k))
             Gn[iu] = noisy
             Gn = Gn + np.triu(Gn, 1).T
-            h = np.concatenate(half)
             Gn = Gn * np.outer(h, h)  # undo the scaling (post-processing)
             A, b = Gn[:-1, :-1], Gn[:-1, -1]
             w = _ridge_solve(
@@ -113,6 +109,7 @@ class LinearRegression(RegressorMixin, BaseEstimator):
             )
             if self.fit_intercept:
                 slope = w[1:]
+                mx, my = (lo_x + hi_x) / 2, (lo_y + hi_y) / 2
                 self.intercept_ = float(my[0] + w[0] - mx @ slope)
             else:
                 slope = w
@@ -124,12 +121,37 @@ class LinearRegression(RegressorMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "coef_")
-        Xa = check_array_2d(X)
-        if Xa.shape[1] != self.n_features_in_:
-            raise InputError(
-                f"X has {Xa.shape[1]} features, the model was fit on {self.n_features_in_}"
-            )
+        Xa = check_n_features(self, X)
         return Xa @ self.coef_ + self.intercept_
+
+
+def scaled_design(
+    X: np.ndarray,
+    y: np.ndarray,
+    lo_x: np.ndarray,
+    hi_x: np.ndarray,
+    lo_y: np.ndarray,
+    hi_y: np.ndarray,
+    fit_intercept: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Rows ``z = [1, (x - m_x) / h_x, (y - m_y) / h_y]`` with every entry in [-1, 1].
+
+    Returns ``(Z, h)`` where ``h`` are the half-widths (1 for the constant).  Every entry of
+    ``Z^T Z`` then changes by at most 1 when a row is added or removed: the L1 sensitivity of
+    its upper triangle is its number of entries.
+    """
+    if fit_intercept:  # centre on the mid-points: the intercept absorbs the shift
+        mx, hx = (lo_x + hi_x) / 2, np.maximum((hi_x - lo_x) / 2, 1e-12)
+        my, hy = (lo_y + hi_y) / 2, np.maximum((hi_y - lo_y) / 2, 1e-12)
+    else:  # through the origin: no centring, scale by the largest magnitude
+        mx, hx = 0 * lo_x, np.maximum(np.maximum(abs(lo_x), abs(hi_x)), 1e-12)
+        my, hy = 0 * lo_y, np.maximum(np.maximum(abs(lo_y), abs(hi_y)), 1e-12)
+    cols = [(np.clip(X, lo_x, hi_x) - mx) / hx, (np.clip(y, lo_y, hi_y) - my) / hy]
+    half = [hx, hy]
+    if fit_intercept:
+        cols.insert(0, np.ones((len(X), 1)))
+        half.insert(0, np.ones(1))
+    return np.hstack(cols), np.concatenate(half)
 
 
 def _ridge_solve(A: np.ndarray, b: np.ndarray, noise_scale: float) -> np.ndarray:

@@ -12,7 +12,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from veil.errors import ConfigError, InputError
-from veil.ml._base import check_array_2d, check_privacy_params, clip_rows_to_norm, resolve_norm
+from veil.ml._base import (
+    check_array_2d,
+    check_n_features,
+    check_privacy_params,
+    check_target,
+    clip_rows_to_norm,
+    resolve_norm,
+)
 from veil.ml._budget import Charge
 from veil.ml._noise import gamma_int, resolve_rng, std_normal
 
@@ -88,10 +95,8 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
         check_privacy_params(self.epsilon)
         if not (isinstance(self.C, (int, float)) and self.C > 0):
             raise ConfigError(f"C must be a positive number, got {self.C!r}")
-        Xa = check_array_2d(X)
-        ya = np.asarray(y)
-        if ya.ndim != 1 or len(ya) != len(Xa):
-            raise InputError(f"y must be 1-D with {len(Xa)} labels, got shape {ya.shape}")
+        Xa = check_array_2d(X, min_samples=2)
+        ya = check_target(self, y, len(Xa), classification=True)
         norm = resolve_norm(self.data_norm, Xa)
         classes = np.unique(ya) if self.classes is None else np.asarray(self.classes)
         if np.setdiff1d(np.unique(ya), classes).size:
@@ -150,15 +155,12 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
             method="L-BFGS-B",
             options={"maxiter": int(self.max_iter) * 10, "gtol": float(self.tol) * 1e-2},
         )
+        self.n_iter_ = np.array([int(res.nit)])
         return np.asarray(res.x)
 
     def decision_function(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "coef_")
-        Xa = check_array_2d(X)
-        if Xa.shape[1] != self.n_features_in_:
-            raise InputError(
-                f"X has {Xa.shape[1]} features, the model was fit on {self.n_features_in_}"
-            )
+        Xa = check_n_features(self, X)
         scores = Xa @ self.coef_.T + self.intercept_
         return scores[:, 0] if scores.shape[1] == 1 else scores
 

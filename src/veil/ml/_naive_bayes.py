@@ -9,7 +9,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from veil.errors import InputError
-from veil.ml._base import check_array_2d, check_privacy_params, clip_rows_to_bounds, resolve_bounds
+from veil.ml._base import (
+    check_array_2d,
+    check_n_features,
+    check_privacy_params,
+    check_target,
+    clip_rows_to_bounds,
+    resolve_bounds,
+)
 from veil.ml._budget import Charge
 from veil.ml._noise import add_laplace, resolve_rng
 
@@ -87,9 +94,7 @@ class GaussianNB(ClassifierMixin, BaseEstimator):
             raise InputError("sample_weight is not supported: it would change the sensitivity")
         check_privacy_params(self.epsilon)
         Xa = check_array_2d(X)
-        ya = np.asarray(y)
-        if ya.ndim != 1 or len(ya) != len(Xa):
-            raise InputError(f"y must be 1-D with {len(Xa)} labels, got shape {ya.shape}")
+        ya = check_target(self, y, len(Xa), classification=True)
         lo, hi = resolve_bounds(self.bounds, Xa)
         classes = np.unique(ya) if self.classes is None else np.asarray(self.classes)
         unseen = np.setdiff1d(np.unique(ya), classes)
@@ -133,11 +138,7 @@ class GaussianNB(ClassifierMixin, BaseEstimator):
 
     def _joint_log_likelihood(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "theta_")
-        Xa = check_array_2d(X)
-        if Xa.shape[1] != self.n_features_in_:
-            raise InputError(
-                f"X has {Xa.shape[1]} features, the model was fit on {self.n_features_in_}"
-            )
+        Xa = check_n_features(self, X)
         jll = -0.5 * np.sum(np.log(2.0 * np.pi * self.var_), axis=1)[None, :]
         diff = Xa[:, None, :] - self.theta_[None, :, :]
         jll = jll - 0.5 * np.sum(diff**2 / self.var_[None, :, :], axis=2)
@@ -152,7 +153,8 @@ class GaussianNB(ClassifierMixin, BaseEstimator):
         return np.exp(self.predict_log_proba(X))
 
     def predict(self, X: Any) -> np.ndarray:
-        return self.classes_[np.argmax(self._joint_log_likelihood(X), axis=1)]
+        jll = self._joint_log_likelihood(X)
+        return self.classes_[np.argmax(jll, axis=1)]
 
 
 def _codes(classes: np.ndarray, y: np.ndarray) -> np.ndarray:

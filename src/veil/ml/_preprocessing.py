@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from veil.errors import ConfigError, InputError
 from veil.ml._base import (
     check_array_2d,
+    check_n_features,
     check_privacy_params,
     clip_rows_to_norm,
     resolve_bounds,
@@ -122,7 +123,7 @@ class StandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     def transform(self, X: Any, copy: bool | None = None) -> np.ndarray:
         check_is_fitted(self, "n_samples_seen_")
-        Xa = check_array_2d(X).copy()
+        Xa = check_n_features(self, X).copy()
         if self.with_mean:
             Xa -= self.mean_
         if self.with_std:
@@ -131,7 +132,7 @@ class StandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     def inverse_transform(self, X: Any, copy: bool | None = None) -> np.ndarray:
         check_is_fitted(self, "n_samples_seen_")
-        Xa = check_array_2d(X).copy()
+        Xa = check_n_features(self, X).copy()
         if self.with_std:
             Xa *= self.scale_
         if self.with_mean:
@@ -247,7 +248,7 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
     def transform(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "components_")
-        Xa = check_array_2d(X)
+        Xa = check_n_features(self, X)
         out = (Xa - self.mean_) @ self.components_.T
         if self.whiten:
             out /= np.sqrt(np.maximum(self.explained_variance_, 1e-12))

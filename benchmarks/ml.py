@@ -1,0 +1,177 @@
+"""DP scikit-learn-style estimators: Veil vs diffprivlib on Adult, side by side in one run.
+
+Train on adult.data, test on adult.test.  Features: the five numeric columns (age,
+education-num, capital-gain, capital-loss, hours-per-week) scaled to [0, 1] with PUBLIC bounds
+(17-90, 1-16, 0-100000, 0-4356, 1-99), identical for both libraries.  For every epsilon and
+model: mean and sd of test accuracy (or R^2 / k-means test inertia) over ``--runs`` fits, and
+mean fit time.
+
+Run in the benchmark environment (diffprivlib 0.6.6 needs scikit-learn < 1.8)::
+
+    python benchmarks/ml.py            # 10 runs, eps in {0.1, 0.5, 1, 5}
+    python benchmarks/ml.py --quick    # 2 runs, eps in {0.5, 5}
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+COLS = [
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education-num",
+    "marital-status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital-gain",
+    "capital-loss",
+    "hours-per-week",
+    "native-country",
+    "income",
+]
+NUMERIC = ["age", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
+LO = np.array([17.0, 1.0, 0.0, 0.0, 1.0])
+HI = np.array([90.0, 16.0, 100000.0, 4356.0, 99.0])
+
+
+def load() -> tuple[np.ndarray, ...]:
+    def read(name: str, skip: int) -> pd.DataFrame:
+        return pd.read_csv(
+            ROOT / "datasets" / "adult" / name,
+            header=None,
+            names=COLS,
+            skipinitialspace=True,
+            skiprows=skip,
+        )
+
+    tr, te = read("adult.data", 0), read("adult.test", 1)
+    Xtr = (tr[NUMERIC].to_numpy(float) - LO) / (HI - LO)
+    Xte = (te[NUMERIC].to_numpy(float) - LO) / (HI - LO)
+    ytr = tr["income"].str.startswith(">50K").to_numpy().astype(int)
+    yte = te["income"].str.startswith(">50K").to_numpy().astype(int)
+    return Xtr, ytr, Xte, yte
+
+
+def models(eps: float, d: int) -> dict[str, tuple]:
+    import diffprivlib.models as dm
+
+    import veil.ml as vm
+
+    b = (np.zeros(d), np.ones(d))
+    norm = float(np.sqrt(d))
+    return {
+        "GaussianNB": (
+            lambda: vm.GaussianNB(epsilon=eps, bounds=b),
+            lambda: dm.GaussianNB(epsilon=eps, bounds=b),
+        ),
+        "LogisticRegression": (
+            lambda: vm.LogisticRegression(epsilon=eps, data_norm=norm),
+            lambda: dm.LogisticRegression(epsilon=eps, data_norm=norm),
+        ),
+        "DecisionTree": (
+            lambda: vm.DecisionTreeClassifier(epsilon=eps, bounds=b, classes=[0, 1]),
+            lambda: dm.DecisionTreeClassifier(epsilon=eps, bounds=b, classes=[0, 1]),
+        ),
+        "RandomForest": (
+            lambda: vm.RandomForestClassifier(epsilon=eps, bounds=b, classes=[0, 1]),
+            lambda: dm.RandomForestClassifier(epsilon=eps, bounds=b, classes=[0, 1]),
+        ),
+    }
+
+
+def run_estimator(make, X, y, Xt, yt, score="acc") -> tuple[float, float]:
+    t0 = time.perf_counter()
+    m = make().fit(X, y) if y is not None else make().fit(X)
+    fit_s = time.perf_counter() - t0
+    if score == "acc":
+        return float(m.score(Xt, yt)), fit_s
+    if score == "r2":
+        pred = m.predict(Xt)
+        return float(1 - ((yt - pred) ** 2).sum() / ((yt - yt.mean()) ** 2).sum()), fit_s
+    centers = m.cluster_centers_
+    d2 = ((Xt[:, None, :] - centers[None]) ** 2).sum(axis=2)
+    return float(d2.min(axis=1).sum()), fit_s
+
+
+def main(argv: list[str] | None = None) -> list[dict]:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--runs", type=int, default=None)
+    args = ap.parse_args(argv)
+    warnings.simplefilter("ignore")
+    runs = args.runs or (2 if args.quick else 10)
+    epsilons = [0.5, 5.0] if args.quick else [0.1, 0.5, 1.0, 5.0]
+    Xtr, ytr, Xte, yte = load()
+    d = Xtr.shape[1]
+    # linear regression: predict scaled hours-per-week from the other four features
+    Rtr, rtr, Rte, rte = Xtr[:, :4], Xtr[:, 4], Xte[:, :4], Xte[:, 4]
+    rows: list[dict] = []
+    import diffprivlib.models as dm
+    from sklearn.linear_model import LinearRegression as SkLin
+    from sklearn.naive_bayes import GaussianNB as SkNB
+
+    import veil.ml as vm
+
+    print(f"# non-private GaussianNB accuracy: {SkNB().fit(Xtr, ytr).score(Xte, yte):.4f}")
+    print(f"# non-private LinearRegression R^2: {SkLin().fit(Rtr, rtr).score(Rte, rte):.4f}")
+    for eps in epsilons:
+        table = models(eps, d)
+        table["LinearRegression"] = (
+            lambda e=eps: vm.LinearRegression(epsilon=e, bounds_X=(0, 1), bounds_y=(0, 1)),
+            lambda e=eps: dm.LinearRegression(
+                epsilon=e, bounds_X=(np.zeros(4), np.ones(4)), bounds_y=(0, 1)
+            ),
+        )
+        table["KMeans(k=4) test inertia"] = (
+            lambda e=eps: vm.KMeans(4, epsilon=e, bounds=(0, 1)),
+            lambda e=eps: dm.KMeans(4, epsilon=e, bounds=(np.zeros(d), np.ones(d))),
+        )
+        for name, (veil_make, peer_make) in table.items():
+            kind = "r2" if name == "LinearRegression" else "inertia" if "KMeans" in name else "acc"
+            data = (
+                (Rtr, rtr, Rte, rte)
+                if kind == "r2"
+                else (Xtr, None if kind == "inertia" else ytr, Xte, yte)
+            )
+            v = [run_estimator(veil_make, *data, score=kind) for _ in range(runs)]
+            p = [run_estimator(peer_make, *data, score=kind) for _ in range(runs)]
+            vs, ps = np.array([s for s, _ in v]), np.array([s for s, _ in p])
+            better = vs.mean() <= ps.mean() if kind == "inertia" else vs.mean() >= ps.mean()
+            row = {
+                "model": name,
+                "metric": kind,
+                "epsilon": eps,
+                "veil_mean": vs.mean(),
+                "veil_sd": vs.std(ddof=1) if runs > 1 else 0.0,
+                "dpl_mean": ps.mean(),
+                "dpl_sd": ps.std(ddof=1) if runs > 1 else 0.0,
+                "veil_fit_s": np.mean([t for _, t in v]),
+                "dpl_fit_s": np.mean([t for _, t in p]),
+                "veil_at_least_as_good": bool(better),
+            }
+            rows.append(row)
+            print(
+                f"{name:26s} eps={eps:<4} {kind:7s} veil {row['veil_mean']:.4f}±{row['veil_sd']:.4f}"
+                f"  diffprivlib {row['dpl_mean']:.4f}±{row['dpl_sd']:.4f}"
+                f"  fit veil {row['veil_fit_s'] * 1e3:.1f} ms / dpl {row['dpl_fit_s'] * 1e3:.1f} ms"
+                f"  {'OK' if better else 'WORSE'}",
+                flush=True,
+            )
+    print(f"# {platform.machine()} {platform.python_version()} runs={runs}")
+    return rows
+
+
+if __name__ == "__main__":
+    main()

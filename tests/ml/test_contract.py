@@ -1,0 +1,167 @@
+"""scikit-learn contract, bounds policy, bad input and budget enforcement."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import cross_val_score
+from sklearn.pipeline import make_pipeline
+
+import veil.dp as dp
+from veil.errors import BudgetError, ConfigError, InputError, PrivacyLeakWarning
+from veil.ml import (
+    PCA,
+    DecisionTreeClassifier,
+    GaussianNB,
+    KMeans,
+    LinearRegression,
+    LogisticRegression,
+    RandomForestClassifier,
+    StandardScaler,
+    make_private_pipeline,
+    read_bounds_from_data,
+)
+
+RNG = np.random.default_rng(12)
+X = RNG.uniform(0, 1, (400, 3))
+Y_CLS = (X[:, 0] + X[:, 1] > 1).astype(int)
+Y_REG = X @ np.array([1.0, -2.0, 0.5]) + 0.3
+
+FACTORIES = {
+    "nb": (lambda **kw: GaussianNB(bounds=(0, 1), **kw), Y_CLS),
+    "lr": (lambda **kw: LogisticRegression(data_norm=2.0, **kw), Y_CLS),
+    "linreg": (lambda **kw: LinearRegression(bounds_X=(0, 1), bounds_y=(-2, 2), **kw), Y_REG),
+    "kmeans": (lambda **kw: KMeans(3, bounds=(0, 1), **kw), None),
+    "pca": (lambda **kw: PCA(2, data_norm=2.0, bounds=(0, 1), **kw), None),
+    "scaler": (lambda **kw: StandardScaler(bounds=(0, 1), **kw), None),
+    "tree": (lambda **kw: DecisionTreeClassifier(bounds=(0, 1), **kw), Y_CLS),
+    "forest": (lambda **kw: RandomForestClassifier(5, bounds=(0, 1), **kw), Y_CLS),
+}
+
+
+def _fit(est, y):
+    return est.fit(X) if y is None else est.fit(X, y)
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_clone_params_and_fitted_attributes(name):
+    make, y = FACTORIES[name]
+    est = make(epsilon=0.7, random_state=1)
+    params = est.get_params()
+    assert params["epsilon"] == 0.7
+    c = clone(est)
+    assert c.get_params() == params
+    assert not [a for a in vars(c) if a.endswith("_")]  # nothing learned before fit
+    c.set_params(epsilon=2.0)
+    assert c.epsilon == 2.0
+    _fit(c, y)
+    learned = [a for a in vars(c) if a.endswith("_") and not a.startswith("_")]
+    assert "epsilon_spent_" in learned and c.epsilon_spent_ == 2.0
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_same_seed_same_model_and_input_not_mutated(name):
+    make, y = FACTORIES[name]
+    Xc = X.copy()
+    a = _fit(make(epsilon=1.0, random_state=5), y)
+    b = _fit(make(epsilon=1.0, random_state=5), y)
+    np.testing.assert_array_equal(X, Xc)
+    out_a = a.predict(X) if hasattr(a, "predict") else a.transform(X)
+    out_b = b.predict(X) if hasattr(b, "predict") else b.transform(X)
+    np.testing.assert_array_equal(out_a, out_b)
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_missing_bounds_is_an_error_and_data_bounds_warn(name):
+    make, y = FACTORIES[name]
+    est = make(epsilon=1.0, random_state=0)
+    for key in ("bounds", "data_norm", "bounds_X"):
+        if key in est.get_params():
+            est.set_params(**{key: None})
+    with pytest.raises(ConfigError, match="required"):
+        _fit(est, y)
+    with pytest.warns(PrivacyLeakWarning):
+        with read_bounds_from_data():
+            _fit(clone(est), y)
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_bad_input(name):
+    make, y = FACTORIES[name]
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(InputError, match="NaN"):
+        make(epsilon=1.0).fit(bad) if y is None else make(epsilon=1.0).fit(bad, y)
+    with pytest.raises(InputError, match="2-D"):
+        make(epsilon=1.0).fit(X[:, 0]) if y is None else make(epsilon=1.0).fit(X[:, 0], y)
+    for eps in (0, -1.0, float("inf")):
+        with pytest.raises(ConfigError, match="epsilon"):
+            _fit(make(epsilon=eps), y)
+    fitted = _fit(make(epsilon=1.0, random_state=0), y)
+    apply = fitted.predict if hasattr(fitted, "predict") else fitted.transform
+    with pytest.raises(InputError, match="features"):
+        apply(X[:, :2])
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_budget_checked_before_fit_and_spent_after(name):
+    make, y = FACTORIES[name]
+    acc = dp.BudgetAccountant(epsilon=1.0)
+    est = _fit(make(epsilon=0.6, random_state=0, accountant=acc), y)
+    assert acc.total().epsilon == pytest.approx(0.6)
+    second = make(epsilon=0.6, random_state=0, accountant=acc)
+    with pytest.raises(BudgetError):
+        _fit(second, y)
+    assert not hasattr(second, "epsilon_spent_")  # no partial model claiming privacy
+    assert acc.total().epsilon == pytest.approx(0.6)
+    assert est.epsilon_spent_ == 0.6
+
+
+def test_labels_outside_declared_classes_rejected():
+    with pytest.raises(InputError, match="classes"):
+        GaussianNB(epsilon=1, bounds=(0, 1), classes=[0]).fit(X, Y_CLS)
+    with pytest.raises(InputError, match="classes"):
+        RandomForestClassifier(epsilon=1, bounds=(0, 1), classes=[1, 2]).fit(X, Y_CLS)
+
+
+def test_pipeline_and_cross_validation():
+    pipe = make_pipeline(
+        StandardScaler(epsilon=1.0, bounds=(0, 1), random_state=0),
+        LogisticRegression(epsilon=1.0, data_norm=5.0, random_state=0),
+    )
+    scores = cross_val_score(pipe, X, Y_CLS, cv=3)
+    assert scores.shape == (3,) and np.all((scores >= 0) & (scores <= 1))
+
+
+def test_private_pipeline_splits_one_budget():
+    acc = dp.BudgetAccountant(epsilon=1.0)
+    pipe = make_private_pipeline(
+        StandardScaler(bounds=(0, 1), random_state=0),
+        LogisticRegression(data_norm=5.0, random_state=0),
+        epsilon=1.0,
+        weights=[1, 3],
+        accountant=acc,
+    )
+    pipe.fit(X, Y_CLS)
+    spent = sorted(e for e, _ in acc.spent_budget)
+    assert spent == pytest.approx([0.25, 0.75])
+    assert acc.remaining().epsilon == pytest.approx(0.0, abs=1e-9)
+    with pytest.raises(ConfigError):
+        make_private_pipeline(StandardScaler(bounds=(0, 1)), epsilon=1.0, weights=[1, 2])
+
+
+def test_randomforest_seed_call_warns_when_domains_read_from_data():
+    # the seed: RandomForestClassifier(n_jobs=-1, epsilon=0.5, random_state=345, verbose=1)
+    # on a one-hot table; domains read from the data only with an explicit opt-in + warning
+    onehot = (RNG.uniform(size=(300, 8)) > 0.5).astype(float)
+    y = onehot[:, 0].astype(int)
+    with pytest.raises(ConfigError):
+        RandomForestClassifier(n_jobs=-1, epsilon=0.5, random_state=345, verbose=1).fit(onehot, y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with read_bounds_from_data():
+            RandomForestClassifier(n_jobs=-1, epsilon=0.5, random_state=345).fit(onehot, y)
+    assert any(issubclass(w.category, PrivacyLeakWarning) for w in caught)
