@@ -1,0 +1,75 @@
+"""Secure aggregation of vectors under one Paillier public key.
+
+Protocol (honest-but-curious aggregator): the key holder publishes a public key; each of the
+``n`` parties encrypts its vector (:func:`encrypt_contribution`) and sends the JSON to the
+aggregator; the aggregator adds the ciphertexts (:func:`aggregate`) without being able to
+decrypt anything; only the key holder decrypts the sum.  The packing ``max_parties`` headroom
+is checked when adding, and a contribution submitted twice is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from .._errors import CryptoError
+from ._keys import PaillierPrivateKey, PaillierPublicKey
+from ._serialize import dumps, loads
+from ._vector import EncryptedVector, PackingSpec
+
+__all__ = ["encrypt_contribution", "aggregate", "decrypt_aggregate"]
+
+
+def encrypt_contribution(
+    public_key: PaillierPublicKey, values: object, spec: PackingSpec | None = None
+) -> str:
+    """Party side: encrypt ``values`` and return the JSON message for the aggregator.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from veil.crypto.paillier import generate_paillier_keypair
+    >>> pk, sk = generate_paillier_keypair(n_length=512, insecure=True)
+    >>> msgs = [encrypt_contribution(pk, np.array([1.0, 2.0])) for _ in range(3)]
+    >>> decrypt_aggregate(sk, aggregate(msgs, pk)).tolist()
+    [3.0, 6.0]
+    """
+    return dumps(EncryptedVector.encrypt(public_key, values, spec))
+
+
+def aggregate(
+    contributions: Iterable[EncryptedVector | str], public_key: PaillierPublicKey
+) -> EncryptedVector:
+    """Aggregator side: add encrypted contributions (objects or JSON messages).
+
+    Raises
+    ------
+    CryptoError
+        No contributions, a malformed message, mismatched keys, shapes or packing specs,
+        a duplicated contribution, or more parties than the packing headroom allows.
+    """
+    total: EncryptedVector | None = None
+    seen: set[int] = set()
+    for i, item in enumerate(contributions):
+        vec = loads(item, public_key) if isinstance(item, (str, bytes)) else item
+        if not isinstance(vec, EncryptedVector):
+            raise CryptoError(f"contribution {i} is not an encrypted vector")
+        if vec.public_key != public_key:
+            raise CryptoError(f"contribution {i} was encrypted under a different public key")
+        fp = hash(tuple(int(c) for c in vec.ciphertexts[:2]))
+        if fp in seen:
+            raise CryptoError(f"contribution {i} was already submitted (replay)")
+        seen.add(fp)
+        total = vec if total is None else total + vec
+    if total is None:
+        raise CryptoError("no contributions to aggregate")
+    return total
+
+
+def decrypt_aggregate(private_key: PaillierPrivateKey, total: EncryptedVector | str) -> np.ndarray:
+    """Key-holder side: decrypt the aggregated vector (object or JSON message)."""
+    vec = loads(total, private_key.public_key) if isinstance(total, (str, bytes)) else total
+    if not isinstance(vec, EncryptedVector):
+        raise CryptoError("expected an encrypted vector")
+    return vec.decrypt(private_key)

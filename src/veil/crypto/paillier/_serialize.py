@@ -1,0 +1,154 @@
+"""JSON serialization of Paillier keys, encrypted numbers and encrypted vectors.
+
+Every document carries ``"scheme": "veil-paillier"``, a ``"kind"`` and, for ciphertexts, the
+public-key fingerprint.  Loading validates everything a malicious or corrupted document could
+get wrong: types, ranges (``0 < c < n^2``), ``gcd(c, n) = 1``, key fingerprints, that ``p * q =
+n`` with ``p`` and ``q`` prime, and packing metadata.  Any problem raises :class:`CryptoError`.
+Ciphertexts derived by homomorphic operations are re-randomized before being written.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .._errors import CryptoError
+from .._gmp import require_gmpy2
+from ._keys import PaillierPrivateKey, PaillierPublicKey
+from ._number import EncryptedNumber
+from ._vector import EncryptedVector, PackingSpec
+
+__all__ = ["dumps", "loads"]
+
+_SCHEME = "veil-paillier"
+_VERSION = 1
+
+
+def _int(doc: dict[str, Any], key: str) -> int:
+    value = doc.get(key)
+    if not isinstance(value, str):
+        raise CryptoError(f"field {key!r} must be a decimal string")
+    try:
+        return int(value, 10)
+    except ValueError:
+        raise CryptoError(f"field {key!r} is not a decimal integer") from None
+
+
+def _small_int(doc: dict[str, Any], key: str) -> int:
+    value = doc.get(key)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise CryptoError(f"field {key!r} must be an integer")
+    return value
+
+
+def _check_ciphertext(c: int, pk: PaillierPublicKey) -> Any:
+    gmp = require_gmpy2()
+    if not 0 < c < pk.nsquare:
+        raise CryptoError("ciphertext out of range (must lie in (0, n^2))")
+    if gmp.gcd(c, pk.n) != 1:
+        raise CryptoError("invalid ciphertext (not invertible modulo n)")
+    return gmp.mpz(c)
+
+
+def dumps(obj: object) -> str:
+    """Serialize a key, :class:`EncryptedNumber` or :class:`EncryptedVector` to JSON.
+
+    Examples
+    --------
+    >>> from veil.crypto.paillier import generate_paillier_keypair
+    >>> pk, sk = generate_paillier_keypair(n_length=256, insecure=True)
+    >>> loads(dumps(pk)) == pk
+    True
+    """
+    doc: dict[str, Any] = {"scheme": _SCHEME, "version": _VERSION}
+    if isinstance(obj, PaillierPrivateKey):
+        doc.update(kind="private_key", n=str(obj.public_key.n), p=str(obj.p), q=str(obj.q))
+    elif isinstance(obj, PaillierPublicKey):
+        doc.update(kind="public_key", n=str(obj.n))
+    elif isinstance(obj, EncryptedNumber):
+        doc.update(
+            kind="encrypted_number",
+            key=obj.public_key.fingerprint,
+            c=str(obj.ciphertext(be_secure=True)),
+            scale=obj.scale,
+            bound=str(obj.bound),
+        )
+    elif isinstance(obj, EncryptedVector):
+        if not obj._obfuscated:
+            obj.obfuscate()
+        doc.update(
+            kind="encrypted_vector",
+            key=obj.public_key.fingerprint,
+            shape=list(obj.shape),
+            spec={
+                "frac_bits": obj.spec.frac_bits,
+                "int_bits": obj.spec.int_bits,
+                "max_parties": obj.spec.max_parties,
+            },
+            n_terms=obj.n_terms,
+            c=[str(c) for c in obj.ciphertexts],
+        )
+    else:
+        raise CryptoError(f"cannot serialize a {type(obj).__name__}")
+    return json.dumps(doc)
+
+
+def loads(text: str | bytes, public_key: PaillierPublicKey | None = None) -> Any:
+    """Load a document written by :func:`dumps`, validating it.
+
+    Parameters
+    ----------
+    text : str or bytes
+        The JSON document.
+    public_key : PaillierPublicKey, optional
+        Required for ciphertexts: the key they must have been encrypted under.
+
+    Raises
+    ------
+    CryptoError
+        Malformed JSON, wrong types, out-of-range values, or a ciphertext for another key.
+    """
+    try:
+        doc = json.loads(text)
+    except (ValueError, TypeError) as exc:
+        raise CryptoError(f"not a valid JSON document: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("scheme") != _SCHEME:
+        raise CryptoError("not a veil-paillier document")
+    if doc.get("version") != _VERSION:
+        raise CryptoError(f"unsupported document version {doc.get('version')!r}")
+    kind = doc.get("kind")
+    if kind == "public_key":
+        return PaillierPublicKey(_int(doc, "n"))
+    if kind == "private_key":
+        gmp = require_gmpy2()
+        n, p, q = _int(doc, "n"), _int(doc, "p"), _int(doc, "q")
+        if not (gmp.is_prime(p, 40) and gmp.is_prime(q, 40)):
+            raise CryptoError("invalid private key (factors are not prime)")
+        return PaillierPrivateKey(PaillierPublicKey(n), p, q)
+    if kind not in ("encrypted_number", "encrypted_vector"):
+        raise CryptoError(f"unknown document kind {kind!r}")
+    if public_key is None:
+        raise CryptoError("loading a ciphertext needs the public_key it was encrypted under")
+    if doc.get("key") != public_key.fingerprint:
+        raise CryptoError("the ciphertext was encrypted under a different public key")
+    if kind == "encrypted_number":
+        c = _check_ciphertext(_int(doc, "c"), public_key)
+        scale, bound = _small_int(doc, "scale"), _int(doc, "bound")
+        if scale < 0 or not 0 <= bound <= public_key.max_int:
+            raise CryptoError("invalid scale or bound")
+        return EncryptedNumber(public_key, c, scale, bound)
+    spec_doc, shape, cts = doc.get("spec"), doc.get("shape"), doc.get("c")
+    if not isinstance(spec_doc, dict) or set(spec_doc) != {"frac_bits", "int_bits", "max_parties"}:
+        raise CryptoError("invalid packing spec")
+    if not isinstance(shape, list) or not all(
+        isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in shape
+    ):
+        raise CryptoError("invalid shape")
+    if not isinstance(cts, list) or not all(isinstance(c, str) for c in cts):
+        raise CryptoError("field 'c' must be a list of decimal strings")
+    try:
+        spec = PackingSpec(**{k: _small_int(spec_doc, k) for k in spec_doc})
+    except ValueError as exc:
+        raise CryptoError(f"invalid packing spec: {exc}") from None
+    cipher = [_check_ciphertext(_int({"c": c}, "c"), public_key) for c in cts]
+    return EncryptedVector(public_key, cipher, tuple(shape), spec, _small_int(doc, "n_terms"))
