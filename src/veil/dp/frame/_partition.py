@@ -33,7 +33,7 @@ import pandas as pd
 
 from veil.errors import ConfigError
 
-__all__ = ["encode_groups", "encode_public", "selection_threshold"]
+__all__ = ["encode_groups", "encode_public", "key_frame", "selection_threshold"]
 
 
 def _factorize(series: pd.Series) -> tuple[np.ndarray, pd.Index]:
@@ -66,7 +66,8 @@ def encode_groups(df: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, pd.D
     return codes, pd.DataFrame({c: np.asarray(keys[c]) for c in by})
 
 
-def _key_frame(keys: Any, by: Sequence[str]) -> pd.DataFrame:
+def key_frame(keys: Any, by: Sequence[str]) -> pd.DataFrame:
+    """Validate public keys and return them as a DataFrame with the group columns."""
     if isinstance(keys, pd.DataFrame):
         missing = [c for c in by if c not in keys.columns]
         if missing:
@@ -93,7 +94,8 @@ def encode_public(
     df: pd.DataFrame, by: Sequence[str], keys: Any
 ) -> tuple[np.ndarray, pd.DataFrame]:
     """Codes of rows into a public key list (``-1`` for rows whose key is not listed)."""
-    frame = _key_frame(keys, by)
+    frame = keys if isinstance(keys, pd.DataFrame) and list(keys.columns) == list(by) else None
+    frame = key_frame(keys, by) if frame is None else frame
     codes, observed = encode_groups(df, by)
     if len(by) == 1:
         target = pd.Index(frame[by[0]])

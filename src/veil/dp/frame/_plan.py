@@ -31,7 +31,12 @@ from veil.dp.frame._budget import (
     output_components,
 )
 from veil.dp.frame._compute import finish_output, noisy_component
-from veil.dp.frame._partition import encode_groups, encode_public, selection_threshold
+from veil.dp.frame._partition import (
+    encode_groups,
+    encode_public,
+    key_frame,
+    selection_threshold,
+)
 from veil.dp.frame._spec import Agg
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -74,7 +79,7 @@ class QueryPlan:
     ) -> None:
         self._frame = frame
         self.by = by
-        self.keys = keys
+        self.keys = None if keys is None else key_frame(keys, by)
         self.aggs = aggs
         self.mechanism = mechanism
         self.max_groups = max_groups

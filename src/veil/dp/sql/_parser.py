@@ -237,7 +237,9 @@ class _Parser:
                 f"{fname} takes {'two arguments' if q is not None else 'one argument'}"
             )
         self.expect_punct(")")
-        if self.tok.is_keyword("OVER", "FILTER", "WITHIN"):
+        if self.tok.is_keyword("OVER"):
+            raise _unsupported("window functions (OVER)", self.tok)
+        if self.tok.is_keyword("FILTER", "WITHIN"):
             raise _unsupported(f"{self.tok.text.upper()} clauses on aggregates", self.tok)
         return Aggregate(func, column, q, fname)
 
