@@ -49,6 +49,8 @@ from veil.errors import ConfigError, InsecureRandomWarning
 __all__ = ["SecureRandom", "NumpyBits", "BitSource", "resolve_rng", "RandomStateLike"]
 
 _CHUNK = 1 << 20  # bytes of zeros encrypted per AES call
+_BUFWORDS = 4096  # words of keystream buffered for small requests
+_SMALL = 512  # requests up to this many words are served from the buffer
 
 
 def _aes_ctr(key: bytes, nonce: bytes) -> Any:
@@ -167,6 +169,7 @@ class SecureRandom(BitSource):
                 seed = int(seed).to_bytes(32, "little", signed=True)
             material = hashlib.sha512(b"veil-dp-seed:" + bytes(seed)).digest()[:48]
         self._pid = os.getpid()
+        self._buf, self._pos = np.empty(0, dtype=np.uint64), 0
         self._key(material)
 
     def _key(self, material: bytes) -> None:
@@ -176,7 +179,11 @@ class SecureRandom(BitSource):
         return f"SecureRandom(secure={self.secure})"
 
     def raw(self, n: int) -> np.ndarray:
-        """``n`` uniform 64-bit words."""
+        """``n`` uniform 64-bit words.
+
+        Small requests are served from a 32 KiB buffer of keystream (re-keyed at each refill),
+        large ones straight from the cipher (re-keyed after the request).
+        """
         n = int(n)
         if n <= 0:
             return np.empty(0, dtype=np.uint64)
@@ -184,17 +191,28 @@ class SecureRandom(BitSource):
             if not self._seeded and os.getpid() != self._pid:  # forked: never share noise
                 self._pid = os.getpid()
                 self._key(os.urandom(48))
-            nbytes = 8 * n
-            if nbytes <= _CHUNK:
-                buf = self._enc.update(bytes(nbytes))
-            else:
-                zeros = bytes(_CHUNK)
-                parts = [self._enc.update(zeros) for _ in range(nbytes // _CHUNK)]
-                if nbytes % _CHUNK:
-                    parts.append(self._enc.update(bytes(nbytes % _CHUNK)))
-                buf = b"".join(parts)
-            self._key(self._enc.update(bytes(48)))  # backtracking resistance
-        return np.frombuffer(buf, dtype="<u8").astype(np.uint64, copy=False)
+                self._buf, self._pos = np.empty(0, dtype=np.uint64), 0
+            if n <= _SMALL:
+                if self._pos + n > self._buf.size:
+                    self._buf, self._pos = self._stream(_BUFWORDS), 0
+                out = self._buf[self._pos : self._pos + n].copy()
+                self._buf[self._pos : self._pos + n] = 0  # served words are not kept
+                self._pos += n
+                return out
+            return self._stream(n)
+
+    def _stream(self, n: int) -> np.ndarray:
+        nbytes = 8 * n
+        if nbytes <= _CHUNK:
+            buf = self._enc.update(bytes(nbytes))
+        else:
+            zeros = bytes(_CHUNK)
+            parts = [self._enc.update(zeros) for _ in range(nbytes // _CHUNK)]
+            if nbytes % _CHUNK:
+                parts.append(self._enc.update(bytes(nbytes % _CHUNK)))
+            buf = b"".join(parts)
+        self._key(self._enc.update(bytes(48)))  # backtracking resistance
+        return np.frombuffer(buf, dtype="<u8").astype(np.uint64, copy=True)
 
 
 class NumpyBits(BitSource):

@@ -65,6 +65,7 @@ __all__ = [
 ]
 
 GRID_BITS = 30
+_SMALL = 16  # draws up to this many use the pure-Python path
 _TWO53 = 2.0**-53
 _REL = 1e-15  # relative error bound of one numpy log/exp/multiply chain (>= 4.5 ulp)
 
@@ -181,6 +182,8 @@ def geometric(scale: float | Fraction, size: int, rng: BitSource) -> np.ndarray:
     s = float(s_frac)
     if not (s > 0 and math.isfinite(s)) or s > 2.0**52:
         raise ConfigError(f"geometric: scale must be in (0, 2^52], got {s}")
+    if size <= _SMALL:
+        return np.array(_geometric_small(s, s_frac, size, rng), dtype=np.int64)
     r = rng.raw(size)
     f = _unit(r)
     with np.errstate(divide="ignore"):
@@ -198,6 +201,23 @@ def geometric(scale: float | Fraction, size: int, rng: BitSource) -> np.ndarray:
     return out
 
 
+def _geometric_small(s: float, s_frac: Fraction, size: int, rng: BitSource) -> list[int]:
+    """Pure-Python path of :func:`geometric` for a handful of draws (no numpy overhead)."""
+    out = []
+    for w in rng.raw(size).tolist():
+        f = (w >> 11) * _TWO53
+        v_lo = -s * math.log(f + _TWO53) * (1 - _REL)
+        v_hi = -s * math.log(f) * (1 + _REL) if f > 0 else math.inf
+        x = math.floor(v_lo)
+        if v_hi == math.inf or math.floor(v_hi) != x:
+            u = LazyUniform(w, 64, rng)
+            x = max(x, 0)
+            while u_less_exp(u, Fraction(x + 1) / s_frac):
+                x += 1
+        out.append(x)
+    return out
+
+
 def discrete_laplace(scale: float | Fraction, size: int, rng: BitSource) -> np.ndarray:
     """Exact discrete Laplace draws: ``P(Z = z) proportional to exp(-|z| / scale)``.
 
@@ -210,6 +230,8 @@ def discrete_laplace(scale: float | Fraction, size: int, rng: BitSource) -> np.n
     >>> discrete_laplace(2.0, 3, SecureRandom()).dtype
     dtype('int64')
     """
+    if size <= _SMALL:
+        return _discrete_laplace_small(scale, size, rng)
     out = np.empty(size, dtype=np.int64)
     todo = np.arange(size)
     while todo.size:
@@ -222,6 +244,23 @@ def discrete_laplace(scale: float | Fraction, size: int, rng: BitSource) -> np.n
         out[todo[ok]] = z[ok]
         todo = todo[~ok]
     return out
+
+
+def _discrete_laplace_small(scale: float | Fraction, size: int, rng: BitSource) -> np.ndarray:
+    s_frac = _as_fraction(scale)
+    s = float(s_frac)
+    if not (s > 0 and math.isfinite(s)) or s > 2.0**52:
+        raise ConfigError(f"geometric: scale must be in (0, 2^52], got {s}")
+    out: list[int] = []
+    while len(out) < size:
+        need = size - len(out)
+        mags = _geometric_small(s, s_frac, need, rng)
+        signs = int(rng.raw(1)[0])
+        for i, x in enumerate(mags):
+            neg = (signs >> i) & 1
+            if not (neg and x == 0):
+                out.append(-x if neg else x)
+    return np.array(out, dtype=np.int64)
 
 
 def discrete_laplace_variance(scale: float) -> float:
