@@ -64,6 +64,14 @@ def _binary_cut(col: np.ndarray, k: int, relaxed: bool) -> np.ndarray | None:
     return None if best is None else best[1]
 
 
+def _set_cut(col: np.ndarray, present: np.ndarray, k: int) -> np.ndarray | None:
+    """Left-side mask of a cut halving the distinct values of a set column, or None."""
+    cut = present[(present.size - 1) // 2]
+    mask = col <= cut
+    left = int(np.count_nonzero(mask))
+    return mask if k <= left <= col.size - k else None
+
+
 def _hier_groups(dim: Dim, col: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, int]:
     """Child of the lowest common ancestor that every code of ``col`` falls under."""
     tree = dim.tree
@@ -149,6 +157,7 @@ def partition(
     n_classes = 0
     stack: list[tuple[np.ndarray, np.ndarray]] = [(np.arange(n), X)]
     min_split = 2 * k
+    set_dims = [j for j in range(d) if dims[j].kind == "set"]
     while stack:
         rows, sub = stack.pop()
         if rows.size < min_split:
@@ -158,6 +167,12 @@ def partition(
         lo = sub.min(axis=0).tolist()
         hi = sub.max(axis=0).tolist()
         widths = [dims[j].width(lo[j], hi[j]) for j in range(d)]
+        present: dict[int, np.ndarray] = {}
+        for j in set_dims:
+            if hi[j] > lo[j]:
+                counts = np.bincount(sub[:, j] - lo[j], minlength=hi[j] - lo[j] + 1)
+                present[j] = np.flatnonzero(counts) + lo[j]
+                widths[j] = (present[j].size - 1) / (dims[j].size - 1)
         order = sorted((j for j in range(d) if widths[j] > 0), key=lambda j: -widths[j])
         children: list[tuple[np.ndarray, np.ndarray]] | None = None
         for j in order:
@@ -172,12 +187,19 @@ def partition(
                 bounds = np.searchsorted(gid[sort], np.arange(1, ng))
                 children = [(rows[p], sub[p]) for p in np.split(sort, bounds)]
                 break
-            mask = _binary_cut(col, k, relaxed)
+            mask = None
+            if j in present:
+                # Sets: halve the distinct values first (what the set NCP rewards), then
+                # fall back to the median cut.
+                mask = _set_cut(col, present[j], k)
+                if mask is not None and check is not None:
+                    if not check(rows, (~mask).astype(np.int64), 2).all():
+                        mask = None
             if mask is None:
-                continue
-            if check is not None:
-                gid = (~mask).astype(np.int64)
-                if not check(rows, gid, 2).all():
+                mask = _binary_cut(col, k, relaxed)
+                if mask is None:
+                    continue
+                if check is not None and not check(rows, (~mask).astype(np.int64), 2).all():
                     continue
             inv = ~mask
             children = [(rows[mask], sub[mask]), (rows[inv], sub[inv])]
