@@ -19,12 +19,14 @@ import numpy as np
 from veil.errors import InputError
 
 from .._errors import CryptoError, CryptoOverflowError
-from .._gmp import require_gmpy2
+from .._gmp import gmpy2, require_gmpy2
 
 if TYPE_CHECKING:
     from ._keys import PaillierPublicKey
 
 __all__ = ["EncryptedNumber", "encode_scalar", "FLOAT_FRAC_BITS"]
+
+_ZERO = require_gmpy2().mpz(0) if gmpy2 is not None else 0
 
 #: Default fixed-point fractional bits for floats (the resolution of float64 near 1.0).
 FLOAT_FRAC_BITS = 52
@@ -84,7 +86,8 @@ class EncryptedNumber:
         obfuscated: bool = True,
     ) -> None:
         self.public_key = public_key
-        self._c = require_gmpy2().mpz(ciphertext)
+        mpz = require_gmpy2().mpz
+        self._c = ciphertext if type(ciphertext) is type(_ZERO) else mpz(ciphertext)
         self.scale = int(scale)
         self.bound = int(public_key.max_int if bound is None else bound)
         self._obfuscated = obfuscated
@@ -136,7 +139,12 @@ class EncryptedNumber:
     def __add__(self, other: object) -> EncryptedNumber:
         pk = self.public_key
         if isinstance(other, EncryptedNumber):
-            self._check_key(other)
+            if other.public_key is not pk:
+                self._check_key(other)
+            if other.scale == self.scale:
+                return self._new(
+                    self._c * other._c % pk.nsquare, self.scale, self.bound + other.bound
+                )
             scale = max(self.scale, other.scale)
             a, b = self.rescale(scale), other.rescale(scale)
             return self._new(a._c * b._c % pk.nsquare, scale, a.bound + b.bound)
