@@ -71,7 +71,9 @@ class Round(Operator):
                 mag = np.floor(np.log10(np.abs(x)))
             mag = np.where(np.isfinite(mag), mag, 0.0)
             unit = 10.0 ** (mag - (self.significant or 1) + 1)
-        y = fn(x / unit) * unit
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            y = fn(x / unit) * unit
+        y = np.where((unit > 0) & np.isfinite(y), y, x)  # subnormal inputs: leave as they are
         # tidy binary noise such as 0.30000000000000004 when the unit is a power of ten
         y = np.where(unit < 1, np.round(y, 12), y)
         keep_int = self.base is None or float(self.base).is_integer()
