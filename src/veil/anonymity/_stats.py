@@ -26,7 +26,7 @@ def group_keys(keys: np.ndarray, key_space: int | None = None) -> tuple[np.ndarr
     n = keys.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.int64), 0
-    if key_space is not None and key_space <= max(4 * n, 1 << 16):
+    if key_space is not None and key_space <= 4 * n + 256:
         present = np.zeros(key_space, dtype=np.int64)
         present[keys] = 1
         ids = np.cumsum(present) - 1

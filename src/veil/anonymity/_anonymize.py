@@ -1,0 +1,136 @@
+"""``anonymize(df, config)``: dispatch to the lattice search, Mondrian or MDAV."""
+
+from __future__ import annotations
+
+import importlib
+import time
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from veil.anonymity._config import AnonymizationConfig
+from veil.anonymity._lattice import EncodedTable
+from veil.anonymity._objectives import all_utilities, make_objective
+from veil.anonymity._result import AnonymizationResult
+from veil.anonymity._search import LatticeSearch, SearchOutcome
+from veil.errors import ConfigError
+
+__all__ = ["anonymize", "lattice_search", "render_node"]
+
+DEFAULT_TIME_LIMIT = 10.0
+
+
+def lattice_search(
+    df: pd.DataFrame, config: AnonymizationConfig
+) -> tuple[EncodedTable, SearchOutcome]:
+    """Run the lattice search of ``config.algorithm`` (optimal or heuristic) without rendering."""
+    config.validate(df)
+    enc = EncodedTable(df, config)
+    models = config.all_models()
+    search = LatticeSearch(
+        enc, models, config.max_suppressed(len(df)), make_objective(config.objective, enc)
+    )
+    if config.algorithm == "optimal":
+        deadline = None if config.time_limit is None else time.perf_counter() + config.time_limit
+        return enc, search.optimal(deadline)
+    limit = config.time_limit if config.time_limit is not None else DEFAULT_TIME_LIMIT
+    deadline = time.perf_counter() + limit
+    return enc, search.optimal(deadline) if search.n_total <= 200_000 else search.greedy(deadline)
+
+
+def render_node(
+    df: pd.DataFrame, enc: EncodedTable, levels: tuple[int, ...], config: AnonymizationConfig
+) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """Generalize ``df`` to node ``levels``; returns ``(release, suppressed_mask, class_ids)``.
+
+    QI columns become categoricals of hierarchy labels; suppressed records get
+    ``config.suppressed_value`` in every QI (or are dropped with ``config.drop_suppressed``).
+    """
+    table, row_cls = enc.row_classes(levels)
+    st = table.stats()
+    viol = np.zeros(table.n_classes, dtype=bool)
+    for m in config.all_models():
+        if not m.table_level:
+            viol |= m.violating(st)
+    suppressed = viol[row_cls]
+    out = df.copy(deep=False)
+    for a, (col, h) in enumerate(zip(enc.qi, enc.hier)):
+        lv = levels[a]
+        labels = [str(x) for x in h.labels(lv)]
+        codes = h.codes(lv)[enc.row_codes[a]].astype(np.int64)
+        if suppressed.any():
+            if config.suppressed_value in labels:
+                star = labels.index(config.suppressed_value)
+            else:
+                labels.append(config.suppressed_value)
+                star = len(labels) - 1
+            codes = np.where(suppressed, star, codes)
+        out[col] = pd.Categorical.from_codes(codes, categories=labels)
+    class_ids = np.where(suppressed, -1, row_cls)
+    if config.drop_suppressed and suppressed.any():
+        out = out.loc[~suppressed] if out.index.is_unique else out.iloc[np.flatnonzero(~suppressed)]
+    return out, suppressed, class_ids
+
+
+def _external(name: str, df: pd.DataFrame, config: AnonymizationConfig) -> AnonymizationResult:
+    module, func = {
+        "mondrian": ("veil.anonymity._mondrian", "mondrian_anonymize"),
+        "mdav": ("veil.anonymity._mdav", "mdav_anonymize"),
+    }[name]
+    try:
+        fn: Any = getattr(importlib.import_module(module), func)
+    except (ModuleNotFoundError, AttributeError):
+        raise ConfigError(f"algorithm {name!r} is not available in this build") from None
+    return fn(df, config)
+
+
+def anonymize(df: pd.DataFrame, config: AnonymizationConfig) -> AnonymizationResult:
+    """Anonymize ``df`` as ``config`` says; never mutates ``df``.
+
+    ``optimal`` searches the whole lattice of hierarchy levels (full-domain generalization with
+    record suppression) and returns the node minimizing ``config.objective`` (Flash/OLA class
+    search, see :mod:`veil.anonymity._search`); ``heuristic`` does the same within
+    ``config.time_limit`` seconds (best node found so far); ``mondrian`` and ``mdav`` are
+    local-recoding algorithms.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from veil.anonymity import AnonymizationConfig, Hierarchy, anonymize
+    >>> df = pd.DataFrame({"age": [21, 22, 23, 24], "zip": ["1", "1", "2", "2"], "y": list("abab")})
+    >>> age = Hierarchy.from_mapping({str(a): ["20-24", "*"] for a in range(20, 25)})
+    >>> res = anonymize(df, AnonymizationConfig({"age": age, "zip": Hierarchy.flat("12")}, k=2))
+    >>> res.node, res.data["age"].astype(str).tolist()
+    ({'age': 1, 'zip': 0}, ['20-24', '20-24', '20-24', '20-24'])
+    """
+    from veil.anonymity._risk import risk_summary
+
+    if not isinstance(config, AnonymizationConfig):
+        raise ConfigError("config must be an AnonymizationConfig")
+    if config.algorithm in ("mondrian", "mdav"):
+        config.validate(df)
+        return _external(config.algorithm, df, config)
+    t0 = time.perf_counter()
+    enc, out = lattice_search(df, config)
+    elapsed = time.perf_counter() - t0
+    release, suppressed, class_ids = render_node(df, enc, out.node, config)
+    sizes = out.table.sizes[~out.evaluation.violating]
+    before = np.bincount(enc.row_class)
+    return AnonymizationResult(
+        data=release,
+        config=config,
+        algorithm=config.algorithm,
+        suppressed=suppressed,
+        partitions=class_ids,
+        node=dict(zip(enc.qi, out.node)),
+        n_nodes_checked=out.n_checked,
+        n_nodes_total=out.n_total,
+        optimal=out.optimal,
+        objective=config.objective,
+        objective_value=out.value,
+        utility=all_utilities(enc, out.table, out.evaluation.violating),
+        risk_before=risk_summary(before),
+        risk_after=risk_summary(sizes),
+        elapsed=elapsed,
+    )

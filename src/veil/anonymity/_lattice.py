@@ -1,0 +1,186 @@
+"""Integer-coded table, equivalence-class tables and their roll-up between lattice nodes.
+
+A lattice node is a tuple of generalization levels, one per quasi-identifier.  The table is
+reduced once to its *distinct* quasi-identifier tuples (with frequencies and sparse sensitive
+value counts); the classes of any node are computed from the classes of any more specific node
+already computed ("roll-up", Kohlmayer et al. 2012), so a node check costs O(classes of the
+ancestor), never O(rows).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from veil.anonymity._config import AnonymizationConfig
+from veil.anonymity._stats import ClassStats, SensitiveColumn, SensitiveStats, group_keys
+from veil.errors import ConfigError, InputError
+from veil.schema._hierarchy import Hierarchy
+
+__all__ = ["EncodedTable", "ClassTable", "combine_keys"]
+
+_MAX_KEY = 1 << 62
+
+
+def combine_keys(cols: list[np.ndarray], cards: list[int]) -> tuple[np.ndarray, int | None]:
+    """Mixed-radix key of integer code columns; ``(key, key_space)`` (space None if hashed)."""
+    n = cols[0].shape[0]
+    key = np.zeros(n, dtype=np.int64)
+    space = 1
+    for c, card in zip(cols, cards):
+        if space * card >= _MAX_KEY:  # compact what we have so far
+            key, g = group_keys(key)
+            space = g
+            if space * card >= _MAX_KEY:  # pragma: no cover - needs > 2**31 classes
+                raise InputError("too many distinct quasi-identifier combinations")
+        key = key * card + c
+        space *= card
+    return key, space
+
+
+@dataclass
+class ClassTable:
+    """Equivalence classes of one lattice node."""
+
+    levels: tuple[int, ...]
+    codes: list[np.ndarray]  # per QI: code of each class at its level
+    sizes: np.ndarray  # int64
+    sens: dict[str, SensitiveStats]
+    population: np.ndarray | None = None
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.sizes.shape[0])
+
+    def stats(self) -> ClassStats:
+        return ClassStats(self.sizes, self.sens, self.population)
+
+
+class EncodedTable:
+    """A table reduced to hierarchy codes, and the lattice of its generalizations.
+
+    Parameters
+    ----------
+    df
+        The input table (any index).
+    config
+        Every quasi-identifier must have a hierarchy.
+    """
+
+    def __init__(self, df: pd.DataFrame, config: AnonymizationConfig) -> None:
+        self.config = config
+        self.qi = config.qi_names
+        nohier = [c for c in self.qi if config.hierarchy(c) is None]
+        if nohier:
+            raise ConfigError(
+                f"lattice search needs a hierarchy for every quasi-identifier; missing for: "
+                f"{nohier} (give one, or use algorithm 'mondrian')"
+            )
+        self.hier: list[Hierarchy] = [config.hierarchy(c) for c in self.qi]  # type: ignore[misc]
+        self.n = len(df)
+        self.heights = np.array([h.height for h in self.hier], dtype=np.int64)
+        self.row_codes = [h.encode(df[c], column=c) for c, h in zip(self.qi, self.hier)]
+        self.sensitive: dict[str, SensitiveColumn] = config.encode_sensitive(df)
+        zero = tuple(0 for _ in self.qi)
+        key, space = combine_keys(self.row_codes, [len(h) for h in self.hier])
+        self.row_class, nb = group_keys(key, space)
+        codes = []
+        for rc in self.row_codes:
+            c = np.zeros(nb, dtype=np.int32)
+            c[self.row_class] = rc
+            codes.append(c)
+        stats = ClassStats.from_codes(self.row_class, nb, sensitive=self.sensitive)
+        self.population_codes: list[np.ndarray] | None = None
+        self.population_counts: np.ndarray | None = None
+        pop = self._population_frame()
+        if pop is not None:
+            pcodes = [h.encode(pop[c], column=c) for c, h in zip(self.qi, self.hier)]
+            pkey, pspace = combine_keys(pcodes, [len(h) for h in self.hier])
+            pinv, pg = group_keys(pkey, pspace)
+            self.population_counts = np.bincount(pinv, minlength=pg).astype(np.int64)
+            self.population_codes = []
+            for rc in pcodes:
+                c = np.zeros(pg, dtype=np.int32)
+                c[pinv] = rc
+                self.population_codes.append(c)
+        self._maps: dict[tuple[int, int, int], np.ndarray] = {}
+        self._cards = [[h.n_labels(lv) for lv in range(h.height)] for h in self.hier]
+        self.base = ClassTable(zero, codes, stats.sizes, stats.sensitive)
+        self.base.population = self._population_sizes(self.base)
+
+    def _population_frame(self) -> pd.DataFrame | None:
+        pops = [m.population for m in self.config.all_models() if m.name == "k-map"]
+        if not pops:
+            return None
+        pop = pops[0]
+        if not isinstance(pop, pd.DataFrame):
+            raise ConfigError("k-map population must be a pandas DataFrame")
+        miss = [c for c in self.qi if c not in pop.columns]
+        if miss:
+            raise ConfigError(f"k-map population table lacks quasi-identifier column(s) {miss}")
+        return pop
+
+    # ------------------------------------------------------------------ lattice helpers
+    @property
+    def top(self) -> tuple[int, ...]:
+        return tuple(int(h) - 1 for h in self.heights)
+
+    def level_map(self, a: int, src: int, dst: int) -> np.ndarray:
+        key = (a, src, dst)
+        m = self._maps.get(key)
+        if m is None:
+            m = self.hier[a].level_map(src, dst)
+            self._maps[key] = m
+        return m
+
+    def cards(self, levels: tuple[int, ...]) -> list[int]:
+        return [c[lv] for c, lv in zip(self._cards, levels)]
+
+    def _population_sizes(self, t: ClassTable) -> np.ndarray | None:
+        if self.population_codes is None or self.population_counts is None:
+            return None
+        gen = [
+            self.level_map(a, 0, lv)[pc]
+            for a, (pc, lv) in enumerate(zip(self.population_codes, t.levels))
+        ]
+        cols = [np.concatenate([c, g]) for c, g in zip(t.codes, gen)]
+        key, space = combine_keys(cols, self.cards(t.levels))
+        inv, g = group_keys(key, space)
+        c = t.n_classes
+        counts = np.bincount(inv[c:], weights=self.population_counts, minlength=g)
+        return np.rint(counts[inv[:c]]).astype(np.int64)
+
+    def rollup(self, src: ClassTable, levels: tuple[int, ...]) -> tuple[ClassTable, np.ndarray]:
+        """Classes of node ``levels`` from those of a more specific node ``src``.
+
+        Returns the new table and the class id (in it) of each class of ``src``.
+        """
+        gen = []
+        for a, (c, s, d) in enumerate(zip(src.codes, src.levels, levels)):
+            if d < s:
+                raise ValueError("rollup target must be more general than the source")
+            gen.append(c if d == s else self.level_map(a, s, d)[c])
+        key, space = combine_keys(gen, self.cards(levels))
+        inv, g = group_keys(key, space)
+        codes = []
+        for c in gen:
+            out = np.empty(g, dtype=np.int32)
+            out[inv] = c
+            codes.append(out)
+        sizes = np.bincount(inv, weights=src.sizes, minlength=g)
+        sizes = np.rint(sizes).astype(np.int64)
+        sens = {
+            name: SensitiveStats.from_pairs(ss.column, inv[ss.cls], ss.val, g, ss.cnt)
+            for name, ss in src.sens.items()
+        }
+        t = ClassTable(levels, codes, sizes, sens)
+        if src.population is not None:
+            t.population = self._population_sizes(t)
+        return t, inv
+
+    def row_classes(self, levels: tuple[int, ...]) -> tuple[ClassTable, np.ndarray]:
+        """Classes of node ``levels`` and the class id of every row."""
+        t, inv = self.rollup(self.base, levels)
+        return t, inv[self.row_class]

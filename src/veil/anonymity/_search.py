@@ -1,0 +1,330 @@
+"""Optimal and time-budgeted search of the generalization lattice (full-domain recoding).
+
+The search combines the ideas of OLA (El Emam et al., JAMIA 2009) and Flash (Kohlmayer et
+al., PASSAT 2012):
+
+* **predictive tagging** by monotonicity: a node whose monotone privacy models fail tags all its
+  predecessors (more specific nodes) as failing; when every model is monotone, an anonymous node
+  tags all its successors as anonymous;
+* **greedy upward paths**: from the first unresolved node, walk up the lattice through the
+  cheapest successor until an anonymous node is found, so one walk resolves many nodes and
+  gives an early upper bound on the objective;
+* **roll-up**: the classes of a node are computed from the cached classes of a more specific
+  node, in time proportional to the number of classes, never rows;
+* **best-first order with bounds**: nodes are visited by increasing static lower bound of the
+  objective; the search stops when no remaining node can beat the best anonymous node, and a
+  node whose dynamic lower bound cannot win prunes all its successors.
+
+Ties are broken deterministically: smaller objective (relative tolerance 1e-9), then smaller sum
+of levels, then the lexicographically smallest level vector.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from veil.anonymity._lattice import ClassTable, EncodedTable
+from veil.anonymity._models import Evaluation, PrivacyModel
+from veil.anonymity._objectives import Objective
+from veil.errors import ConfigError, UnsatisfiableError
+
+__all__ = ["SearchOutcome", "LatticeSearch", "MAX_OPTIMAL_NODES"]
+
+MAX_OPTIMAL_NODES = 2_000_000
+_UNKNOWN, _ANON, _NOT, _PRUNED = 0, 1, -1, 2
+
+
+@dataclass
+class SearchOutcome:
+    """Chosen node of a lattice search."""
+
+    node: tuple[int, ...]
+    table: ClassTable
+    evaluation: Evaluation
+    value: float
+    n_checked: int
+    n_total: int
+    optimal: bool
+
+
+class LatticeSearch:
+    """Search the lattice of ``enc`` for the best node satisfying ``models``."""
+
+    def __init__(
+        self,
+        enc: EncodedTable,
+        models: list[PrivacyModel],
+        max_suppressed: int,
+        objective: Objective,
+        cache_budget: int = 2_000_000,
+    ) -> None:
+        self.enc = enc
+        self.models = models
+        self.max_sup = int(max_suppressed)
+        self.obj = objective
+        with_sup = self.max_sup > 0
+        self.mono = [(m.monotone_with_suppression if with_sup else m.monotone) for m in models]
+        self.all_mono = all(self.mono)
+        self.n_checked = 0
+        self._cache_levels = np.zeros((4096, len(enc.heights)), dtype=np.int64)
+        self._cache_classes = np.zeros(4096, dtype=np.int64)
+        self._reset_cache()
+        #: Most classes (summed over cached nodes) kept for roll-ups, besides the base.
+        self.cache_budget = max(cache_budget, 4 * enc.base.n_classes)
+        self.n_total = int(np.prod(enc.heights))
+
+    # ------------------------------------------------------------------ node evaluation
+    def table(self, levels: tuple[int, ...]) -> ClassTable:
+        """Classes of ``levels``, rolled up from the cached ancestor with the fewest classes."""
+        t = self.cache.get(levels)
+        if t is not None:
+            return t
+        m = self._cache_n
+        ok = (self._cache_levels[:m] <= np.asarray(levels)).all(axis=1)
+        i = int(np.argmin(np.where(ok, self._cache_classes[:m], np.iinfo(np.int64).max)))
+        src = self.cache[tuple(int(x) for x in self._cache_levels[i])]
+        t, _ = self.enc.rollup(src, levels)
+        self._cache_entries += t.n_classes
+        if self._cache_entries > self.cache_budget or m == self._cache_levels.shape[0]:
+            self._reset_cache()
+            m = self._cache_n
+        self._cache_levels[m] = levels
+        self._cache_classes[m] = t.n_classes
+        self._cache_n = m + 1
+        self.cache[levels] = t
+        return t
+
+    def _reset_cache(self) -> None:
+        """Forget every cached node but the base."""
+        base = self.enc.base
+        self.cache = {base.levels: base}
+        self._cache_levels[0] = base.levels
+        self._cache_classes[0] = base.n_classes
+        self._cache_n = 1
+        self._cache_entries = 0
+
+    def evaluate(self, levels: tuple[int, ...]) -> tuple[ClassTable, Evaluation, bool]:
+        """Classes, evaluation and whether the monotone models alone already fail."""
+        self.n_checked += 1
+        t = self.table(levels)
+        st = t.stats()
+        viol = np.zeros(t.n_classes, dtype=bool)
+        viol_mono = np.zeros(t.n_classes, dtype=bool)
+        failed_models: list[str] = []
+        for m, mono in zip(self.models, self.mono):
+            if m.table_level:
+                continue
+            v = m.violating(st)
+            if v.any():
+                failed_models.append(m.describe())
+                viol |= v
+                if mono:
+                    viol_mono |= v
+        n_sup = int(t.sizes[viol].sum())
+        mono_fail = int(t.sizes[viol_mono].sum()) > self.max_sup
+        failed = failed_models if n_sup > self.max_sup else []
+        keep = ~viol
+        for m, mono in zip(self.models, self.mono):
+            if m.table_level and not m.holds(st, keep):
+                failed.append(m.describe())
+                if mono and self.max_sup == 0:
+                    mono_fail = True
+        return t, Evaluation(not failed, viol, n_sup, failed), mono_fail
+
+    def check_top(self) -> tuple[ClassTable, Evaluation]:
+        t, ev, _ = self.evaluate(self.enc.top)
+        if not ev.holds:
+            raise UnsatisfiableError(
+                "the privacy targets cannot be met even at the top of the lattice "
+                f"(every quasi-identifier fully generalized, at most {self.max_sup} records "
+                f"suppressed): {'; '.join(ev.failed)} fails"
+            )
+        return t, ev
+
+    # ------------------------------------------------------------------ optimal search
+    def optimal(self, deadline: float | None = None) -> SearchOutcome:
+        """Best-first search with predictive tagging; optimal unless ``deadline`` passes."""
+        enc = self.enc
+        if self.n_total > MAX_OPTIMAL_NODES:
+            if deadline is not None:
+                return self.greedy(deadline)
+            raise ConfigError(
+                f"the lattice has {self.n_total:,} nodes, too many for the optimal search "
+                f"(limit {MAX_OPTIMAL_NODES:,}); use algorithm 'heuristic' with a time_limit"
+            )
+        q = len(enc.heights)
+        grids = np.indices(tuple(int(h) for h in enc.heights)).reshape(q, -1).T
+        nodes = grids.astype(np.int64)
+        strides = np.ones(q, dtype=np.int64)
+        for a in range(q - 2, -1, -1):
+            strides[a] = strides[a + 1] * enc.heights[a + 1]
+        sums = nodes.sum(axis=1)
+        lb = self.obj.static_lb(nodes)
+        tie = np.empty(len(nodes), dtype=np.int64)  # rank by (sum of levels, lexicographic)
+        tie[np.lexsort((*[nodes[:, a] for a in range(q - 1, -1, -1)], sums))] = np.arange(
+            len(nodes)
+        )
+        order = np.lexsort((tie, lb))
+        status = np.zeros(len(nodes), dtype=np.int8)
+        visited = np.zeros(len(nodes), dtype=bool)
+        dyn = np.zeros(len(nodes))  # best dynamic lower bound inherited from predecessors
+        holds = np.zeros(len(nodes), dtype=bool)
+
+        top_t, top_ev = self.check_top()
+        best_idx = len(nodes) - 1
+        best_val = self.obj.value(top_t, top_ev.violating)
+        best = (top_t, top_ev)
+
+        def tol(v: float) -> float:
+            return 1e-9 * max(1.0, abs(v))
+
+        def better(v: float, idx: int) -> bool:
+            if v < best_val - tol(best_val):
+                return True
+            return v <= best_val + tol(best_val) and tie[idx] < tie[best_idx]
+
+        def can_win(bound: float, idx: int) -> bool:
+            """Whether a node at or above ``idx`` with lower bound ``bound`` may still win."""
+            if bound < best_val - tol(best_val):
+                return True
+            return bound <= best_val + tol(best_val) and tie[idx] < tie[best_idx]
+
+        def visit(idx: int) -> bool:
+            """Evaluate a node; returns whether it satisfies the models."""
+            nonlocal best_idx, best_val, best
+            if visited[idx]:
+                return bool(holds[idx])
+            visited[idx] = True
+            levels = tuple(int(x) for x in nodes[idx])
+            t, ev, mono_fail = self.evaluate(levels)
+            if ev.holds:
+                if self.all_mono:
+                    succ = np.all(nodes >= nodes[idx], axis=1)
+                    status[succ & (status == _UNKNOWN)] = _ANON
+                status[idx] = _ANON
+                v = self.obj.value(t, ev.violating)
+                if better(v, idx):
+                    best_idx, best_val, best = idx, v, (t, ev)
+            else:
+                status[idx] = _NOT
+                if mono_fail:
+                    pred = np.all(nodes <= nodes[idx], axis=1)
+                    status[pred] = _NOT
+            d = self.obj.dynamic_lb(t)
+            if d > 0:
+                succ = np.all(nodes >= nodes[idx], axis=1)
+                np.maximum(dyn, np.where(succ, d, 0.0), out=dyn)
+                if not can_win(d, idx):
+                    succ[idx] = False
+                    status[succ & (status != _NOT)] = _PRUNED
+            holds[idx] = ev.holds
+            return ev.holds
+
+        optimal = True
+        for idx in order:
+            if deadline is not None and time.perf_counter() > deadline:
+                optimal = False
+                break
+            if lb[idx] > best_val + tol(best_val):
+                break
+            st = status[idx]
+            if st == _NOT or st == _PRUNED or visited[idx]:
+                continue
+            if not can_win(max(lb[idx], dyn[idx]), idx):
+                continue
+            if st == _ANON:
+                if not (self.obj.separable and self.max_sup == 0):
+                    visit(idx)
+                elif better(float(lb[idx]), idx):  # the value equals the static bound
+                    t, ev, _ = self.evaluate(tuple(int(x) for x in nodes[idx]))
+                    best_idx, best_val, best = idx, self.obj.value(t, ev.violating), (t, ev)
+                continue
+            # Flash-style: build a greedy path upward through the cheapest successors that are
+            # not known to be anonymous, then binary-search it for the anonymity boundary.
+            path = [idx]
+            cur = idx
+            while True:
+                cand = [
+                    cur + strides[a]
+                    for a in range(q)
+                    if nodes[cur, a] + 1 < enc.heights[a] and status[cur + strides[a]] != _ANON
+                ]
+                if not cand:
+                    break
+                cur = min(cand, key=lambda c: (lb[c], tie[c]))
+                path.append(cur)
+            lo, hi = -1, len(path)  # path[lo] fails (monotone part), path[hi] holds
+            for i, p in enumerate(path):
+                if status[p] == _NOT:
+                    lo = i
+            while hi - lo > 1:
+                if deadline is not None and time.perf_counter() > deadline:
+                    break
+                mid = (lo + hi) // 2
+                p = path[mid]
+                if status[p] == _NOT:
+                    lo = mid
+                    continue
+                if visit(p):
+                    hi = mid
+                else:
+                    lo = mid
+            if status[idx] == _UNKNOWN:
+                visit(idx)
+        t, ev = best
+        levels = tuple(int(x) for x in nodes[best_idx])
+        return SearchOutcome(levels, t, ev, best_val, self.n_checked, self.n_total, optimal)
+
+    # ------------------------------------------------------------------ greedy heuristic
+    def greedy(self, deadline: float) -> SearchOutcome:
+        """Greedy bottom-up climb, then top-down refinement, within ``deadline``."""
+        enc = self.enc
+        heights = [int(h) for h in enc.heights]
+        top_t, top_ev = self.check_top()
+        best_levels = enc.top
+        best = (top_t, top_ev)
+        best_val = self.obj.value(top_t, top_ev.violating)
+
+        def slb(levels: tuple[int, ...]) -> float:
+            return float(self.obj.static_lb(np.asarray([levels]))[0])
+
+        cur = tuple(0 for _ in heights)
+        t, ev, _ = self.evaluate(cur)
+        while not ev.holds and time.perf_counter() < deadline:
+            cands = []
+            for a in range(len(heights)):
+                if cur[a] + 1 < heights[a]:
+                    nxt = cur[:a] + (cur[a] + 1,) + cur[a + 1 :]
+                    tn, en, _ = self.evaluate(nxt)
+                    score = (
+                        0 if en.holds else 1,
+                        self.obj.value(tn, en.violating) if en.holds else en.n_suppressed,
+                        slb(nxt),
+                        nxt,
+                    )
+                    cands.append((score, nxt, tn, en))
+            if not cands:
+                break
+            _, cur, t, ev = min(cands, key=lambda c: c[0])
+        if ev.holds:
+            v = self.obj.value(t, ev.violating)
+            if v <= best_val:
+                best_levels, best, best_val = cur, (t, ev), v
+        improved = True
+        while improved and time.perf_counter() < deadline:
+            improved = False
+            cur = best_levels
+            for a in range(len(heights)):
+                if cur[a] == 0 or time.perf_counter() >= deadline:
+                    continue
+                prv = cur[:a] + (cur[a] - 1,) + cur[a + 1 :]
+                tp, ep, _ = self.evaluate(prv)
+                if ep.holds:
+                    v = self.obj.value(tp, ep.violating)
+                    if v < best_val - 1e-9 * max(1.0, abs(best_val)):
+                        best_levels, best, best_val, improved = prv, (tp, ep), v, True
+        t, ev = best
+        return SearchOutcome(best_levels, t, ev, best_val, self.n_checked, self.n_total, False)
