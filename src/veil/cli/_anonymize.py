@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import os
 import shutil
 import sys
 import tempfile
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -108,7 +110,9 @@ def run(args: argparse.Namespace) -> int:
         if tick:
             tick("reading", 0, 1)
         df, fmt = read_table(inp, **opts)
-        result = apply(df, policy, key_file=args.key_file, seed=args.seed, progress=tick)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = apply(df, policy, key_file=args.key_file, seed=args.seed, progress=tick)
         release, report = result
         report["input"]["file"] = inp.name
         report["release"]["file"] = release_path.name
@@ -118,6 +122,8 @@ def run(args: argparse.Namespace) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".veil-", dir=out_dir))
     try:
+        if opts.get("names") and not fmt.header:
+            fmt = dataclasses.replace(fmt, header=True)  # names given: write them
         write(release, tmp / inp.name, like=fmt)
         artifacts = [_write_artifact(n, o, tmp) for n, o in result.artifacts.items()]
         report["artifacts"] = artifacts
@@ -145,6 +151,8 @@ def run(args: argparse.Namespace) -> int:
     if targets is not None:
         verdict = "met" if targets["all_met"] else "NOT met"
         print(f"privacy targets ({targets['mode']}): {verdict}")
-    for w in report.get("warnings", []):
-        print(f"veil: warning: {w}", file=sys.stderr)
+    messages = list(report.get("warnings", []))
+    messages += [str(w.message) for w in caught if str(w.message) not in messages]
+    for msg in dict.fromkeys(messages):
+        print(f"veil: warning: {msg}", file=sys.stderr)
     return 0

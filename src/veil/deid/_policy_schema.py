@@ -164,6 +164,9 @@ PRIVACY = Record(
         "algorithm": _choice(*ALGORITHMS),
         "objective": Field(_str),
         "average_risk": _num(0, 1, lo_open=True),
+        "time_limit": _num(0, float("inf"), lo_open=True),
+        "suppressed_value": Field(lambda v: None if isinstance(v, str) else "must be text"),
+        "drop_suppressed": Field(_bool),
         "options": Field(lambda v: None if isinstance(v, Mapping) else "must be a mapping"),
     }
 )

@@ -51,7 +51,7 @@ def distribution_png(column: str, dist: dict[str, Any]) -> str:
     left, right = fig.subplots(1, 2)
     _draw(left, dist.get("original"), f"{column}: original", "#7a8fa6")
     _draw(right, dist.get("release"), f"{column}: release", "#2f7d5b")
-    fig.tight_layout()
+    fig.subplots_adjust(left=0.07, right=0.98, top=0.88, bottom=0.32, wspace=0.22)
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     return base64.b64encode(buf.getvalue()).decode("ascii")

@@ -1,0 +1,225 @@
+"""Policy parsing and validation: errors name the key and the line."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from veil.deid import Policy, apply
+from veil.errors import PolicyError
+from veil.schema import Role
+
+GOOD = """\
+version: 1
+key: {env: MY_KEY}
+locale: fr_FR
+seed: 3
+columns:
+  id:      {role: identifier, operator: drop}
+  email:   {role: identifier, operator: {name: mask, kind: email}}
+  Age:
+    role: quasi
+    operator:
+      - {name: generalize, bins: [0, 30, 50, 120]}
+  County:  {role: quasi, hierarchy: county.csv}
+  Illness: sensitive
+suppress: "Age < 18"
+privacy:
+  k: 5
+  l: {column: Illness, l: 2, variant: distinct}
+  suppression_limit: 0.05
+"""
+
+
+def _write(tmp_path: Path, text: str, name: str = "p.yaml") -> Path:
+    (tmp_path / "county.csv").write_text("Nairobi,Central,*\nKisii,West,*\n")
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def _line_of(text: str, needle: str) -> int:
+    for i, line in enumerate(text.splitlines(), 1):
+        if needle in line:
+            return i
+    raise AssertionError(needle)
+
+
+def test_good_policy(tmp_path: Path) -> None:
+    p = Policy.from_yaml(_write(tmp_path, GOOD))
+    assert list(p.columns) == ["id", "email", "Age", "County", "Illness"]
+    assert p.columns["Illness"].role is Role.SENSITIVE
+    assert [o.name for o in p.columns["Age"].operators] == ["generalize"]
+    assert p.columns["County"].hierarchy is not None and p.columns["County"].hierarchy.height == 3
+    assert (
+        p.privacy is not None
+        and p.privacy.k == 5
+        and p.privacy.l == {"column": "Illness", "l": 2, "variant": "distinct"}
+    )
+    assert p.privacy.algorithm is None and p.suppress == ["Age < 18"]
+    assert p.quasi_identifiers == ["Age", "County"] and p.sensitive == ["Illness"]
+    assert (p.locale, p.seed, p.key) == ("fr_FR", 3, {"env": "MY_KEY"})
+    assert p.line("columns", "County") == _line_of(GOOD, "County:")
+
+
+BAD_CASES = [
+    # (replace this, with this, expected key path, line needle, message fragment)
+    ("locale: fr_FR", "locale: fr_FR\ncolour: blue", "colour", "colour:", "unknown key"),
+    ("  Illness: sensitive", "  Illness: {operator: drop}", "columns.Illness", "Illness:", "role"),
+    (
+        "  Illness: sensitive",
+        "  Illness: {role: secret}",
+        "columns.Illness.role",
+        "Illness:",
+        "must be one of",
+    ),
+    (
+        "{name: mask, kind: email}",
+        "{name: maskk}",
+        "columns.email.operator",
+        "email:",
+        "unknown operator 'maskk'",
+    ),
+    (
+        "{name: mask, kind: email}",
+        "{name: mask, kind: sideways}",
+        "columns.email.operator",
+        "email:",
+        "kind",
+    ),
+    (
+        "bins: [0, 30, 50, 120]",
+        "bins: [0, 50, 30]",
+        "columns.Age.operator[0]",
+        "bins:",
+        "column 'Age'",
+    ),
+    (
+        "hierarchy: county.csv",
+        "hierarchy: nope.csv",
+        "columns.County.hierarchy",
+        "County:",
+        "not found",
+    ),
+    ("  k: 5", "  k: 0", "privacy.k", "k: 0", "at least 1"),
+    ("  k: 5", "  k: 5\n  algorithm: magic", "privacy.algorithm", "algorithm", "must be one of"),
+    ("l: {column: Illness", "l: {column: Age", "privacy.l.column", "l: {", "sensitive"),
+    ("version: 1", "version: 2", "version", "version", "unsupported"),
+    ('suppress: "Age < 18"', 'suppress: "Age <<< 18"', "suppress", "suppress", ""),
+    (
+        "  id:      {role: identifier, operator: drop}",
+        "  id: {role: identifier, operator: drop}\n  id: {role: quasi}",
+        "columns.id",
+        "id: {role: quasi}",
+        "duplicate key",
+    ),
+    ("  k: 5", "  k: [5", "", "k: [5", "invalid YAML"),
+]
+
+
+@pytest.mark.parametrize("old,new,key,needle,fragment", BAD_CASES)
+def test_errors_name_key_and_line(
+    tmp_path: Path, old: str, new: str, key: str, needle: str, fragment: str
+) -> None:
+    assert old in GOOD
+    text = GOOD.replace(old, new)
+    with pytest.raises(PolicyError) as info:
+        Policy.from_yaml(_write(tmp_path, text))
+    msg = str(info.value)
+    assert "\n" not in msg
+    line = int(re.search(r"line (\d+)", msg).group(1))  # type: ignore[union-attr]
+    expected = _line_of(text, needle)
+    assert abs(line - expected) <= 1, (msg, expected)
+    assert msg.startswith("p.yaml, line")
+    if key:
+        assert f": {key}:" in msg, msg
+    assert fragment in msg, msg
+
+
+def test_missing_policy_file(tmp_path: Path) -> None:
+    with pytest.raises(PolicyError, match="not found"):
+        Policy.from_yaml(tmp_path / "none.yaml")
+
+
+def test_not_a_mapping(tmp_path: Path) -> None:
+    with pytest.raises(PolicyError, match="mapping"):
+        Policy.from_yaml(_write(tmp_path, "- a\n- b\n"))
+
+
+def test_from_dict_and_list_of_operators() -> None:
+    p = Policy.from_dict(
+        {"columns": {"x": {"role": "quasi", "operator": ["drop"]}}, "default_role": "insensitive"}
+    )
+    assert p.default_role is Role.INSENSITIVE and p.columns["x"].operators[0].name == "drop"
+
+
+def test_unknown_column_checked_against_data(tmp_path: Path) -> None:
+    text = "columns:\n  a: quasi\n  Ag: quasi\n"
+    p = Policy.from_yaml(_write(tmp_path, text))
+    with pytest.raises(PolicyError, match=r"line 3: columns.Ag: unknown column 'Ag'"):
+        p.check_columns(pd.DataFrame({"a": [1], "ag": [2]}))
+
+
+def test_unlisted_columns_are_an_error_without_default_role() -> None:
+    df = pd.DataFrame({"a": [1, 2], "b": [3, 4], "c": [5, 6]})
+    with pytest.raises(
+        PolicyError, match=r"2 column\(s\) of the data are not in the policy: 'b', 'c'"
+    ):
+        apply(df, {"columns": {"a": "quasi"}})
+    release, report = apply(df, {"columns": {"a": "quasi"}, "default_role": "insensitive"})
+    assert list(release.columns) == ["a", "b", "c"]
+    assert (
+        report["columns"]["b"]["role"] == "insensitive"
+        and not report["columns"]["b"]["listed_in_policy"]
+    )
+    assert report["risk"]["quasi_identifiers"] == ["a"]
+
+
+def test_hierarchy_lacking_values_names_them(tmp_path: Path) -> None:
+    p = Policy.from_yaml(_write(tmp_path, "columns:\n  c: {role: quasi, hierarchy: county.csv}\n"))
+    df = pd.DataFrame({"c": ["Nairobi", "Lamu", "Kisii", "Wajir", None]})
+    with pytest.raises(PolicyError) as info:
+        apply(df, p)
+    msg = str(info.value)
+    assert (
+        "line 2" in msg
+        and "columns.c.hierarchy" in msg
+        and "'Lamu'" in msg
+        and "'Wajir'" in msg
+        and "2 value(s)" in msg
+    )
+
+
+def test_inline_hierarchy() -> None:
+    p = Policy.from_dict(
+        {"columns": {"g": {"role": "quasi", "hierarchy": {"F": ["*"], "M": ["*"]}}}}
+    )
+    assert p.columns["g"].hierarchy is not None and p.columns["g"].hierarchy.values == ["F", "M"]
+
+
+def test_privacy_column_must_exist_in_data() -> None:
+    p = Policy.from_dict(
+        {"columns": {"a": "quasi"}, "privacy": {"k": 2, "l": {"column": "zz", "l": 2}}}
+    )
+    with pytest.raises(PolicyError, match="privacy.l.column: unknown column 'zz'"):
+        p.check_columns(pd.DataFrame({"a": [1]}))
+
+
+def test_recursive_l_needs_c() -> None:
+    with pytest.raises(PolicyError, match="needs c"):
+        Policy.from_dict(
+            {
+                "columns": {"s": "sensitive"},
+                "privacy": {"l": {"column": "s", "l": 2, "variant": "recursive"}},
+            }
+        )
+
+
+def test_examples_parse() -> None:
+    root = Path(__file__).resolve().parents[2] / "examples"
+    for name in ("insurance_ke.yaml", "adult.yaml"):
+        p = Policy.from_yaml(root / name)
+        assert p.privacy is not None and p.privacy.k == 5

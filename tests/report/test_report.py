@@ -1,0 +1,204 @@
+"""Risk indicators, target verification, information loss and the HTML/JSON report."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import re
+from collections import Counter
+from types import SimpleNamespace as NS
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from veil.deid import apply
+from veil.deid._targets import verify_targets
+from veil.report import information_loss, render_html, risk_indicators
+
+
+def _classes(df: pd.DataFrame, qis: list[str]) -> dict[tuple, list[int]]:
+    groups: dict[tuple, list[int]] = {}
+    for i, row in enumerate(df[qis].astype(object).itertuples(index=False, name=None)):
+        key = tuple("NA" if (isinstance(v, float) and math.isnan(v)) else v for v in row)
+        groups.setdefault(key, []).append(i)
+    return groups
+
+
+@pytest.fixture
+def table() -> pd.DataFrame:
+    rng = np.random.default_rng(5)
+    n = 400
+    return pd.DataFrame(
+        {
+            "age": rng.integers(20, 26, n),
+            "sex": rng.choice(["F", "M"], n),
+            "zip": rng.choice(["100", "101", "102", None], n),
+            "ill": rng.choice(["a", "b", "c"], n, p=[0.6, 0.3, 0.1]),
+            "score": rng.integers(1, 6, n),
+        }
+    )
+
+
+def test_risk_indicators_match_brute_force(table: pd.DataFrame) -> None:
+    qis = ["age", "sex", "zip"]
+    groups = _classes(table, qis)
+    sizes = [len(v) for v in groups.values()]
+    r = risk_indicators(table, qis, k=8)
+    assert r["classes"] == len(groups)
+    assert r["unique_records"] == sum(1 for s in sizes if s == 1)
+    assert r["smallest_class"] == min(sizes)
+    assert r["records_below_k"] == sum(s for s in sizes if s < 8)
+    per_record = [1 / len(v) for v in groups.values() for _ in v]
+    assert r["average_risk"] == pytest.approx(sum(per_record) / len(table))
+    assert r["highest_risk"] == pytest.approx(max(per_record))
+
+
+def test_risk_ignores_index_labels(table: pd.DataFrame) -> None:
+    shuffled = table.set_axis(np.arange(len(table))[::-1] * 7, axis=0)
+    assert risk_indicators(shuffled, ["age", "sex"], 5) == risk_indicators(table, ["age", "sex"], 5)
+
+
+def test_targets_match_brute_force(table: pd.DataFrame) -> None:
+    qis = ["sex", "zip"]
+    groups = _classes(table, qis)
+    glob = Counter(table["ill"])
+    n = len(table)
+    values = sorted(glob)
+    kmin = min(len(v) for v in groups.values())
+    distinct = min(len(set(table["ill"].iloc[v])) for v in groups.values())
+    ent = min(
+        math.exp(
+            -sum(
+                (c / len(v)) * math.log(c / len(v)) for c in Counter(table["ill"].iloc[v]).values()
+            )
+        )
+        for v in groups.values()
+    )
+    tv, ordered = 0.0, 0.0
+    for v in groups.values():
+        cnt = Counter(table["ill"].iloc[v])
+        p = [cnt[x] / len(v) for x in values]
+        q = [glob[x] / n for x in values]
+        tv = max(tv, 0.5 * sum(abs(a - b) for a, b in zip(p, q)))
+        cum = list(itertools.accumulate(a - b for a, b in zip(p, q)))
+        ordered = max(ordered, sum(abs(c) for c in cum) / (len(values) - 1))
+    t = NS(
+        k=kmin,
+        l={"column": "ill", "l": distinct, "variant": "distinct"},
+        t={"column": "ill", "t": 1.0},
+        suppression_limit=None,
+    )
+    r = verify_targets(table, qis, t)
+    assert r["k"] == {"target": kmin, "achieved": kmin, "met": True}
+    assert r["l"]["achieved"] == distinct and r["l"]["met"]
+    assert r["t"]["achieved"] == pytest.approx(tv)
+    r2 = verify_targets(
+        table,
+        qis,
+        NS(
+            k=kmin + 1,
+            l={"column": "ill", "l": ent + 1e-6, "variant": "entropy"},
+            t={"column": "ill", "t": ordered * 0.999, "distance": "ordered"},
+            suppression_limit=None,
+        ),
+    )
+    assert not r2["k"]["met"] and not r2["l"]["met"] and not r2["t"]["met"]
+    assert r2["l"]["achieved"] == pytest.approx(ent) and r2["t"]["achieved"] == pytest.approx(
+        ordered
+    )
+    assert not r2["all_met"]
+
+
+def test_recursive_l_diversity() -> None:
+    df = pd.DataFrame({"q": ["x"] * 6, "s": ["a", "a", "a", "b", "b", "c"]})
+    # r1=3, r2+r3 = 3: (c,2)-diverse iff 3 < c*3
+    assert verify_targets(
+        df,
+        ["q"],
+        NS(
+            k=None,
+            l={"column": "s", "l": 2, "variant": "recursive", "c": 1.01},
+            t=None,
+            suppression_limit=None,
+        ),
+    )["l"]["met"]
+    assert not verify_targets(
+        df,
+        ["q"],
+        NS(
+            k=None,
+            l={"column": "s", "l": 2, "variant": "recursive", "c": 1.0},
+            t=None,
+            suppression_limit=None,
+        ),
+    )["l"]["met"]
+
+
+def test_information_loss_figures() -> None:
+    o = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "b": ["x", "y", "x", None], "c": [1, 2, 3, 4]})
+    r = pd.DataFrame({"a": [1.0, 2.0, 2.0], "b": ["x", "*", None]}, index=[0, 1, 3])
+    loss = information_loss(o, r)
+    assert loss["records_removed"] == 1 and loss["records_removed_share"] == 0.25
+    assert loss["columns"]["a"]["changed_share"] == pytest.approx(1 / 3)  # 4.0 -> 2.0
+    assert loss["columns"]["b"]["changed_share"] == pytest.approx(1 / 3)  # y -> *; None == None
+    assert loss["columns"]["c"]["dropped"]
+    assert loss["columns"]["a"]["mean_before"] == pytest.approx(2.5)
+    assert loss["columns"]["a"]["mean_after"] == pytest.approx(5 / 3)
+    assert loss["columns"]["a"]["distinct_reduction"] == pytest.approx(0.5)
+
+
+def test_report_json_and_html(table: pd.DataFrame) -> None:
+    policy = {
+        "columns": {
+            "age": {"role": "quasi", "operator": {"name": "generalize", "bins": [20, 23, 26]}},
+            "sex": "quasi",
+            "zip": {"role": "quasi", "operator": "drop"},
+            "ill": "sensitive",
+            "score": "insensitive",
+        },
+        "suppress": ["score == 5"],
+        "privacy": {"k": 3, "l": {"column": "ill", "l": 2}},
+    }
+    release, rep = apply(table, policy)
+    json.dumps(rep)  # JSON-able
+    assert rep["input"]["records"] == 400 and rep["release"]["records"] == len(release)
+    assert rep["suppression"]["records_removed_by_conditions"] == int((table["score"] == 5).sum())
+    assert rep["risk"]["quasi_identifiers"] == ["age", "sex", "zip"]
+    assert rep["risk"]["after"] == risk_indicators(release, ["age", "sex"], 3)
+    assert rep["risk"]["before"]["unique_share"] >= rep["risk"]["after"]["unique_share"]
+    assert (
+        rep["targets"]["k"]["achieved"]
+        == risk_indicators(release, ["age", "sex"])["smallest_class"]
+    )
+    assert rep["targets"]["mode"] == "verified"
+    assert [a["operator"] for a in rep["actions"]] == ["generalize", "drop"]
+    assert set(rep["distributions"]) == {"age", "sex", "zip", "ill"}
+    assert rep["distributions"]["zip"]["release"] is None
+    html = render_html(rep)
+    assert html.count("data:image/png;base64,") == 4
+    assert not re.search(r"(src|href)=\"https?://", html)  # self-contained
+    for fig in (
+        f"{rep['risk']['before']['unique_share'] * 100:.1f}%",
+        f"{rep['risk']['after']['unique_share'] * 100:.1f}%",
+    ):
+        assert fig in html
+    assert "generalize" in html and "column removed" in html
+
+
+def test_report_never_contains_key(tmp_path, table: pd.DataFrame) -> None:  # type: ignore[no-untyped-def]
+    key = "a1b2c3d4" * 8
+    kf = tmp_path / "k"
+    kf.write_text(key)
+    df = table.assign(name=[f"person{i}" for i in range(len(table))])
+    _, rep = apply(
+        df,
+        {
+            "columns": {"name": {"role": "identifier", "operator": "pseudonymize"}},
+            "default_role": "insensitive",
+        },
+        key_file=kf,
+    )
+    text = json.dumps(rep) + render_html(rep)
+    assert key not in text and key.upper() not in text and bytes.fromhex(key).hex() not in text
