@@ -1,0 +1,88 @@
+"""``veil query``: output, exit codes and errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from veil.cli.main import main
+
+pytestmark = pytest.mark.filterwarnings("ignore::veil.errors.InsecureRandomWarning")
+
+
+@pytest.fixture()
+def table(tmp_path: Path) -> Path:
+    df = pd.DataFrame(
+        {
+            "pid": [1, 1, 2, 3, 4, 5, 6, 7],
+            "county": ["a", "a", "b", "a", "b", "a", "b", "a"],
+            "age": [25, 33, 47, 51, 19, 70, 38, 44],
+            "sex": ["F", "F", "F", "F", "M", "F", "F", "M"],
+        }
+    )
+    path = tmp_path / "people.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+def test_query_prints_table_and_writes_output(table: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "res.csv"
+    sql = (
+        "SELECT county, COUNT(*) AS n, AVG(age) FROM data WHERE age > 20 AND sex = 'F' "
+        "GROUP BY county"
+    )
+    rc = main(
+        ["query", str(table), sql, "--epsilon", "1e8", "--bounds", "age=18:100",
+         "--keys", "county=a,b,c", "--privacy-unit", "pid", "--out", str(out), "--seed", "1"]
+    )  # fmt: skip
+    assert rc == 0
+    printed = capsys.readouterr().out
+    assert "avg_age" in printed and "± n" in printed
+    res = pd.read_csv(out)
+    assert res["county"].tolist() == ["a", "b", "c"]
+    assert res["n"].tolist() == [3, 2, 0]  # pid 1's two rows: only one kept (max_rows=1)
+    assert {"n_ci", "avg_age_ci"} <= set(res.columns)
+
+
+def test_dry_run_prints_accuracy(table: Path, capsys) -> None:
+    rc = main(
+        ["query", str(table), "SELECT SUM(age) FROM data", "--epsilon", "1",
+         "--bounds", "age=0:100", "--dry-run"]
+    )  # fmt: skip
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "dry run" in out and "sum_age" in out and "299.6" in out  # 100 * ln(20)
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["SELECT county, AVG(age) FROM data GROUP BY county", "--delta", "1e-6"], "--bounds age"),
+        (["SELECT county, COUNT(*) FROM data GROUP BY county ORDER BY county"], "ORDER BY"),
+        (["SELECT COUNT(*) FROM data JOIN x ON a = b"], "JOIN"),
+        (["SELECT COUNT(*) FROM data", "--bounds", "age=1-2"], "COLUMN=LOW:HIGH"),
+        (["SELECT COUNT(*) FROM data", "--keys", "county"], "COLUMN=v1,v2"),
+        (["SELECT county, COUNT(*) FROM data GROUP BY county"], "delta"),
+        (["SELECT COUNT(*) FROM data", "--max-groups", "2"], "--privacy-unit"),
+        (["SELECT nope, COUNT(*) FROM data GROUP BY nope", "--delta", "1e-6"], "'nope'"),
+    ],
+)
+def test_usage_errors_exit_2(table: Path, capsys, args: list[str], fragment: str) -> None:
+    rc = main(["query", str(table), args[0], "--epsilon", "1", *args[1:]])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert err.startswith("veil: error:") and fragment in err, err
+    assert err.count("\n") == 1
+
+
+def test_argparse_errors_exit_2(table: Path) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["query", str(table), "SELECT COUNT(*) FROM data"])  # no --epsilon
+    assert exc.value.code == 2
+
+
+def test_missing_file_exit_2(tmp_path: Path, capsys) -> None:
+    rc = main(["query", str(tmp_path / "none.csv"), "SELECT COUNT(*) FROM data", "--epsilon", "1"])
+    assert rc == 2

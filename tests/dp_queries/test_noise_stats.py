@@ -1,0 +1,122 @@
+"""Distribution of the released noise: KS / chi-square against the exact laws (alpha = 1e-6).
+
+Each test releases one query over many public groups with known true values, so one execution
+gives thousands of independent noise draws.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from veil.dp.frame import Agg, PrivateFrame
+from veil.dp.frame._partition import selection_threshold
+
+pytestmark = pytest.mark.filterwarnings("ignore::veil.errors.InsecureRandomWarning")
+ALPHA = 1e-6
+G = 20_000
+
+
+def many_groups(values_per_group: int = 1, value: float = 5.0) -> pd.DataFrame:
+    g = np.repeat(np.arange(G), values_per_group)
+    return pd.DataFrame({"g": g, "x": np.full(g.size, value), "pid": np.arange(g.size)})
+
+
+def dlap_pmf(k: np.ndarray, scale: float) -> np.ndarray:
+    p = math.exp(-1.0 / scale)
+    return (1 - p) / (1 + p) * p ** np.abs(k)
+
+
+def chi2_discrete(noise: np.ndarray, pmf, support: int) -> float:
+    ks = np.arange(-support, support + 1)
+    probs = pmf(ks)
+    obs = np.array([(noise == k).sum() for k in ks] + [(np.abs(noise) > support).sum()])
+    exp = np.append(probs, 1 - probs.sum()) * noise.size
+    return stats.chisquare(obs, exp).pvalue
+
+
+def test_count_noise_is_discrete_laplace() -> None:
+    df = many_groups(3)
+    pf = PrivateFrame(df, accountant=False, random_state=11)
+    plan = pf.groupby("g", keys=range(G)).plan(n="count", epsilon=0.7)
+    (comp,) = plan.components
+    assert comp.mechanism == "discrete_laplace" and comp.scale == pytest.approx(1 / 0.7)
+    noise = plan.execute()["n"].to_numpy() - 3
+    assert chi2_discrete(noise, lambda k: dlap_pmf(k, 1 / 0.7), 6) > ALPHA
+
+
+def test_sum_noise_is_laplace_and_on_grid() -> None:
+    df = many_groups(2, value=5.0)
+    pf = PrivateFrame(df, accountant=False, random_state=12)
+    plan = pf.groupby("g", keys=range(G)).plan(s=("x", "sum", (-2.0, 8.0)), epsilon=0.5)
+    scale = 8.0 / 0.5  # add/remove sensitivity max(|lo|, |hi|)
+    assert plan.components[0].scale == pytest.approx(scale)
+    released = plan.execute()["s"].to_numpy()
+    noise = released - 10.0
+    assert stats.kstest(noise, stats.laplace(scale=scale).cdf).pvalue > ALPHA
+    from veil.dp._samplers import grid_for
+
+    grid = grid_for(scale)
+    assert np.all(np.mod(released / grid, 1.0) == 0.0)  # floating-point safe: on the grid
+
+
+def test_max_groups_scales_the_noise_not_the_charge() -> None:
+    """A person in up to 3 groups: the Laplace scale triples (OpenDP #2945 under-counted)."""
+    df = many_groups(1)
+    pf = PrivateFrame(df, privacy_unit="pid", max_groups=3, accountant=False, random_state=13)
+    plan = pf.groupby("g", keys=range(G)).plan(n="count", epsilon=1.0)
+    assert plan.epsilon == 1.0
+    assert plan.components[0].scale == pytest.approx(3.0)
+    noise = plan.execute()["n"].to_numpy() - 1
+    assert chi2_discrete(noise, lambda k: dlap_pmf(k, 3.0), 12) > ALPHA
+
+
+def test_gaussian_sum_noise() -> None:
+    df = many_groups(1, value=1.0)
+    pf = PrivateFrame(df, accountant=False, random_state=14, mechanism="gaussian")
+    plan = pf.groupby("g", keys=range(G)).plan(s=("x", "sum", (0.0, 1.0)), epsilon=1.0, delta=1e-5)
+    comp = plan.components[0]
+    assert comp.mechanism == "gaussian"
+    # analytic Gaussian (Balle & Wang 2018) for eps=1, delta=1e-5, sensitivity 1 is ~3.73
+    assert 3.5 < comp.scale < 3.9
+    noise = plan.execute()["s"].to_numpy() - 1.0
+    assert stats.kstest(noise, stats.norm(scale=comp.scale).cdf).pvalue > ALPHA
+
+
+def test_quantile_interval_choice_matches_exponential_mechanism() -> None:
+    """Three values in [0, 4]: interval frequencies follow the exact EM probabilities."""
+    vals = np.array([1.0, 2.0, 3.5])
+    df = pd.DataFrame({"g": np.repeat(np.arange(G), 3), "x": np.tile(vals, G)})
+    eps = 1.5
+    pf = PrivateFrame(df, accountant=False, random_state=15)
+    out = pf.groupby("g", keys=range(G)).agg(med=Agg("median", "x", (0.0, 4.0)), epsilon=eps)
+    med = out["med"].to_numpy()
+    edges = np.array([0.0, 1.0, 2.0, 3.5, 4.0])
+    widths = np.diff(edges)
+    util = -np.abs(np.arange(4) - 0.5 * 3)
+    w = widths * np.exp(eps * util / 2.0)
+    p = w / w.sum()
+    obs = np.histogram(med, bins=edges)[0]
+    assert stats.chisquare(obs, p * G).pvalue > ALPHA
+    # uniform inside the chosen interval
+    inside = med[(med > 1.0) & (med < 2.0)]
+    assert stats.kstest(inside - 1.0, "uniform").pvalue > ALPHA
+
+
+def test_partition_selection_keeps_singletons_with_probability_delta() -> None:
+    """A group holding one person survives with probability p^(tau-1)/(1+p) <= delta'."""
+    df = pd.DataFrame({"g": np.arange(G), "pid": np.arange(G)})
+    eps, delta = 2.0, 0.2  # large delta so the event is observable
+    pf = PrivateFrame(df, privacy_unit="pid", accountant=False, random_state=16)
+    plan = pf.groupby("g").plan(n="count", epsilon=eps, delta=delta, selection_fraction=0.5)
+    tau = selection_threshold(1.0, delta, 1)
+    assert plan.selection_threshold == tau
+    kept = len(plan.execute())
+    p = math.exp(-1.0)
+    prob = p ** (tau - 1) / (1 + p)
+    assert prob <= delta
+    assert stats.binomtest(kept, G, prob).pvalue > ALPHA
