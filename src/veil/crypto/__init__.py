@@ -25,14 +25,27 @@ Examples
 from __future__ import annotations
 
 from ._additive import additive_reconstruct, additive_share
+from ._blakley import BlakleyShare, blakley_reconstruct, blakley_share
 from ._encoding import RING64
 from ._errors import CryptoError, CryptoOverflowError, InsecureKeyWarning
+from ._feldman import (
+    FeldmanCommitments,
+    FeldmanGroup,
+    FeldmanShare,
+    feldman_reconstruct,
+    feldman_share,
+    feldman_verify,
+)
 from ._field import MERSENNE61, PrimeField
 from ._shamir import shamir_reconstruct, shamir_share
 from ._shares import Share
 from ._xor import xor_reconstruct, xor_share
 
 __all__ = [
+    "BlakleyShare",
+    "FeldmanCommitments",
+    "FeldmanGroup",
+    "FeldmanShare",
     "CryptoError",
     "CryptoOverflowError",
     "InsecureKeyWarning",
@@ -42,6 +55,11 @@ __all__ = [
     "Share",
     "additive_reconstruct",
     "additive_share",
+    "blakley_reconstruct",
+    "blakley_share",
+    "feldman_reconstruct",
+    "feldman_share",
+    "feldman_verify",
     "shamir_reconstruct",
     "shamir_share",
     "xor_reconstruct",

@@ -1,0 +1,111 @@
+"""Feldman verifiable secret sharing and Blakley's hyperplane scheme."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import gmpy2
+import numpy as np
+import pytest
+from scipy import stats
+
+from veil.crypto import (
+    CryptoError,
+    FeldmanGroup,
+    blakley_reconstruct,
+    blakley_share,
+    feldman_reconstruct,
+    feldman_share,
+    feldman_verify,
+)
+from veil.errors import ConfigError
+
+
+@pytest.fixture(scope="module")
+def group() -> FeldmanGroup:
+    return FeldmanGroup.generate(160, insecure=True)
+
+
+def test_default_group_is_a_safe_prime_group() -> None:
+    grp = FeldmanGroup.default()
+    assert grp.p.bit_length() == 2048 and grp.p == 2 * grp.q + 1
+    assert gmpy2.is_prime(grp.p, 25) and gmpy2.is_prime(grp.q, 25)
+    assert pow(grp.g, grp.q, grp.p) == 1 and grp.g != 1  # g generates the order-q subgroup
+
+
+def test_generated_group(group: FeldmanGroup) -> None:
+    assert group.p == 2 * group.q + 1 and gmpy2.is_prime(group.p) and gmpy2.is_prime(group.q)
+    with pytest.raises(ConfigError, match="insecure"):
+        FeldmanGroup.generate(512)
+
+
+def test_feldman_default_group_scalar_round_trip() -> None:
+    secret = 2**200 + 12345
+    shares, comm = feldman_share(secret, 2, 3)
+    assert feldman_reconstruct([shares[2], shares[0]], comm) == secret
+
+
+def test_feldman_every_subset_and_negative_values(group: FeldmanGroup) -> None:
+    secret = [0, -1, 10**30, -(10**30)]
+    shares, comm = feldman_share(secret, 3, 5, group=group)
+    assert all(feldman_verify(s, comm) for s in shares)
+    for sub in itertools.combinations(shares, 3):
+        assert feldman_reconstruct(list(sub), comm) == secret
+    for sub in itertools.combinations(shares, 2):
+        with pytest.raises(CryptoError, match="need at least 3"):
+            feldman_reconstruct(list(sub), comm)
+
+
+def test_feldman_detects_corrupted_and_substituted_shares(group: FeldmanGroup) -> None:
+    shares, comm = feldman_share([5, 6], 2, 4, group=group)
+    bad = dataclasses.replace(shares[1], values=(shares[1].values[0] + 1, shares[1].values[1]))
+    assert not feldman_verify(bad, comm)
+    with pytest.raises(CryptoError, match=r"share\(s\) \[2\] failed Feldman verification"):
+        feldman_reconstruct([shares[0], bad, shares[2]], comm)
+    other, _ = feldman_share([5, 6], 2, 4, group=group)
+    with pytest.raises(CryptoError, match=r"\[3\]"):
+        feldman_reconstruct([shares[0], other[2]], comm)
+
+
+def test_feldman_homomorphic_addition(group: FeldmanGroup) -> None:
+    sa, ca = feldman_share([100, -3], 2, 3, group=group)
+    sb, cb = feldman_share([23, 10], 2, 3, group=group)
+    total = [a + b for a, b in zip(sa, sb)]
+    comm = ca + cb
+    assert all(feldman_verify(s, comm) for s in total)
+    assert feldman_reconstruct(total[1:], comm) == [123, 7]
+    with pytest.raises(CryptoError):
+        sa[0] + sb[1]
+
+
+def test_blakley_every_subset() -> None:
+    for t, n in [(1, 2), (2, 3), (3, 5), (4, 4)]:
+        secret = [7, -7, 2**100]
+        shares = blakley_share(secret, t, n)
+        for k in range(t, n + 1):
+            for sub in itertools.combinations(shares, k):
+                assert blakley_reconstruct(list(sub)) == secret
+        if t > 1:
+            with pytest.raises(CryptoError, match=f"need at least {t}"):
+                blakley_reconstruct(shares[: t - 1])
+    assert blakley_reconstruct(blakley_share(-5, 2, 2, prime=257)) == -5
+
+
+def test_blakley_inconsistent_and_foreign_shares() -> None:
+    shares = blakley_share(99, 2, 4)
+    bad = dataclasses.replace(shares[3], offsets=(shares[3].offsets[0] + 1,))
+    with pytest.raises(CryptoError, match="share 4 is inconsistent"):
+        blakley_reconstruct([shares[0], shares[1], bad])
+    other = blakley_share([1, 2], 2, 4)
+    with pytest.raises(CryptoError, match="different sharing"):
+        blakley_reconstruct([shares[0], other[1]])
+    with pytest.raises(ConfigError):
+        blakley_share(1, 2, 3, prime=256)
+
+
+def test_blakley_t_minus_one_shares_uniform() -> None:
+    p, n_samples = 257, 60_000
+    shares = blakley_share([3] * n_samples, 2, 3, prime=p)  # same secret everywhere
+    counts = np.bincount(np.array(shares[1].offsets), minlength=p)
+    assert stats.chisquare(counts).pvalue > 1e-6
