@@ -27,13 +27,6 @@ __all__ = ["GroupCheck", "partition"]
 GroupCheck = Callable[[np.ndarray, np.ndarray, int], np.ndarray]
 
 
-def _k_only(k: int) -> GroupCheck:
-    def check(rows: np.ndarray, gid: np.ndarray, ngroups: int) -> np.ndarray:
-        return np.bincount(gid, minlength=ngroups) >= k
-
-    return check
-
-
 def _binary_cut(col: np.ndarray, k: int, relaxed: bool) -> np.ndarray | None:
     """Left-side mask of a median cut of the code column ``col``, or None if no cut exists."""
     m = col.size
@@ -90,39 +83,52 @@ def _set_cut(col: np.ndarray, counts: np.ndarray, lo: int, k: int) -> np.ndarray
 def _hier_groups(dim: Dim, col: np.ndarray, lo: int, hi: int) -> tuple[np.ndarray, int]:
     """Child of the lowest common ancestor that every code of ``col`` falls under."""
     tree = dim.tree
-    node = int(tree.lca(np.asarray(lo), np.asarray(hi)))  # type: ignore[union-attr]
-    starts = tree.child_starts[node]  # type: ignore[union-attr]
+    assert tree is not None
+    if tree.lca_table is not None:
+        node = int(tree.lca_table[lo, hi])
+    else:
+        node = int(tree.lca(np.asarray(lo), np.asarray(hi)))
+    starts = tree.child_starts[node]
     gid = np.searchsorted(starts, col, side="right") - 1
     return gid, starts.size
 
 
 def _pool_small(
-    rows: np.ndarray, gid: np.ndarray, ngroups: int, check: GroupCheck
+    rows: np.ndarray, gid: np.ndarray, ngroups: int, k: int, check: GroupCheck | None
 ) -> tuple[np.ndarray, int] | None:
-    """Keep the children that pass the models; pool the others (with the smallest if needed)."""
-    counts = np.bincount(gid, minlength=ngroups)
-    ok = check(rows, gid, ngroups) & (counts > 0)
-    good = np.flatnonzero(ok)
-    bad_present = np.flatnonzero(~ok & (counts > 0))
-    if good.size == 0 or (good.size == 1 and bad_present.size == 0):
+    """Keep the children that pass the models; pool the others (with the smallest if needed).
+
+    Returns the new part id of every row and the number of parts (>= 2), or None.
+    """
+    counts = np.bincount(gid, minlength=ngroups).tolist()
+    if check is None:
+        ok = [c >= k for c in counts]
+    else:
+        ok = (np.asarray(counts) >= k).tolist()
+        if any(ok):
+            ok = (np.asarray(ok) & check(rows, gid, ngroups)).tolist()
+    good = [i for i in range(ngroups) if ok[i]]
+    bad = [i for i in range(ngroups) if counts[i] and not ok[i]]
+    if not good or (len(good) == 1 and not bad):
         return None
-    remap = np.full(ngroups, -1, dtype=np.int64)
-    remap[good] = np.arange(good.size)
-    n_out = good.size
-    if bad_present.size:
-        remap[bad_present] = n_out
-        pooled = remap[gid]
-        if not check(rows, pooled, n_out + 1)[n_out]:
-            if good.size == 1:
-                return None
-            smallest = good[np.argmin(counts[good])]
-            remap[bad_present] = remap[smallest]
-            pooled = remap[gid]
-            if not check(rows, pooled, n_out)[remap[smallest]]:
-                return None
-            return pooled, n_out
+    remap = np.zeros(ngroups, dtype=np.int16)
+    remap[good] = np.arange(len(good))
+    n_out = len(good)
+    if not bad:
+        return remap[gid], n_out
+    remap[bad] = n_out
+    pooled = remap[gid]
+    pooled_n = sum(counts[i] for i in bad)
+    if pooled_n >= k and (check is None or check(rows, pooled, n_out + 1)[n_out]):
         return pooled, n_out + 1
-    return remap[gid], n_out
+    if len(good) == 1:
+        return None
+    smallest = min(good, key=counts.__getitem__)
+    remap[bad] = remap[smallest]
+    pooled = remap[gid]
+    if check is not None and not check(rows, pooled, n_out)[remap[smallest]]:
+        return None
+    return pooled, n_out
 
 
 def partition(
@@ -158,17 +164,6 @@ def partition(
     """
     n, d = X.shape
     labels = np.empty(n, dtype=np.int64)
-    k_check = _k_only(k)
-    if check is None:
-        full_check = k_check
-    else:
-
-        def full_check(rows: np.ndarray, gid: np.ndarray, ngroups: int) -> np.ndarray:
-            ok = k_check(rows, gid, ngroups)
-            if ok.any():
-                ok &= check(rows, gid, ngroups)
-            return ok
-
     n_classes = 0
     stack: list[tuple[np.ndarray, np.ndarray]] = [(np.arange(n), X)]
     min_split = 2 * k
@@ -194,10 +189,15 @@ def partition(
             col = sub[:, j]
             if dims[j].kind == "hier":
                 gid, ng = _hier_groups(dims[j], col, lo[j], hi[j])
-                pooled = _pool_small(rows, gid, ng, full_check)
+                pooled = _pool_small(rows, gid, ng, k, check)
                 if pooled is None:
                     continue
                 gid, ng = pooled
+                if ng == 2:
+                    mask = gid == 0
+                    inv = ~mask
+                    children = [(rows[mask], sub[mask]), (rows[inv], sub[inv])]
+                    break
                 sort = np.argsort(gid, kind="stable")
                 bounds = np.searchsorted(gid[sort], np.arange(1, ng))
                 children = [(rows[p], sub[p]) for p in np.split(sort, bounds)]
