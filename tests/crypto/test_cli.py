@@ -1,0 +1,37 @@
+"""``veil crypto keygen``."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from veil.cli.main import main
+from veil.crypto.paillier import PaillierPrivateKey, PaillierPublicKey, loads
+
+
+def test_keygen_writes_keys_with_private_permissions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "keys"
+    assert main(["crypto", "keygen", "--bits", "512", "--insecure", "--out", str(out)]) == 0
+    pub = loads((out / "paillier_public.json").read_text())
+    priv = loads((out / "paillier_private.json").read_text())
+    assert isinstance(pub, PaillierPublicKey) and isinstance(priv, PaillierPrivateKey)
+    assert priv.public_key == pub and pub.n_length == 512
+    assert stat.S_IMODE((out / "paillier_private.json").stat().st_mode) == 0o600
+    assert str(priv.p) not in capsys.readouterr().out
+    # no overwrite without --force: one-line error, exit 2
+    assert main(["crypto", "keygen", "--bits", "512", "--insecure", "--out", str(out)]) == 2
+    assert "already exists" in capsys.readouterr().err
+    assert loads((out / "paillier_private.json").read_text()) == priv
+    assert sorted(p.name for p in out.iterdir()) == [
+        "paillier_private.json",
+        "paillier_public.json",
+    ]
+
+
+def test_keygen_refuses_short_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["crypto", "keygen", "--bits", "512", "--out", str(tmp_path)]) == 2
+    assert "insecure" in capsys.readouterr().err
