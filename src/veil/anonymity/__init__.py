@@ -33,6 +33,7 @@ __all__ = [
     "AnonymizationConfig",
     "AnonymizationResult",
     "AverageRisk",
+    "CheckResult",
     "ClassStats",
     "DistinctLDiversity",
     "EntropyLDiversity",
@@ -44,8 +45,11 @@ __all__ = [
     "RecursiveCLDiversity",
     "SensitiveColumn",
     "TCloseness",
+    "anonymize",
+    "check",
     "encode_sensitive",
     "evaluate",
+    "risk",
 ]
 
 _LAZY = {

@@ -1,0 +1,146 @@
+"""check() and `veil check` against plain pandas group-bys, for any index."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from veil.anonymity import check
+from veil.cli.main import main
+from veil.errors import ConfigError, InputError
+
+
+def _table(seed: int, n: int = 400) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "zip": rng.choice(["100", "101", "102", "200"], n),
+            "age": rng.integers(20, 26, n),
+            "sex": rng.choice(["F", "M"], n),
+            "dx": rng.choice(["flu", "hiv", "cold", "none"], n, p=[0.4, 0.1, 0.2, 0.3]),
+            "income": rng.integers(0, 8, n) * 1000,
+        }
+    )
+
+
+def _reindexed(df: pd.DataFrame, kind: str, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    out = df.copy()
+    if kind == "shuffled":
+        out.index = rng.permutation(len(df)) + 17
+    elif kind == "duplicated":
+        out.index = rng.integers(0, 5, len(df))
+    elif kind == "string":
+        out.index = [f"r{i}" for i in rng.permutation(len(df))]
+    return out
+
+
+def _oracle(df, qi, k, l_col, ell, t_col, t):
+    key = df[qi].astype(str).agg("|".join, axis=1).to_numpy()
+    d = pd.DataFrame({"key": key, "l": df[l_col].to_numpy(), "t": df[t_col].to_numpy()})
+    sizes = d.groupby("key").size()
+    nun = d.groupby("key")["l"].nunique()
+    glob = d["t"].value_counts(normalize=True)
+    emd = d.groupby("key")["t"].apply(
+        lambda s: (
+            0.5
+            * float(
+                (s.value_counts(normalize=True).reindex(glob.index, fill_value=0) - glob)
+                .abs()
+                .sum()
+            )
+        )
+    )
+    return (sizes < k).sum(), (nun < ell).sum(), (emd > t + 1e-9).sum(), sizes.min(), len(sizes)
+
+
+@pytest.mark.parametrize("kind", ["range", "shuffled", "duplicated", "string"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_check_matches_groupby(kind, seed):
+    df = _reindexed(_table(seed), kind, seed)
+    qi = ["zip", "age", "sex"]
+    for k, ell, t in [(2, 2, 0.3), (5, 3, 0.2), (1, 1, 1.0)]:
+        r = check(df, qi, k=k, l={"dx": ell}, t=("income", t))
+        vk, vl, vt, smin, ncls = _oracle(df, qi, k, "dx", ell, "income", t)
+        got = [m["violating_classes"] for m in r.models]
+        assert got == [vk, vl, vt]
+        assert r.holds == (vk + vl + vt == 0)
+        assert r.n_classes == ncls
+        assert int(r.smallest["size"].iloc[0]) == smin
+        assert sum(b["records"] for b in r.class_sizes) == len(df)
+
+
+def test_smallest_class_values_are_real():
+    df = _reindexed(_table(5, 300), "duplicated", 5)
+    r = check(df, ["zip", "age"], k=1000)
+    sizes = df.groupby(["zip", "age"]).size()
+    for _, row in r.smallest.iterrows():
+        assert sizes[(row["zip"], row["age"])] == row["size"]
+    assert r.n_violating == len(sizes)
+
+
+def test_entropy_recursive_average_risk():
+    df = _table(3, 500)
+    r = check(df, ["zip"], l={"dx": 3}, l_variant="entropy")
+    ent = df.groupby("zip")["dx"].apply(
+        lambda s: float(
+            -(s.value_counts(normalize=True) * np.log(s.value_counts(normalize=True))).sum()
+        )
+    )
+    assert r.models[0]["violating_classes"] == int((ent < np.log(3) - 1e-9).sum())
+    r = check(df, ["zip"], l={"dx": 2}, l_variant="recursive", c=1.5)
+
+    def rec(s):
+        c = np.sort(s.value_counts().to_numpy())[::-1]
+        return c[0] < 1.5 * c[1:].sum()
+
+    ok = df.groupby("zip")["dx"].apply(rec)
+    assert r.models[0]["violating_classes"] == int((~ok).sum())
+    nclass = df.groupby(["zip", "age", "sex"]).ngroups
+    assert check(df, ["zip", "age", "sex"], average_risk=nclass / len(df)).holds
+    assert not check(df, ["zip", "age", "sex"], average_risk=nclass / len(df) - 1e-3).holds
+
+
+def test_k_map_with_population():
+    df = _table(4, 200)
+    pop = pd.concat([_table(40, 2000), df], ignore_index=True)
+    r = check(df, ["zip", "age"], k=3, population=pop)
+    psize = pop.groupby(["zip", "age"]).size()
+    ssize = df.groupby(["zip", "age"]).size()
+    kmap = [m for m in r.models if m["model"].startswith("k-map")][0]
+    assert kmap["violating_classes"] == int((psize.reindex(ssize.index) < 3).sum())
+    assert r.risk["journalist"]["highest"] == pytest.approx(1 / psize.reindex(ssize.index).min())
+
+
+def test_check_errors():
+    df = _table(0, 50)
+    with pytest.raises(InputError, match="nope"):
+        check(df, ["nope"], k=2)
+    with pytest.raises(ConfigError, match="nothing to check"):
+        check(df, ["zip"])
+    with pytest.raises(ConfigError, match="both"):
+        check(df, ["zip", "dx"], l={"dx": 2})
+    with pytest.raises(ConfigError, match="COLUMN:VALUE"):
+        check(df, ["zip"], l="dx")
+
+
+def test_cli_exit_codes(tmp_path, capsys):
+    df = _table(1, 300)
+    p = tmp_path / "t.csv"
+    df.to_csv(p, index=False)
+    assert main(["check", str(p), "--qi", "zip", "--k", "2", "--l", "dx:2"]) == 0
+    out = capsys.readouterr().out
+    assert "HOLDS" in out and "class sizes" in out
+    assert main(["check", str(p), "--qi", "zip,age,sex", "--k", "50", "--t", "income:0.01"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL" in out and "violating classes" in out
+    assert main(["check", str(p), "--qi", "nope", "--k", "2"]) == 2
+    assert "nope" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        main(["check", str(p), "--k", "2"])
+    assert e.value.code == 2
+    assert main(["check", str(p), "--qi", "zip", "--k", "2", "--json"]) == 0
+    import json
+
+    assert json.loads(capsys.readouterr().out)["holds"] is True
