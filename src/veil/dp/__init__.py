@@ -18,9 +18,9 @@ from veil.errors import (
 _LAZY = {
     "mechanisms": ("veil.dp.mechanisms", None),
     "tools": ("veil.dp.tools", None),
-    "BudgetAccountant": ("veil.dp.accountant", "BudgetAccountant"),
-    "Budget": ("veil.dp.accountant", "Budget"),
-    "ZCDPAccountant": ("veil.dp.accountant", "ZCDPAccountant"),
+    "BudgetAccountant": ("veil.dp._accountant", "BudgetAccountant"),
+    "Budget": ("veil.dp._accountant", "Budget"),
+    "ZCDPAccountant": ("veil.dp._zcdp", "ZCDPAccountant"),
     "RDPAccountant": ("veil.dp._rdp", "RDPAccountant"),
     "resolve_rng": ("veil.dp._rng", "resolve_rng"),
     "SecureRandom": ("veil.dp._rng", "SecureRandom"),

@@ -1,0 +1,369 @@
+"""The privacy budget accountant (diffprivlib's API and semantics, thread-safe).
+
+``BudgetAccountant(epsilon, delta, slack, spent_budget)`` tracks ``(epsilon, delta)`` spends.
+``total()`` composes them: the basic sum, or — with ``slack > 0`` — the better of the
+advanced-composition bounds (Dwork, Rothblum & Vadhan 2010; Kairouz, Oh & Viswanath 2015,
+Theorem 3.5), and for identical spends also the *optimal* composition (KOV 2015, Theorem 3.3).
+``spend`` is an atomic check-and-record under a lock, so concurrent queries can never
+overspend.  Spends made inside ``with acc.parallel():`` act on disjoint partitions of the data
+and cost only their maximum (parallel composition, McSherry 2009).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from numbers import Integral
+from pathlib import Path
+from typing import Any, ClassVar
+
+from veil.dp._composition import compose_deltas, kov_heterogeneous_epsilon, optimal_composition
+from veil.dp.mechanisms._base import as_float, check_epsilon_delta
+from veil.errors import BudgetError, ConfigError, InputError
+
+__all__ = ["Budget", "BudgetAccountant"]
+
+
+class Budget(tuple):
+    """An ``(epsilon, delta)`` pair; ``>=`` / ``<=`` compare both components."""
+
+    def __new__(cls, epsilon: float, delta: float) -> Budget:
+        return super().__new__(cls, (float(epsilon), float(delta)))
+
+    @property
+    def epsilon(self) -> float:
+        return self[0]
+
+    @property
+    def delta(self) -> float:
+        return self[1]
+
+    def __ge__(self, other: Any) -> bool:  # type: ignore[override]
+        return self[0] >= other[0] and self[1] >= other[1]
+
+    def __le__(self, other: Any) -> bool:  # type: ignore[override]
+        return self[0] <= other[0] and self[1] <= other[1]
+
+    def __gt__(self, other: Any) -> bool:  # type: ignore[override]
+        return self >= other and self != other
+
+    def __lt__(self, other: Any) -> bool:  # type: ignore[override]
+        return self <= other and self != other
+
+    def __repr__(self) -> str:
+        return f"(epsilon={self[0]!r}, delta={self[1]!r})"
+
+
+def _check_spend(epsilon: Any, delta: Any) -> tuple[float, float]:
+    """A finite spend ``(epsilon >= 0, 0 <= delta <= 1)``, not both zero (as diffprivlib)."""
+    return check_epsilon_delta(epsilon, delta)
+
+
+def _check_budget(epsilon: Any, delta: Any) -> tuple[float, float]:
+    """Like :func:`_check_spend` but ``epsilon`` may be infinite."""
+    eps = as_float("epsilon", epsilon)
+    if math.isinf(eps) and eps > 0:
+        return eps, check_epsilon_delta(1.0, delta)[1]
+    return check_epsilon_delta(eps, delta)
+
+
+class BudgetAccountant:
+    """Privacy budget accountant (drop-in for ``diffprivlib.BudgetAccountant``).
+
+    Parameters
+    ----------
+    epsilon : float, default inf
+        Total epsilon budget.
+    delta : float, default 1.0
+        Total delta budget.
+    slack : float, default 0.0
+        Part of ``delta`` used for advanced composition (``0 <= slack <= delta``).
+    spent_budget : list of (epsilon, delta), optional
+        Spends to replay (each checked).
+
+    Examples
+    --------
+    >>> acc = BudgetAccountant(epsilon=1.2)
+    >>> _ = acc.spend(0.5, 0)
+    >>> acc.total()
+    (epsilon=0.5, delta=0.0)
+    >>> round(acc.remaining(2).epsilon, 6)
+    0.35
+    >>> len(acc)
+    1
+    """
+
+    _default: ClassVar[BudgetAccountant | None] = None
+    _default_lock: ClassVar[threading.RLock] = threading.RLock()
+
+    def __init__(
+        self,
+        epsilon: float = float("inf"),
+        delta: float = 1.0,
+        slack: float = 0.0,
+        spent_budget: Sequence[tuple[float, float]] | None = None,
+    ) -> None:
+        eps, dlt = _check_budget(epsilon, delta)
+        self._epsilon, self._delta = eps, dlt
+        self._min_epsilon = 0.0 if math.isinf(eps) else eps * 1e-14
+        self._spent: list[tuple[float, float]] = []
+        self._lock = threading.RLock()
+        self._parallel_slot: int | None = None
+        self._slack = 0.0
+        self.slack = slack
+        for e, d in spent_budget or []:
+            self.spend(e, d)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def epsilon(self) -> float:
+        """Total epsilon budget."""
+        return self._epsilon
+
+    @property
+    def delta(self) -> float:
+        """Total delta budget."""
+        return self._delta
+
+    @property
+    def spent_budget(self) -> list[tuple[float, float]]:
+        """A copy of the list of spends."""
+        with self._lock:
+            return list(self._spent)
+
+    @property
+    def slack(self) -> float:
+        """Delta slack used by advanced composition."""
+        return self._slack
+
+    @slack.setter
+    def slack(self, slack: float) -> None:
+        s = float(slack)
+        if not 0 <= s <= self._delta:
+            raise ConfigError(f"slack must be between 0 and delta ({self._delta}), got {s}")
+        with self._lock:
+            if self._spent and not Budget(self._epsilon, self._delta) >= self.total(slack=s):
+                raise BudgetError(f"changing the slack to {s} would exceed the budget")
+            self._slack = s
+
+    def __len__(self) -> int:
+        return len(self._spent)
+
+    def __repr__(self, n_budget_max: int = 5) -> str:
+        params = []
+        if not math.isinf(self._epsilon):
+            params.append(f"epsilon={self._epsilon}")
+        if self._delta != 1:
+            params.append(f"delta={self._delta}")
+        if self._slack:
+            params.append(f"slack={self._slack}")
+        spent = self.spent_budget
+        if spent:
+            shown = ", ".join(str(tuple(s)) for s in spent[:n_budget_max])
+            more = ", ..." if len(spent) > n_budget_max else ""
+            params.append(f"spent_budget=[{shown}{more}]")
+        return "BudgetAccountant(" + ", ".join(params) + ")"
+
+    # ------------------------------------------------------------------ composition
+    def total(
+        self,
+        spent_budget: Sequence[tuple[float, float]] | None = None,
+        slack: float | None = None,
+    ) -> Budget:
+        """Total ``(epsilon, delta)`` of ``spent_budget`` (default: the spends so far)."""
+        budget = self.spent_budget if spent_budget is None else list(spent_budget)
+        for e, d in budget:
+            _check_spend(e, d)
+        s = self._slack if slack is None else float(slack)
+        if not 0 <= s <= self._delta:
+            raise ConfigError(f"slack must be between 0 and delta ({self._delta}), got {s}")
+        total_delta = compose_deltas([s] + [d for _, d in budget])
+        eps = kov_heterogeneous_epsilon([e for e, _ in budget], s)
+        if s > 0 and len(budget) > 1 and len(set(budget)) == 1:
+            e0, d0 = budget[0]
+            opt = optimal_composition(e0, d0, len(budget), total_delta)
+            eps = min(eps, opt)
+        return Budget(eps, total_delta)
+
+    def check(self, epsilon: float, delta: float) -> bool:
+        """True if ``(epsilon, delta)`` can be spent; :class:`BudgetError` otherwise."""
+        eps, dlt = _check_spend(epsilon, delta)
+        if math.isinf(self._epsilon) and self._delta == 1:
+            return True
+        if 0 < eps < self._min_epsilon:
+            raise ConfigError(f"epsilon must be at least {self._min_epsilon} if non-zero")
+        with self._lock:
+            if Budget(self._epsilon, self._delta) >= self.total(spent_budget=self._with(eps, dlt)):
+                return True
+        raise BudgetError(
+            f"Privacy spend of ({eps},{dlt}) not permissible; will exceed remaining privacy "
+            f"budget. Use BudgetAccountant.remaining() to check remaining budget."
+        )
+
+    def _with(self, eps: float, dlt: float) -> list[tuple[float, float]]:
+        """The spends after adding ``(eps, dlt)`` (inside ``parallel`` only the max counts)."""
+        spent = list(self._spent)
+        if self._parallel_slot is not None:
+            i = self._parallel_slot
+            if i == len(spent):
+                spent.append((eps, dlt))
+            else:
+                spent[i] = (max(spent[i][0], eps), max(spent[i][1], dlt))
+            return spent
+        return spent + [(eps, dlt)]
+
+    def spend(self, epsilon: float, delta: float) -> BudgetAccountant:
+        """Atomically check and record a spend; raises :class:`BudgetError` if it does not fit."""
+        eps, dlt = _check_spend(epsilon, delta)
+        with self._lock:
+            self.check(eps, dlt)
+            self._spent = self._with(eps, dlt)
+        return self
+
+    def remaining(self, k: int = 1) -> Budget:
+        """The budget each of ``k`` further equal queries may spend."""
+        if not isinstance(k, Integral) or isinstance(k, bool):
+            raise ConfigError(f"k must be a positive integer, got {k!r}")
+        if k <= 0:
+            raise ConfigError(f"k must be at least 1, got {k}")
+        if math.isinf(self._epsilon) and self._delta == 1:
+            return Budget(float("inf"), 1.0)
+        with self._lock:
+            spent = self.spent_budget
+            spent_delta = self.total(spent_budget=spent).delta
+            delta = (
+                1 - ((1 - self._delta) / (1 - spent_delta)) ** (1 / k) if spent_delta < 1 else 1.0
+            )
+            delta = max(delta, 0.0)
+            lower, upper = 0.0, self._epsilon
+            old = (upper - lower) * 2
+            while old > upper - lower:
+                old = upper - lower
+                mid = (upper + lower) / 2
+                x0 = self.total(spent_budget=spent + [(mid, 0.0)] * int(k)).epsilon
+                if x0 >= self._epsilon:
+                    upper = mid
+                if x0 <= self._epsilon:
+                    lower = mid
+            return Budget(max((upper + lower) / 2, 0.0), delta)
+
+    # ------------------------------------------------------------------ parallel composition
+    @contextmanager
+    def parallel(self) -> Iterator[BudgetAccountant]:
+        """Spends inside the block run on *disjoint* partitions: they cost their maximum.
+
+        Examples
+        --------
+        >>> acc = BudgetAccountant(epsilon=1.0)
+        >>> with acc.parallel():
+        ...     for part in range(10):
+        ...         _ = acc.spend(0.5, 0)
+        >>> acc.total().epsilon, len(acc)
+        (0.5, 1)
+        """
+        with self._lock:
+            if self._parallel_slot is not None:
+                raise ConfigError("parallel() blocks cannot be nested")
+            self._parallel_slot = len(self._spent)
+        try:
+            yield self
+        finally:
+            with self._lock:
+                self._parallel_slot = None
+
+    # ------------------------------------------------------------------ default accountant
+    @staticmethod
+    def load_default(accountant: BudgetAccountant | None) -> BudgetAccountant:
+        """``accountant`` if given, else the default accountant (created on first use)."""
+        if accountant is None:
+            with BudgetAccountant._default_lock:
+                if BudgetAccountant._default is None:
+                    BudgetAccountant._default = BudgetAccountant()
+                return BudgetAccountant._default
+        if not isinstance(accountant, BudgetAccountant):
+            raise ConfigError(
+                f"accountant must be a BudgetAccountant, got {type(accountant).__name__}"
+            )
+        return accountant
+
+    def set_default(self) -> BudgetAccountant:
+        """Make this accountant the default."""
+        with BudgetAccountant._default_lock:
+            BudgetAccountant._default = self
+        return self
+
+    @staticmethod
+    def pop_default() -> BudgetAccountant | None:
+        """Remove and return the default accountant."""
+        with BudgetAccountant._default_lock:
+            default, BudgetAccountant._default = BudgetAccountant._default, None
+            return default
+
+    def __enter__(self) -> BudgetAccountant:
+        self._old_default = self.pop_default()
+        self.set_default()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.pop_default()
+        old = getattr(self, "_old_default", None)
+        if old is not None:
+            old.set_default()
+        self._old_default = None
+
+    # ------------------------------------------------------------------ persistence
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready state (``inf`` epsilon is stored as the string ``"inf"``)."""
+        return {
+            "type": "BudgetAccountant",
+            "version": 1,
+            "epsilon": "inf" if math.isinf(self._epsilon) else self._epsilon,
+            "delta": self._delta,
+            "slack": self._slack,
+            "spent_budget": [list(s) for s in self.spent_budget],
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict())
+
+    @classmethod
+    def from_dict(cls, state: dict[str, Any]) -> BudgetAccountant:
+        try:
+            eps = float(state["epsilon"])
+            acc = cls(epsilon=eps, delta=float(state["delta"]))
+            spent = [(float(e), float(d)) for e, d in state.get("spent_budget", [])]
+            slack = float(state.get("slack", 0.0))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"invalid accountant state: {exc}") from None
+        acc._slack = slack
+        if spent and not Budget(acc.epsilon, acc.delta) >= acc.total(spent_budget=spent):
+            raise BudgetError("the saved spends exceed the saved budget")
+        acc._spent = spent
+        return acc
+
+    @classmethod
+    def from_json(cls, text: str) -> BudgetAccountant:
+        try:
+            state = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid accountant JSON: {exc.msg}") from None
+        return cls.from_dict(state)
+
+    def save(self, path: str | Path) -> None:
+        """Write the state as JSON (atomically)."""
+        p = Path(path)
+        tmp = p.with_name(p.name + ".tmp")
+        tmp.write_text(self.to_json(), encoding="utf-8")
+        tmp.replace(p)
+
+    @classmethod
+    def load(cls, path: str | Path) -> BudgetAccountant:
+        """Read a state written by :meth:`save`."""
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot read accountant state {path}: {exc.strerror}") from None
+        return cls.from_json(text)
