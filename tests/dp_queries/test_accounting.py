@@ -112,3 +112,19 @@ def test_each_execution_is_charged(df: pd.DataFrame) -> None:
     plan.execute()
     plan.execute()
     assert acc.calls == [(0.25, 0.0), (0.25, 0.0)]
+
+
+def test_real_budget_accountant_and_default(df: pd.DataFrame) -> None:
+    from veil.dp import BudgetAccountant
+
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-5)
+    pf = PrivateFrame(df, privacy_unit="pid", max_groups=2, accountant=acc, random_state=2)
+    pf.groupby("g").agg(n="count", m=("x", "mean", B), epsilon=0.6, delta=1e-6)
+    assert len(acc) == 1
+    assert tuple(acc.total()) == pytest.approx((0.6, 1e-6))
+    with pytest.raises(BudgetError):
+        pf.groupby("g", keys=list("abc")).agg(n="count", epsilon=0.5)
+    assert len(acc) == 1
+    with BudgetAccountant(epsilon=2.0) as default:
+        PrivateFrame(df, random_state=3).agg(n="count", epsilon=0.5)
+        assert tuple(default.total()) == pytest.approx((0.5, 0.0))

@@ -43,7 +43,7 @@ def _positive_int(value: Any, name: str) -> int:
 def _default_accountant() -> Any:
     from veil.dp import BudgetAccountant
 
-    return BudgetAccountant.load_default()
+    return BudgetAccountant.load_default(None)
 
 
 class PrivateFrame:
