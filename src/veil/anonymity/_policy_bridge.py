@@ -1,0 +1,141 @@
+"""Enforce a policy's privacy targets with the anonymity engine (used by ``veil.apply``).
+
+The policy (``veil.deid.Policy``) is read by duck typing: ``policy.columns`` maps column names to
+specs with ``.role`` and ``.hierarchy``; ``policy.privacy`` has ``k``, ``l``, ``t``,
+``suppression_limit``, ``algorithm``, ``objective`` and ``raw`` (the YAML mapping, where
+``time_limit``, ``average_risk``, ``drop_suppressed`` (default true), ``suppressed_value`` and
+``options`` are also read).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from veil.anonymity._anonymize import anonymize
+from veil.anonymity._config import AnonymizationConfig, l_model, t_model
+from veil.anonymity._models import AverageRisk, PrivacyModel
+from veil.errors import ConfigError, PolicyError
+from veil.schema._roles import Role
+
+__all__ = ["enforce", "config_from_policy"]
+
+
+def _roles(df: pd.DataFrame, policy: Any) -> dict[str, Role]:
+    if hasattr(policy, "roles_for"):
+        return {str(c): Role.parse(r) for c, r in policy.roles_for(df).items() if r is not None}
+    return {str(c): Role.parse(s.role) for c, s in policy.columns.items()}
+
+
+def _get(spec: Any, key: str, default: Any = None) -> Any:
+    if isinstance(spec, Mapping):
+        return spec.get(key, default)
+    return getattr(spec, key, default)
+
+
+def config_from_policy(df: pd.DataFrame, policy: Any) -> AnonymizationConfig:
+    """Build the :class:`AnonymizationConfig` that a policy's ``privacy`` section describes."""
+    targets = getattr(policy, "privacy", None)
+    if targets is None:
+        raise PolicyError("the policy has no privacy section")
+    raw = dict(getattr(targets, "raw", {}) or {})
+    roles = _roles(df, policy)
+    columns = getattr(policy, "columns", {})
+    base_dir = Path(getattr(policy, "base_dir", "."))
+    qi = {
+        c: getattr(columns.get(c), "hierarchy", None) for c, r in roles.items() if r is Role.QUASI
+    }
+    if not qi:
+        raise PolicyError("privacy targets need at least one column with role quasi")
+    sensitive = [c for c, r in roles.items() if r is Role.SENSITIVE]
+    models: list[PrivacyModel] = []
+    lspec = getattr(targets, "l", None)
+    if lspec is not None:
+        col = str(_get(lspec, "column"))
+        models.append(
+            l_model(
+                col, _get(lspec, "l"), str(_get(lspec, "variant", "distinct")), _get(lspec, "c")
+            )
+        )
+    tspec = getattr(targets, "t", None)
+    if tspec is not None:
+        col = str(_get(tspec, "column"))
+        hier = _get(tspec, "hierarchy")
+        if isinstance(hier, str) and not Path(hier).is_absolute():
+            hier = base_dir / hier
+        if hier is None and col in columns:
+            hier = getattr(columns[col], "hierarchy", None)
+        distance = str(_get(tspec, "distance", "equal"))
+        models.append(
+            t_model(
+                col, float(_get(tspec, "t")), distance, hier if distance == "hierarchical" else None
+            )
+        )
+    for m in models:
+        if m.column in qi:
+            raise ConfigError(
+                f"column {m.column!r} is a quasi-identifier and cannot also be the sensitive "
+                "column of l-diversity / t-closeness"
+            )
+        if m.column not in sensitive:
+            sensitive.append(m.column)
+    k = getattr(targets, "k", None)
+    limit = getattr(targets, "suppression_limit", None)
+    if raw.get("average_risk") is not None:
+        models.append(AverageRisk(raw["average_risk"]))
+    drop = raw.get("drop_suppressed", True)
+    if not isinstance(drop, bool):
+        raise PolicyError(f"privacy.drop_suppressed must be true or false, got {drop!r}")
+    options = raw.get("options") or {}
+    if not isinstance(options, Mapping):
+        raise PolicyError("privacy.options must be a mapping")
+    return AnonymizationConfig(
+        quasi_identifiers=qi,
+        sensitive=sensitive,
+        models=models,
+        k=k,
+        suppression_limit=0.0 if limit is None else limit,
+        algorithm=str(getattr(targets, "algorithm", None) or "optimal"),
+        objective=str(getattr(targets, "objective", None) or "loss"),
+        time_limit=raw.get("time_limit"),
+        drop_suppressed=drop,
+        suppressed_value=str(raw.get("suppressed_value", "*")),
+        options=dict(options),
+    )
+
+
+def enforce(df: pd.DataFrame, policy: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Anonymize ``df`` to meet ``policy.privacy``; returns ``(release, summary)``.
+
+    Suppressed records are dropped (``privacy.drop_suppressed: false`` keeps them with ``*`` in
+    every quasi-identifier); the other rows keep their index labels and non-QI values.
+
+    Raises
+    ------
+    ConfigError
+        Bad targets (k < 1 or above the table size, QIs without hierarchies for a lattice
+        algorithm, a sensitive column also declared a QI, ...).
+    UnsatisfiableError
+        No allowed transformation meets the targets (names the failing model).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as NS
+    >>> from veil.schema import Hierarchy
+    >>> h = Hierarchy.from_mapping({"a": ["*"], "b": ["*"]})
+    >>> pol = NS(columns={"g": NS(role=Role.QUASI, hierarchy=h)},
+    ...          privacy=NS(k=2, l=None, t=None, suppression_limit=0, algorithm="optimal",
+    ...                     objective=None, raw={}))
+    >>> out, info = enforce(pd.DataFrame({"g": ["a", "b", "b"]}), pol)
+    >>> out["g"].astype(str).tolist(), info["node"]
+    (['*', '*', '*'], {'g': 1})
+    """
+    config = config_from_policy(df, policy)
+    result = anonymize(df, config)
+    summary = result.summary()
+    summary["release_records"] = int(len(result.data))
+    summary["suppressed_records"] = "dropped" if config.drop_suppressed else "masked"
+    return result.data, summary
