@@ -329,3 +329,35 @@ def test_property_strict_cuts_are_exhausted(df, k):
             med = x[(m - 1) // 2]
             for left in ((x <= med).sum(), (x < med).sum()):
                 assert not (k <= left <= m - k)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(df=tables(), k=st.integers(1, 8), t=st.sampled_from([0.05, 0.2, 0.5]))
+def test_property_t(df, k, t):
+    k = min(k, len(df))
+    res = mondrian(df, QI_SMALL, k, t=("sens", t), hierarchies={"hier": SMALL_H})
+    check_release(df, res, QI_SMALL, k, {"hier": SMALL_H})
+    glob = df["sens"].value_counts(normalize=True)
+    local = pd.crosstab(res.partitions, df["sens"].to_numpy(), normalize="index")
+    emd = 0.5 * (local.reindex(columns=glob.index, fill_value=0) - glob).abs().sum(axis=1)
+    assert emd.max() <= t + 1e-9
+
+
+def test_hierarchical_t_closeness_runs(adult_small, adult_hier):
+    qi = ["age", "marital-status", "race", "sex"]
+    res = mondrian(
+        adult_small,
+        qi,
+        5,
+        t={"column": "education", "t": 0.3, "distance": "hierarchical"},
+        hierarchies=adult_hier,
+    )
+    check_release(adult_small, res, qi, 5, adult_hier)
+    # Independent bound: hierarchical EMD >= (1 / height) * equal-distance EMD, so the
+    # equal-distance EMD of every class is at most height * t.
+    h = adult_hier["education"].height - 1
+    glob = adult_small["education"].value_counts(normalize=True)
+    local = pd.crosstab(res.partitions, adult_small["education"].to_numpy(), normalize="index")
+    emd = 0.5 * (local.reindex(columns=glob.index, fill_value=0) - glob).abs().sum(axis=1)
+    assert emd.max() <= h * 0.3 + 1e-9
+    assert res.n_classes > 1
