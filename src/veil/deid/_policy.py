@@ -198,12 +198,20 @@ class Policy:
         return [c for c, s in self.columns.items() if s.role is Role.SENSITIVE]
 
     def roles_for(self, df: pd.DataFrame) -> dict[str, Role]:
-        """Role of every column of ``df`` (listed role, else ``default_role``)."""
-        self.check_columns(df)
-        return {
-            str(c): self.columns[str(c)].role if str(c) in self.columns else self.default_role
-            for c in df.columns
-        }  # type: ignore[misc]
+        """Role of every column of ``df`` (its listed role, else ``default_role``).
+
+        Policy columns absent from ``df`` (e.g. dropped by an operator) are ignored; a column
+        of ``df`` that is neither listed nor covered by ``default_role`` is an error.
+        """
+        out: dict[str, Role] = {}
+        for c in map(str, df.columns):
+            role = self.columns[c].role if c in self.columns else self.default_role
+            if role is None:
+                raise self.error(
+                    ("columns",), f"column {c!r} is not in the policy and no default_role is set"
+                )
+            out[c] = role
+        return out
 
     def check_columns(self, df: pd.DataFrame) -> None:
         """PolicyError for policy columns absent from ``df``, or unlisted columns with no default."""

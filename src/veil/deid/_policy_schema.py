@@ -152,6 +152,7 @@ T_CLOSE = Record(
         "column": Field(_str),
         "t": _num(0, 1, lo_open=True),
         "distance": _choice("equal", "ordered", "hierarchical"),
+        "hierarchy": Field(_hierarchy),
     },
     required=("column", "t"),
 )
@@ -165,8 +166,7 @@ PRIVACY = Record(
         "objective": Field(_str),
         "average_risk": _num(0, 1, lo_open=True),
         "time_limit": _num(0, float("inf"), lo_open=True),
-        "suppressed_value": Field(lambda v: None if isinstance(v, str) else "must be text"),
-        "drop_suppressed": Field(_bool),
+        "suppressed": _choice("drop", "mask"),
         "options": Field(lambda v: None if isinstance(v, Mapping) else "must be a mapping"),
     }
 )

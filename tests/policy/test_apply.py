@@ -1,0 +1,194 @@
+"""veil.apply: order of operators, record suppression, index handling, and property tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from veil.deid import Policy, apply
+from veil.errors import InputError, KeyMissingError, PolicyError
+
+KEY = "5a" * 32
+
+
+@pytest.fixture
+def keyfile(tmp_path: Path) -> Path:
+    p = tmp_path / "key"
+    p.write_text(KEY)
+    return p
+
+
+def test_operators_in_declared_order() -> None:
+    df = pd.DataFrame({"phone": ["+254 712 345 678", "+254 733 000 111"], "a": [1, 2]})
+    # mask first then redact: the redaction wins; both actions recorded in order
+    pol = {
+        "columns": {
+            "phone": {
+                "role": "identifier",
+                "operator": [{"name": "mask", "kind": "phone"}, "drop"],
+            },
+            "a": "insensitive",
+        }
+    }
+    release, rep = apply(df, pol)
+    assert list(release.columns) == ["a"]
+    assert [a["operator"] for a in rep["actions"]] == ["mask", "drop"]
+
+
+def test_suppress_conditions_use_original_values() -> None:
+    df = pd.DataFrame({"Age": [25, 35, 45, 29], "x": list("abcd")})
+    pol = {
+        "columns": {
+            "Age": {"role": "quasi", "operator": {"name": "generalize", "bins": [0, 40, 100]}},
+            "x": "insensitive",
+        },
+        "suppress": ["Age < 30"],
+    }
+    release, rep = apply(df, pol)
+    assert release["x"].tolist() == ["b", "c"]
+    assert rep["suppression"]["records_removed_by_conditions"] == 2
+
+
+def test_custom_index_preserved_and_not_mutated() -> None:
+    df = pd.DataFrame({"Age": [25, 35, 45, 29], "x": list("abcd")}, index=["r1", "r2", "r3", "r4"])
+    snapshot = df.copy(deep=True)
+    release, _ = apply(
+        df, {"columns": {"Age": "quasi", "x": "insensitive"}, "suppress": "x == 'b'"}
+    )
+    assert release.index.tolist() == ["r1", "r3", "r4"]
+    pd.testing.assert_frame_equal(df, snapshot)
+
+
+def test_missing_key_only_when_needed(monkeypatch: pytest.MonkeyPatch, keyfile: Path) -> None:
+    monkeypatch.delenv("VEIL_KEY", raising=False)
+    df = pd.DataFrame({"id": ["a", "b"]})
+    apply(df, {"columns": {"id": {"role": "identifier", "operator": "drop"}}})  # no key needed
+    with pytest.raises(KeyMissingError, match="VEIL_KEY"):
+        apply(df, {"columns": {"id": {"role": "identifier", "operator": "pseudonymize"}}})
+    r1, _ = apply(
+        df,
+        {"columns": {"id": {"role": "identifier", "operator": "pseudonymize"}}},
+        key_file=keyfile,
+    )
+    monkeypatch.setenv("VEIL_KEY", KEY)
+    r2, _ = apply(df, {"columns": {"id": {"role": "identifier", "operator": "pseudonymize"}}})
+    assert r1["id"].tolist() == r2["id"].tolist() and r1["id"].tolist() != ["a", "b"]
+
+
+def test_policy_key_file_relative_to_policy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("VEIL_KEY", raising=False)
+    (tmp_path / "secret.key").write_text(KEY)
+    p = tmp_path / "p.yaml"
+    p.write_text(
+        "key: {file: secret.key}\ncolumns:\n  id: {role: identifier, operator: pseudonymize}\n"
+    )
+    release, _ = apply(pd.DataFrame({"id": ["a"]}), Policy.from_yaml(p))
+    assert release["id"].iloc[0] != "a"
+
+
+def test_column_dropped_then_used_is_an_error() -> None:
+    df = pd.DataFrame({"a": [1, 2]})
+    with pytest.raises(PolicyError, match="no longer exists"):
+        apply(df, {"columns": {"a": {"role": "quasi", "operator": ["drop", {"name": "mask"}]}}})
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(InputError):
+        apply([1, 2], {"columns": {}})  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="empty"):
+        apply(pd.DataFrame({"a": []}), {"columns": {"a": "quasi"}})
+    with pytest.raises(PolicyError):
+        apply(pd.DataFrame({"a": [1]}), 42)  # type: ignore[arg-type]
+
+
+def test_engine_absent_means_verify(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "veil.anonymity._policy_bridge", None)  # import fails
+    df = pd.DataFrame({"a": [1, 1, 2]})
+    with pytest.warns(RuntimeWarning, match="verified, not enforced"):
+        _, rep = apply(df, {"columns": {"a": "quasi"}, "privacy": {"k": 2, "algorithm": "optimal"}})
+    assert rep["targets"]["mode"] == "verified" and not rep["targets"]["k"]["met"]
+
+
+# ------------------------------------------------------------------ property tests
+
+values = st.one_of(
+    st.integers(-1000, 1000),
+    st.text(alphabet="abcxyz019 @.-", min_size=0, max_size=12),
+)
+
+
+@st.composite
+def frames_and_policies(draw: st.DrawFn) -> tuple[pd.DataFrame, dict]:
+    n = draw(st.integers(1, 25))
+    ncol = draw(st.integers(1, 4))
+    data: dict[str, list] = {}
+    columns: dict[str, dict] = {}
+    for j in range(ncol):
+        name = f"c{j}"
+        kind = draw(st.sampled_from(["int", "str", "float"]))
+        if kind == "int":
+            col = draw(st.lists(st.integers(0, 99), min_size=n, max_size=n))
+        elif kind == "float":
+            col = draw(
+                st.lists(
+                    st.one_of(st.none(), st.floats(0, 99, allow_nan=False)), min_size=n, max_size=n
+                )
+            )
+        else:
+            col = draw(
+                st.lists(
+                    st.one_of(st.none(), st.text(alphabet="abcxyz019 @.-", max_size=12)),
+                    min_size=n,
+                    max_size=n,
+                )
+            )
+        data[name] = col
+        choices: list = ["drop", "mask", {"name": "mask", "keep_last": 2}, "pseudonymize", None]
+        if kind != "str":
+            choices.append({"name": "generalize", "bins": [0, 50, 100]})
+        op = draw(st.sampled_from(choices))
+        role = draw(st.sampled_from(["identifier", "quasi", "sensitive", "insensitive"]))
+        columns[name] = {"role": role} | ({"operator": op} if op is not None else {})
+    return pd.DataFrame(data), {"columns": columns}
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(case=frames_and_policies())
+def test_input_never_mutated(case: tuple[pd.DataFrame, dict], keyfile: Path) -> None:
+    df, policy = case
+    df.index = pd.Index(np.arange(len(df))[::-1] * 3)
+    snapshot = df.copy(deep=True)
+    release, rep = apply(df, policy, key_file=keyfile)
+    pd.testing.assert_frame_equal(df, snapshot)
+    assert len(release) <= len(df) and set(release.index) <= set(df.index)
+    dropped = {c for c, s in policy["columns"].items() if s.get("operator") == "drop"}
+    assert not dropped & set(release.columns)
+    assert rep["input"]["records"] == len(df) and rep["release"]["records"] == len(release)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(vals=st.lists(st.text(min_size=1, max_size=8), min_size=1, max_size=30))
+def test_pseudonyms_consistent_and_distinct(vals: list[str], keyfile: Path) -> None:
+    df = pd.DataFrame({"id": vals})
+    release, _ = apply(
+        df,
+        {"columns": {"id": {"role": "identifier", "operator": "pseudonymize"}}},
+        key_file=keyfile,
+    )
+    mapping: dict[str, str] = {}
+    for original, pseudo in zip(vals, release["id"]):
+        assert mapping.setdefault(original, pseudo) == pseudo
+    assert len(set(mapping.values())) == len(mapping)
