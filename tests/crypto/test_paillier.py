@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -109,6 +110,8 @@ def test_scale_is_public_and_value_independent(keys) -> None:  # type: ignore[no
     assert coarse.scale == 8 and sk.decrypt(coarse) == round(0.3 * 256) / 256
     assert (coarse + pk.encrypt(1)).scale == 8
     assert sk.decrypt(pk.encrypt(10) / 4) == 2.5
+    assert sk.decrypt(np.float64(0.5) * pk.encrypt(3)) == 1.5  # numpy scalar on the left
+    assert sk.decrypt(np.int64(2) + pk.encrypt(3)) == 5
 
 
 def test_overflow_is_detected_never_wrapped(keys) -> None:  # type: ignore[no-untyped-def]

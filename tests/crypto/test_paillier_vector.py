@@ -6,6 +6,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from veil.crypto.paillier import (
     CryptoError,
@@ -207,3 +209,22 @@ def test_secure_aggregation_three_parties(keys) -> None:  # type: ignore[no-unty
     small = [encrypt_contribution(pk, w, spec) for w in weights]
     with pytest.raises(CryptoOverflowError):
         aggregate(small, pk)
+
+
+_vals = st.lists(st.floats(-1000, 1000, allow_nan=False), min_size=1, max_size=20)
+
+
+@settings(max_examples=15, deadline=None)
+@given(a=_vals, b=_vals, w=st.integers(1, 3))
+def test_vector_homomorphic_laws(keys, a: list[float], b: list[float], w: int) -> None:  # type: ignore[no-untyped-def]
+    pk, sk = keys
+    m = min(len(a), len(b))
+    x, y = np.array(a[:m]), np.array(b[:m])
+    spec = PackingSpec(frac_bits=20, int_bits=12, max_parties=8)
+    ex, ey = pk.encrypt_vector(x, spec), pk.encrypt_vector(y, spec)
+    rx, ry = np.rint(x * 2**20) / 2**20, np.rint(y * 2**20) / 2**20  # fixed-point inputs
+    assert np.array_equal(sk.decrypt_vector(ex + ey), rx + ry)
+    assert np.array_equal(sk.decrypt_vector(ey + ex), sk.decrypt_vector(ex + ey))
+    assert np.array_equal(sk.decrypt_vector(ex * w + ey), w * rx + ry)
+    assert np.array_equal(sk.decrypt_vector(ex + y), rx + ry)
+    assert np.array_equal(sk.decrypt_vector(y + ex), rx + ry)  # ndarray on the left

@@ -75,6 +75,7 @@ class EncryptedNumber:
     """
 
     __slots__ = ("public_key", "_c", "scale", "bound", "_obfuscated")
+    __array_ufunc__ = None  # numpy scalars defer to our reflected operators
 
     def __init__(
         self,

@@ -119,6 +119,9 @@ class EncryptedVector:
     [2.0, -1.5, 3.0]
     """
 
+    #: make ``ndarray + EncryptedVector`` call our ``__radd__`` instead of broadcasting
+    __array_ufunc__ = None
+
     def __init__(
         self,
         public_key: PaillierPublicKey,
