@@ -82,6 +82,8 @@ def test_dispatch_entry_point(adult_small):
     res = mdav_anonymize(adult_small, cfg)
     check_mdav(adult_small, res, ["age", "hours-per-week"], 3)
     assert res.algorithm == "mdav"
+    assert res.risk_after["prosecutor"]["highest"] <= 1 / 3
+    assert res.risk_before["classes"] == len(adult_small.groupby(["age", "hours-per-week"]))
     bad = AnonymizationConfig(
         ["age"], k=3, models=[DistinctLDiversity("salary", 2)], algorithm="mdav"
     )

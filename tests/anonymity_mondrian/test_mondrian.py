@@ -210,6 +210,11 @@ def test_config_entry_point(adult_small, adult_hier):
     assert res.algorithm == "mondrian" and res.extra["mondrian_mode"] == "relaxed"
     assert res.n_suppressed == 0
     assert res.summary()["utility"]["ncp"] == pytest.approx(res.utility["ncp"])
+    # Risk: after <= 1/k for every record; before from the raw QI classes (independent count).
+    assert res.risk_after["prosecutor"]["highest"] <= 1 / 4
+    raw = adult_small.groupby(QI[:4]).size()
+    assert res.risk_before["classes"] == len(raw)
+    assert res.risk_before["prosecutor"]["highest"] == pytest.approx(1 / raw.min())
 
 
 def test_ordered_t_closeness_on_numeric_sensitive(adult_small, adult_hier):

@@ -29,6 +29,7 @@ import pandas as pd
 from veil.anonymity._config import AnonymizationConfig
 from veil.anonymity._models import KAnonymity
 from veil.anonymity._result import AnonymizationResult
+from veil.anonymity._risk import risk_summary
 from veil.errors import ConfigError, InputError
 
 __all__ = ["mdav", "mdav_anonymize", "mdav_groups"]
@@ -182,10 +183,13 @@ def mdav_anonymize(df: pd.DataFrame, config: AnonymizationConfig) -> Anonymizati
     for j, c in enumerate(cols):
         release[c] = pd.Series(Xa[:, j], index=df.index)
     n = len(df)
+    _, before = np.unique(X, axis=0, return_counts=True)
     return AnonymizationResult(
         data=release,
         config=config,
         algorithm="mdav",
+        risk_before=risk_summary(before),
+        risk_after=risk_summary(sizes),
         suppressed=np.zeros(n, dtype=bool),
         partitions=groups,
         objective="info_loss",
