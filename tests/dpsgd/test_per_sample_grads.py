@@ -60,6 +60,17 @@ def _models() -> dict[str, tuple]:
             ),
             rn(6, 1, 5, 5),
         ),
+        "conv-vmap-fallback": (
+            nn.Sequential(
+                nn.Conv2d(2, 4, 3, padding="same", groups=2), nn.Flatten(), nn.Linear(64, 3)
+            ),
+            rn(6, 2, 4, 4),
+        ),
+        "conv2d-strided-dilated": (
+            nn.Sequential(nn.Conv2d(3, 5, 3, stride=2, dilation=2, padding=1), nn.Flatten(),
+                          nn.Linear(5 * 16, 2)),
+            rn(6, 3, 9, 9),
+        ),
         "rnn": (_Seq(nn.RNN(5, 4, batch_first=True)), ids),
         "lstm-2layer-bidir": (
             _Seq(nn.LSTM(5, 4, num_layers=2, bidirectional=True, batch_first=True)),

@@ -9,7 +9,12 @@ Two strategies, chosen per leaf module (a module that owns trainable parameters)
   ``sum_{t,s} (x_t.x_s)(g_t.g_s)`` for sequences when ``T^2 <= in*out`` (otherwise the
   per-sample gradient is formed with one einsum), and the clipped sum is one matmul
   ``(c * g)^T x``.
-* everything else (Conv, Embedding, LayerNorm, GroupNorm, custom leaves) -- **torch.func**:
+* ``nn.Conv1d`` / ``nn.Conv2d`` (groups=1, zero padding) -- the same trick on unfolded
+  patches: a convolution is a linear map applied at ``L`` positions, so ``x`` becomes the
+  ``(B, L, C_in k)`` patch matrix (``F.unfold``) and ``g`` the ``(B, L, C_out)`` output
+  gradient; ghost norms when ``L^2 <= C_in k C_out``, else one ``bmm`` (as Opacus).
+* everything else (other convolutions, Embedding, LayerNorm, GroupNorm, custom leaves) --
+  **torch.func**:
   the forward runs under ``vmap`` over ``functional_call`` with the parameters expanded to
   one (stride-0) copy per sample, so the ordinary ``loss.backward()`` leaves the per-sample
   gradients in the expanded leaves.  RNN / LSTM / GRU use a functional re-implementation of
@@ -64,11 +69,56 @@ class _LinearCapture(torch.autograd.Function):
         return gx, None, None, None
 
 
+class _ConvCapture(torch.autograd.Function):
+    """``conv{1,2}d`` (groups=1, zero padding) that records ``(x, grad_output)`` only."""
+
+    @staticmethod
+    def forward(
+        ctx: Any, x: torch.Tensor, weight: torch.Tensor, bias: Any, store: list, conf: tuple
+    ) -> Any:
+        ctx.save_for_backward(x, weight)
+        ctx.store, ctx.conf = store, conf
+        stride, padding, dilation = conf
+        fn = F.conv2d if weight.dim() == 4 else F.conv1d
+        return fn(x, weight, bias, stride, padding, dilation)
+
+    @staticmethod
+    def backward(ctx: Any, g: torch.Tensor) -> Any:
+        x, weight = ctx.saved_tensors
+        ctx.store.append((x, g))
+        gx = None
+        if ctx.needs_input_grad[0]:
+            stride, padding, dilation = ctx.conf
+            fn = torch.nn.grad.conv2d_input if weight.dim() == 4 else torch.nn.grad.conv1d_input
+            gx = fn(x.shape, weight, g, stride, padding, dilation)
+        return gx, None, None, None, None
+
+
+def _conv_ok(sub: nn.Module) -> bool:
+    return (
+        type(sub) in (nn.Conv1d, nn.Conv2d)
+        and sub.groups == 1
+        and sub.padding_mode == "zeros"
+        and not isinstance(sub.padding, str)
+    )
+
+
+def _conv_rows(sub: nn.Module, x: torch.Tensor, g: torch.Tensor) -> tuple:
+    """Conv input / output gradient as (B, L, Cin*k) patches and (B, L, Cout) rows."""
+    if x.dim() == 3:  # conv1d -> 2-D with a unit height
+        x, g = x.unsqueeze(2), g.unsqueeze(2)
+        k, d, p, s = (1, *sub.kernel_size), (1, *sub.dilation), (0, *sub.padding), (1, *sub.stride)
+    else:
+        k, d, p, s = sub.kernel_size, sub.dilation, sub.padding, sub.stride
+    cols = F.unfold(x, k, dilation=d, padding=p, stride=s)  # (B, Cin*k, L)
+    return cols.transpose(1, 2), g.flatten(2).transpose(1, 2)
+
+
 @dataclass
 class _Layer:
     name: str
     module: nn.Module
-    kind: str  # "linear" | "vmap" | "rnn"
+    kind: str  # "linear" | "conv" | "vmap" | "rnn"
     params: dict[str, nn.Parameter]
     records: list = field(default_factory=list)
 
@@ -112,6 +162,8 @@ class PerSampleGrads:
                 continue
             if isinstance(sub, nn.Linear) and type(sub).forward is nn.Linear.forward:
                 kind = "linear"
+            elif _conv_ok(sub):
+                kind = "conv"
             elif isinstance(sub, nn.RNNBase):
                 if not rnn_supported(sub):
                     raise ConfigError(f"{name}: RNN with proj_size > 0 is not supported")
@@ -137,6 +189,21 @@ class PerSampleGrads:
                 return _LinearCapture.apply(x, sub.weight, sub.bias, layer.records)
 
             return linear_forward
+
+        if layer.kind == "conv":
+            conf = (sub.stride, sub.padding, sub.dilation)
+
+            def conv_forward(x: torch.Tensor) -> torch.Tensor:
+                if not (state.enabled and torch.is_grad_enabled()):
+                    return orig(x)
+                if x.dim() != sub.weight.dim():
+                    raise InputError(
+                        f"{layer.name}: expected a batched {sub.weight.dim()}-D input, "
+                        f"got shape {tuple(x.shape)}"
+                    )
+                return _ConvCapture.apply(x, sub.weight, sub.bias, layer.records, conf)
+
+            return conv_forward
 
         def vmap_forward(*args: Any, **kwargs: Any) -> Any:
             if state.inside or not (state.enabled and torch.is_grad_enabled()):
@@ -239,29 +306,27 @@ class PerSampleGrads:
     def _units(self, layer: _Layer, n_units: int) -> list:
         """Per-unit data of a layer: ('ghost', x, g) or ('full', {name: (U, ...)})."""
         out: list = []
-        if layer.kind == "linear":
+        if layer.kind in ("linear", "conv"):
             recs = [r for r in layer.records if isinstance(r, tuple)]
             if not recs:
                 return out
             views = []
             for x, g in recs:
+                if layer.kind == "conv":
+                    x, g = _conv_rows(layer.module, x, g)
                 xs = x.reshape(n_units, -1, x.shape[-1])
                 gs = g.reshape(n_units, -1, g.shape[-1])
                 views.append((xs, gs))
             t = views[0][0].shape[1]
-            w = layer.module.weight
-            ghost = (
-                self.clipping == "ghost"
-                and len(views) == 1
-                and (t == 1 or t * t <= w.shape[0] * w.shape[1])
-            )
+            fan = views[0][0].shape[2] * views[0][1].shape[2]
+            ghost = self.clipping == "ghost" and len(views) == 1 and (t == 1 or t * t <= fan)
             if ghost:
                 out.append(("ghost", *views[0]))
             else:
                 full: dict[str, torch.Tensor] = {}
                 for xs, gs in views:
                     if "weight" in layer.params:
-                        gw = torch.einsum("uto,uti->uoi", gs, xs)
+                        gw = torch.bmm(gs.transpose(1, 2), xs)
                         full["weight"] = full["weight"] + gw if "weight" in full else gw
                     if "bias" in layer.params:
                         gb = gs.sum(1)
@@ -342,13 +407,14 @@ class PerSampleGrads:
                     wg = gs * weights.to(gs.dtype).view(-1, 1, 1)
                     if "weight" in layer.params:
                         val = wg.reshape(-1, gs.shape[-1]).T @ xs.reshape(-1, xs.shape[-1])
-                        _add(sums, layer.params["weight"], val)
+                        w = layer.params["weight"]
+                        _add(sums, w, val.reshape(w.shape))
                     if "bias" in layer.params:
                         _add(sums, layer.params["bias"], wg.sum((0, 1)))
                 else:
                     for n, v in item[1].items():
                         val = torch.tensordot(weights.to(v.dtype), v, dims=1)
-                        _add(sums, layer.params[n], val)
+                        _add(sums, layer.params[n], val.reshape(layer.params[n].shape))
         return sums, int(norms.shape[0]), norms
 
 

@@ -245,13 +245,14 @@ class DPOptimizer(torch.optim.Optimizer):
             denom = self.expected_batch_size
         else:
             denom = float(max(self._units, 1))
-        for p in self.grads.params:
+        params = self.grads.params
+        sizes = [p.numel() for p in params]
+        # one draw for all parameters (float64 Box-Muller on secure bits), then split
+        flat = self.noise.normal((sum(sizes),), std, dtype=torch.float64)
+        for p, z in zip(params, flat.split(sizes)):
             summed = self._acc.get(p)
-            if summed is None:
-                summed = torch.zeros_like(p)
-            noisy = summed.to(p.dtype) + self.noise.normal(
-                p.shape, std, dtype=p.dtype, device=p.device
-            )
+            noise = z.reshape(p.shape).to(dtype=p.dtype, device=p.device)
+            noisy = noise if summed is None else summed.to(p.dtype) + noise
             p.grad = noisy / denom
             self._our_grads[id(p)] = (p.grad, p.grad._version)
         self._acc.clear()
