@@ -161,3 +161,32 @@ def test_suppress_matches_pandas_query(df: pd.DataFrame, t: int, op: str) -> Non
     mask = parse_condition(f"age {op} {t} and sex in ['F', 'X']").evaluate(df)
     expected = df.query(f"age {op} {t} and sex in ['F', 'X']").index
     assert df.index[mask].equals(expected)
+
+
+phone_like = st.text(alphabet="0123456789+-() .x", max_size=25) | st.text(max_size=20)
+
+
+@SETTINGS
+@given(
+    st.lists(phone_like, min_size=1, max_size=30),
+    st.integers(0, 6),
+    st.integers(0, 6),
+    st.booleans(),
+)
+def test_vectorized_masks_equal_scalar_masks(values: list[str], a: int, b: int, cc: bool) -> None:
+    from veil.deid.operators._vecmask import partial_matrix, phone_matrix, vectorized
+
+    def part(t: str) -> str:
+        return mask_partial(t, a, b, "*")
+
+    def phone(t: str) -> str:
+        return mask_phone(t, b, "#", cc)
+
+    got = vectorized(values, lambda m, n: partial_matrix(m, n, a, b, ord("*")), part)
+    assert list(got) == [part(v) for v in values]
+    got = vectorized(values, lambda m, n: phone_matrix(m, n, b, ord("#"), cc), phone)
+    assert list(got) == [phone(v) for v in values]
+    # strings without NUL characters and at most 64 long never take the scalar path
+    plain = [v for v in values if "\x00" not in v]
+    got = vectorized(plain, lambda m, n: phone_matrix(m, n, b, ord("#"), cc), lambda t: "\x00")
+    assert list(got) == [phone(v) for v in plain]

@@ -17,12 +17,14 @@ from veil.deid.operators._util import (
     require_choice,
     require_int,
 )
+from veil.deid.operators._vecmask import partial_matrix, phone_matrix, vectorized
 from veil.errors import ConfigError
 
 __all__ = ["Mask", "mask_partial", "mask_email", "mask_phone"]
 
 _KINDS = ("full", "partial", "email", "phone")
-_LEADING_CODE = re.compile(r"^(\+|00)(\d{1,3})(?=\D)")
+_LEADING_CODE = re.compile(r"^(\+|00)([0-9]{1,3})(?=[^0-9])")
+_DIGITS = frozenset("0123456789")
 
 
 def mask_partial(text: str, keep_first: int, keep_last: int, char: str) -> str:
@@ -67,7 +69,7 @@ def mask_email(text: str, keep_first: int, char: str, keep_tld: bool = True) -> 
 
 
 def mask_phone(text: str, keep_last: int, char: str, keep_country_code: bool = True) -> str:
-    """Mask the digits of a phone number, keeping separators, the country code and the last digits.
+    """Mask the digits (0-9) of a phone number, keeping separators, country code and last digits.
 
     The country code is the 1-3 digits after a leading ``+`` or ``00`` when a separator follows
     them.  Non-digit characters (spaces, dashes, parentheses) are kept, so the length and the
@@ -86,7 +88,7 @@ def mask_phone(text: str, keep_last: int, char: str, keep_country_code: bool = T
         m = _LEADING_CODE.match(text)
         if m:
             start = m.end()
-    digit_pos = [i for i in range(start, len(chars)) if chars[i].isdigit()]
+    digit_pos = [i for i in range(start, len(chars)) if chars[i] in _DIGITS]
     # keep the last digits only when some digits remain masked
     cut = len(digit_pos) - keep_last if keep_last < len(digit_pos) else len(digit_pos)
     for i in digit_pos[:cut]:
@@ -163,10 +165,13 @@ class Mask(Operator):
         self.keep_country_code = bool(keep_country_code)
         self.keep_tld = bool(keep_tld)
 
-    def mask_values(self, values: np.ndarray) -> list[str]:
+    def mask_values(self, values: np.ndarray) -> list[str] | np.ndarray:
         """Mask an array of values (converted to text); one output per value."""
         c = self.char
-        texts = [canonical_str(v) for v in values]
+        if pd.api.types.infer_dtype(values, skipna=False) == "string":
+            texts = values
+        else:
+            texts = [canonical_str(v) for v in values]
         if self.kind == "full":
             if self.length is not None:
                 fixed = c * self.length
@@ -174,10 +179,19 @@ class Mask(Operator):
             return [c * len(t) for t in texts]
         if self.kind == "partial":
             a, b = self.keep_first, self.keep_last
-            return [mask_partial(t, a, b, c) for t in texts]
+            return vectorized(
+                texts,
+                lambda m, n: partial_matrix(m, n, a, b, ord(c)),
+                lambda t: mask_partial(t, a, b, c),
+            )
         if self.kind == "email":
             return [mask_email(t, self.keep_first, c, self.keep_tld) for t in texts]
-        return [mask_phone(t, self.keep_last, c, self.keep_country_code) for t in texts]
+        k, cc = self.keep_last, self.keep_country_code
+        return vectorized(
+            texts,
+            lambda m, n: phone_matrix(m, n, k, ord(c), cc),
+            lambda t: mask_phone(t, k, c, cc),
+        )
 
     def apply(self, df: pd.DataFrame, column: str | None, ctx: OperatorContext) -> pd.DataFrame:
         col = check_column(df, column, self.name)

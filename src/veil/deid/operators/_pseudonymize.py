@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import base64
-import hashlib
-import hmac
 from typing import Any
 
 import numpy as np
@@ -15,6 +13,7 @@ from veil.deid.operators._util import (
     canonical_str,
     check_column,
     derive_key,
+    hmac_sha256_many,
     map_uniques,
     replace_column,
     require_choice,
@@ -33,6 +32,24 @@ def _normalize(text: str, how: str) -> str:
     if how == "lower":
         return text.strip().lower()
     return text
+
+
+def _texts(values: Any, normalize: str) -> list[str]:
+    vals = values if isinstance(values, np.ndarray) else np.asarray(list(values), dtype=object)
+    if pd.api.types.infer_dtype(vals, skipna=False) == "string":  # fast path: all str
+        texts = list(vals)
+    else:
+        texts = [canonical_str(v) for v in vals]
+    if normalize != "none":
+        texts = [_normalize(t, normalize) for t in texts]
+    return texts
+
+
+def _encode(macs: list[bytes], length: int, encoding: str, prefix: str) -> list[str]:
+    if encoding == "hex":
+        nbytes = (length + 1) // 2
+        return [prefix + m[:nbytes].hex()[:length] for m in macs]
+    return [prefix + base64.b32encode(m).decode("ascii").lower()[:length] for m in macs]
 
 
 def pseudonyms(
@@ -58,14 +75,9 @@ def pseudonyms(
     (True, 8)
     """
     sub = derive_key(key, "pseudonymize:" + scope)
-    out = []
-    for v in values:
-        mac = hmac.digest(
-            sub, _normalize(canonical_str(v), normalize).encode("utf-8"), hashlib.sha256
-        )
-        enc = mac.hex() if encoding == "hex" else base64.b32encode(mac).decode("ascii").lower()
-        out.append(prefix + enc[:length])
-    return out
+    texts = _texts(values, normalize)
+    macs = hmac_sha256_many(sub, (t.encode("utf-8", "surrogatepass") for t in texts))
+    return _encode(macs, length, encoding, prefix)
 
 
 @register
@@ -133,21 +145,13 @@ class Pseudonymize(Operator):
         )
 
     def _transform(self, key: bytes, uniques: np.ndarray) -> list[str]:
-        out = pseudonyms(
-            uniques,
-            key,
-            length=self.length,
-            encoding=self.encoding,
-            prefix=self.prefix,
-            scope=self.scope,
-            normalize=self.normalize,
-        )
-        n_distinct_in = (
-            len({_normalize(canonical_str(v), self.normalize) for v in uniques})
-            if self.normalize != "none"
-            else len({canonical_str(v) for v in uniques})
-        )
-        if len(set(out)) != n_distinct_in:
+        sub = derive_key(key, "pseudonymize:" + self.scope)
+        texts = _texts(uniques, self.normalize)
+        macs = hmac_sha256_many(sub, (t.encode("utf-8", "surrogatepass") for t in texts))
+        out = _encode(macs, self.length, self.encoding, self.prefix)
+        n_out = len(set(out))
+        # distinct inputs (factorized uniques, unless canonical text or normalization merged them)
+        if n_out != len(texts) and n_out != len(set(texts)):
             raise CryptoError(
                 f"operator 'pseudonymize': two distinct values got the same pseudonym at length "
                 f"{self.length}; use a larger length"

@@ -8,9 +8,8 @@ with the number of distinct values, not with the number of rows.
 from __future__ import annotations
 
 import hashlib
-import hmac
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ __all__ = [
     "canonical_str",
     "derive_key",
     "keyed_uint64",
+    "hmac_sha256_many",
     "string_dtype_for",
     "resolve_path",
     "require_number",
@@ -122,14 +122,38 @@ def derive_key(master: bytes, purpose: str, length: int = 32) -> bytes:
     ).derive(master)
 
 
-def keyed_uint64(key: bytes, texts: Sequence[str], tag: str = "") -> np.ndarray:
-    """One 64-bit integer per text: the first 8 bytes of HMAC-SHA-256(key, tag || text)."""
-    prefix = tag.encode("utf-8") + b"\x00"
-    out = np.empty(len(texts), dtype=np.uint64)
-    for i, t in enumerate(texts):
-        d = hmac.digest(key, prefix + t.encode("utf-8"), hashlib.sha256)
-        out[i] = int.from_bytes(d[:8], "big")
+def hmac_sha256_many(key: bytes, messages: Iterable[bytes]) -> list[bytes]:
+    """HMAC-SHA-256 (RFC 2104) of many messages under one key.
+
+    The inner and outer hash states of the padded key are computed once and copied for each
+    message, which halves the cost of ``hmac.digest`` per message.
+
+    Examples
+    --------
+    >>> hmac_sha256_many(b"key", [b"msg"]) == [hmac.digest(b"key", b"msg", "sha256")]
+    True
+    """
+    if len(key) > 64:
+        key = hashlib.sha256(key).digest()
+    padded = key.ljust(64, b"\x00")
+    inner = hashlib.sha256(bytes(b ^ 0x36 for b in padded))
+    outer = hashlib.sha256(bytes(b ^ 0x5C for b in padded))
+    icopy, ocopy = inner.copy, outer.copy
+    out = []
+    for m in messages:
+        i = icopy()
+        i.update(m)
+        o = ocopy()
+        o.update(i.digest())
+        out.append(o.digest())
     return out
+
+
+def keyed_uint64(key: bytes, texts: Sequence[str], tag: str = "") -> np.ndarray:
+    """One 64-bit integer per text: the first 8 bytes of HMAC-SHA-256(key, tag || 0 || text)."""
+    prefix = tag.encode("utf-8") + b"\x00"
+    macs = hmac_sha256_many(key, (prefix + t.encode("utf-8") for t in texts))
+    return np.array([int.from_bytes(d[:8], "big") for d in macs], dtype=np.uint64)
 
 
 def resolve_path(path: str | os.PathLike[str], base_dir: str) -> Path:

@@ -1,0 +1,224 @@
+"""Benchmark: a 10-column de-identification policy over Adult resampled to 1,000,000 rows.
+
+Measures wall time, rows/s and peak memory (tracemalloc peak, and the growth of the process's
+peak RSS, ``ru_maxrss``) against the table's in-memory size
+(``df.memory_usage(deep=True).sum()``).  Targets: <= 10 s and peak memory <= 3x the table.
+
+Each measurement runs in a fresh subprocess so that ``ru_maxrss`` (a per-process high-water
+mark) is not polluted by earlier runs; tracemalloc runs separately because it slows
+allocation-heavy code.
+
+Run::
+
+    python benchmarks/deid.py            # 1,000,000 rows (about 2-3 minutes)
+    python benchmarks/deid.py --quick    # 100,000 rows smoke run (about 30 s)
+    python benchmarks/deid.py --rows 200000 --modes operators
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+ADULT = ROOT / "datasets" / "adult"
+HIER = ROOT / "datasets" / "adult_hierarchies"
+KEY_ENV = "VEIL_BENCH_KEY"
+
+
+def adult_columns() -> list[str]:
+    """Column names from adult.names (the lines ``name: values.`` after the header block)."""
+    names = []
+    for line in (ADULT / "adult.names").read_text(encoding="latin-1").splitlines():
+        if ":" in line and not line.startswith("|") and line.rstrip().endswith("."):
+            head = line.split(":", 1)[0].strip()
+            if head and " " not in head:
+                names.append(head)
+    return [*names, "income"]
+
+
+def load_table(rows: int, seed: int = 0) -> pd.DataFrame:
+    """Adult resampled (with replacement) to ``rows`` rows, plus synthetic direct identifiers."""
+    base = pd.read_csv(
+        ADULT / "adult.data",
+        header=None,
+        names=adult_columns(),
+        skipinitialspace=True,
+        na_values=["?"],
+    ).dropna(how="all")
+    rng = np.random.default_rng(seed)
+    df = base.iloc[rng.integers(0, len(base), rows)].reset_index(drop=True)
+    # Adult has no direct identifiers: add a person id, a phone number and a postcode
+    df.insert(
+        0, "id", np.char.add("P", np.char.zfill(np.arange(rows).astype(str), 8)).astype(object)
+    )
+    area = rng.integers(200, 999, rows).astype(str)
+    mid = np.char.zfill(rng.integers(0, 1000, rows).astype(str), 3)
+    end = np.char.zfill(rng.integers(0, 10000, rows).astype(str), 4)
+    phone = np.char.add(
+        np.char.add(np.char.add("+1 ", area), np.char.add("-", mid)), np.char.add("-", end)
+    )
+    df.insert(1, "phone", phone.astype(object))
+    df.insert(
+        2, "zip", np.char.zfill(rng.integers(1000, 99999, rows).astype(str), 5).astype(object)
+    )
+    return df
+
+
+POLICY_COLUMNS: dict[str, Any] = {
+    "id": {"role": "identifier", "operator": {"name": "pseudonymize", "prefix": "P-"}},
+    "phone": {"role": "identifier", "operator": {"name": "mask", "kind": "phone", "keep_last": 2}},
+    "zip": {"role": "quasi", "operator": {"name": "generalize", "keep": 3}},
+    "age": {"role": "quasi", "operator": {"name": "generalize", "bins": [0, 30, 50, 120]}},
+    "education": {
+        "role": "quasi",
+        "operator": {"name": "generalize", "hierarchy": str(HIER / "education.csv"), "level": 1},
+    },
+    "hours-per-week": {
+        "role": "insensitive",
+        "operator": {"name": "top_bottom_code", "top_percentile": 99, "bottom_percentile": 1},
+    },
+    "capital-gain": {
+        "role": "sensitive",
+        "operator": {"name": "noise", "scale": 0.1, "relative": True, "clip": [0, 100000]},
+    },
+    "fnlwgt": {"role": "insensitive", "operator": {"name": "round", "base": 1000}},
+    "native-country": {"role": "quasi", "operator": {"name": "fake", "kind": "city", "seed": 1}},
+    "relationship": {"role": "insensitive", "operator": {"name": "redact", "value": "[REDACTED]"}},
+}
+
+
+def policy_dict() -> dict[str, Any]:
+    return {
+        "version": 1,
+        "key": {"env": KEY_ENV},
+        "seed": 1,
+        "default_role": "insensitive",
+        "columns": POLICY_COLUMNS,
+    }
+
+
+def run_operators(df: pd.DataFrame) -> pd.DataFrame:
+    """The policy applied directly through the operator registry (no report)."""
+    from veil.deid._keys import key_loader
+    from veil.deid.operators import OperatorContext, get_operator
+
+    ctx = OperatorContext(secret_loader=key_loader(env=KEY_ENV), rng=np.random.default_rng(1))
+    out = df
+    for col, spec in POLICY_COLUMNS.items():
+        params = dict(spec["operator"])
+        op = get_operator(params.pop("name"), params)
+        out = op.apply(out, col, ctx)
+    return out
+
+
+def run_apply(df: pd.DataFrame) -> pd.DataFrame:
+    """The policy applied with ``veil.apply`` (operators + risk/utility report)."""
+    import veil
+
+    release, _report = veil.apply(df, veil.Policy.from_dict(policy_dict()))
+    return release
+
+
+def _rss_now() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def worker(mode: str, rows: int, trace: bool) -> dict[str, Any]:
+    os.environ.setdefault(KEY_ENV, "5e" * 32)  # benchmark-only key
+    df = load_table(rows)
+    table_bytes = int(df.memory_usage(deep=True).sum())
+    fn = run_operators if mode == "operators" else run_apply
+    # warm imports (Faker locale, scipy) outside the measurement
+    fn(df.head(200))
+    gc.collect()
+    rss_before = _rss_now()
+    maxrss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    if trace:
+        tracemalloc.start()
+    t0 = time.perf_counter()
+    out = fn(df)
+    wall = time.perf_counter() - t0
+    res: dict[str, Any] = {"mode": mode, "rows": rows, "table_bytes": table_bytes, "wall_s": wall}
+    if trace:
+        _cur, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        res["tracemalloc_peak_bytes"] = peak
+    else:
+        maxrss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        res["maxrss_delta_bytes"] = maxrss_after - maxrss_before
+        res["maxrss_over_rss_before_bytes"] = maxrss_after - rss_before
+    res["rows_out"] = len(out)
+    res["columns_out"] = out.shape[1]
+    return res
+
+
+def _spawn(mode: str, rows: int, trace: bool) -> dict[str, Any]:
+    cmd = [sys.executable, __file__, "--worker", mode, "--rows", str(rows)]
+    if trace:
+        cmd.append("--trace")
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        return {"mode": mode, "error": proc.stderr.strip().splitlines()[-1:] or ["failed"]}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--quick", action="store_true", help="100,000 rows, operators only")
+    ap.add_argument("--modes", default="operators,apply", help="operators,apply")
+    ap.add_argument("--no-trace", action="store_true", help="skip the tracemalloc runs")
+    ap.add_argument("--json", help="write the results to this file")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.worker:
+        print(json.dumps(worker(args.worker, args.rows, args.trace)))
+        return 0
+    rows = 100_000 if args.quick else args.rows
+    modes = ["operators"] if args.quick else [m.strip() for m in args.modes.split(",") if m.strip()]
+    print(f"veil deid benchmark: {rows:,} rows, 10-column policy; load {os.getloadavg()}")
+    print(f"python {platform.python_version()}, numpy {np.__version__}, pandas {pd.__version__}")
+    results = []
+    for mode in modes:
+        timing = _spawn(mode, rows, trace=False)
+        if "error" in timing:
+            print(f"{mode:10s} FAILED: {timing['error']}")
+            results.append(timing)
+            continue
+        traced = {} if args.no_trace else _spawn(mode, rows, trace=True)
+        timing["tracemalloc_peak_bytes"] = traced.get("tracemalloc_peak_bytes")
+        timing["tracemalloc_wall_s"] = traced.get("wall_s")
+        results.append(timing)
+        tb = timing["table_bytes"]
+        tm = timing["tracemalloc_peak_bytes"]
+        print(
+            f"{mode:10s} wall {timing['wall_s']:.2f} s  {rows / timing['wall_s']:,.0f} rows/s  "
+            f"table {tb / 2**20:,.0f} MiB  peak RSS growth {timing['maxrss_delta_bytes'] / 2**20:,.0f} MiB "
+            f"({timing['maxrss_delta_bytes'] / tb:.2f}x; <= {timing['maxrss_over_rss_before_bytes'] / tb:.2f}x "
+            "over RSS at start)"
+            + (f"  tracemalloc peak {tm / 2**20:,.0f} MiB ({tm / tb:.2f}x)" if tm else "")
+        )
+    print(f"load after: {os.getloadavg()}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
