@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from veil.errors import ConfigError, InputError
+from veil.schema._hierarchy import Hierarchy, as_str_values
 
 __all__ = ["Dim", "HierTree", "encode_qis", "tree_from_hierarchy"]
 
@@ -46,7 +47,7 @@ class HierTree:
     node_at : numpy.ndarray
         ``(depth + 1, L)``: node id of every leaf's ancestor at each level (level 0: itself).
     lca_table : numpy.ndarray or None
-        ``(L, L)`` lowest common ancestors, precomputed when ``L <= 2048``.
+        ``(L, L)`` lowest common ancestors, precomputed when ``L <= 1024``.
     """
 
     leaves: list[str]
@@ -72,13 +73,9 @@ class HierTree:
 def _leaf_paths(hierarchy: Any) -> tuple[list[str], list[list[str]]]:
     """Return the leaves and, per leaf, its ancestors from level 1 to the top."""
     if isinstance(hierarchy, Mapping):
-        leaves = [str(v) for v in hierarchy]
-        paths = [[str(x) for x in hierarchy[v]] for v in hierarchy]
-        return leaves, paths
-    if isinstance(hierarchy, (str, Path)):
-        from veil.schema import Hierarchy  # noqa: PLC0415 (optional until the schema lands)
-
-        hierarchy = Hierarchy.from_csv(hierarchy)
+        hierarchy = Hierarchy.from_mapping(hierarchy)
+    elif isinstance(hierarchy, (str, Path)):
+        hierarchy = Hierarchy.from_file(hierarchy)
     if not all(hasattr(hierarchy, a) for a in ("values", "height", "generalize")):
         raise ConfigError(
             f"a hierarchy must be a veil.schema.Hierarchy, a CSV path or a mapping, "
@@ -143,12 +140,18 @@ def tree_from_hierarchy(hierarchy: Any, name: str = "") -> HierTree:
                 nleaves.append(0)
                 starts.append(np.empty(0, dtype=np.int64))
             node_at[lvl, i] = ids[key]
-        for node in ids.values():
-            members = np.flatnonzero(node_at[lvl] == node)
-            nleaves[node] = members.size
-            below = node_at[lvl - 1, members]
-            first = np.unique(below, return_index=True)[1]
-            starts[node] = np.sort(members[first])
+        # Leaves are in depth-first order: every node's leaves are one contiguous run, and
+        # each child starts where its level-(lvl-1) node id first appears.
+        row = node_at[lvl]
+        _, first, count = np.unique(row, return_index=True, return_counts=True)
+        for f0, c0 in zip(first.tolist(), count.tolist()):
+            nleaves[int(row[f0])] = c0
+        below = node_at[lvl - 1]
+        child_first = np.flatnonzero(np.r_[True, below[1:] != below[:-1]])
+        parents = row[child_first]
+        bounds = np.flatnonzero(np.r_[True, parents[1:] != parents[:-1]])
+        for chunk in np.split(child_first, bounds[1:]):
+            starts[int(row[chunk[0]])] = chunk.astype(np.int64)
     tree = HierTree(
         leaves=leaves,
         labels=labels,
@@ -157,7 +160,7 @@ def tree_from_hierarchy(hierarchy: Any, name: str = "") -> HierTree:
         node_at=node_at,
         code_of={v: i for i, v in enumerate(leaves)},
     )
-    if n_leaves <= 2048:
+    if n_leaves <= 1024:
         grid = np.arange(n_leaves)
         tree.lca_table = tree.lca(grid[:, None], grid[None, :])
     return tree
@@ -215,8 +218,8 @@ def _encode_numeric(name: str, s: pd.Series) -> tuple[Dim, np.ndarray]:
 def _encode_categorical(name: str, s: pd.Series, hierarchy: Any) -> tuple[Dim, np.ndarray]:
     if s.isna().any():
         raise InputError(f"quasi-identifier {name!r} has missing values")
-    raw_codes, uniques = pd.factorize(s, sort=False)
-    ustr = [str(u) for u in uniques]
+    raw_codes, ustr_arr = as_str_values(s)  # the hierarchy's matching rule: 17.0 -> "17"
+    ustr = [str(u) for u in ustr_arr]
     if hierarchy is None:
         order = np.argsort(np.asarray(ustr, dtype=object), kind="stable")
         rank = np.empty(len(ustr), dtype=np.int32)
