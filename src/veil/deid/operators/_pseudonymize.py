@@ -48,8 +48,21 @@ def _texts(values: Any, normalize: str) -> list[str]:
 def _encode(macs: list[bytes], length: int, encoding: str, prefix: str) -> list[str]:
     if encoding == "hex":
         nbytes = (length + 1) // 2
+        if length % 2 == 0 and not prefix:
+            return [m[:nbytes].hex() for m in macs]
         return [prefix + m[:nbytes].hex()[:length] for m in macs]
     return [prefix + base64.b32encode(m).decode("ascii").lower()[:length] for m in macs]
+
+
+def _has_collision(macs: list[bytes], out: list[str], bits_per_char: int, length: int) -> bool:
+    """Whether two different MACs give the same pseudonym (checked on 64-bit prefixes first)."""
+    top = np.frombuffer(b"".join(m[:8] for m in macs), dtype=">u8")
+    bits = bits_per_char * length
+    if bits < 64:
+        top = top >> np.uint64(64 - bits)
+    if len(np.unique(top)) == len(top):
+        return False
+    return len(set(out)) != len(set(macs))
 
 
 def pseudonyms(
@@ -149,9 +162,7 @@ class Pseudonymize(Operator):
         texts = _texts(uniques, self.normalize)
         macs = hmac_sha256_many(sub, (t.encode("utf-8", "surrogatepass") for t in texts))
         out = _encode(macs, self.length, self.encoding, self.prefix)
-        n_out = len(set(out))
-        # distinct inputs (factorized uniques, unless canonical text or normalization merged them)
-        if n_out != len(texts) and n_out != len(set(texts)):
+        if _has_collision(macs, out, 4 if self.encoding == "hex" else 5, self.length):
             raise CryptoError(
                 f"operator 'pseudonymize': two distinct values got the same pseudonym at length "
                 f"{self.length}; use a larger length"
