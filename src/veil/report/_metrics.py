@@ -23,18 +23,40 @@ def _is_num(s: pd.Series) -> bool:
     return pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
 
 
-def _changed(a: pd.Series, b: pd.Series) -> int:
-    """Number of positions where ``a`` and ``b`` differ (missing == missing)."""
-    na_a, na_b = a.isna().to_numpy(), b.isna().to_numpy()
-    if a.dtype == b.dtype or (_is_num(a) and _is_num(b)):
-        try:
-            eq = np.asarray(a.to_numpy() == b.to_numpy(), dtype=bool)
-        except (TypeError, ValueError):
-            eq = a.astype(str).to_numpy() == b.astype(str).to_numpy()
-    else:
-        eq = a.astype(str).to_numpy() == b.astype(str).to_numpy()
-    same = (eq & ~na_a & ~na_b) | (na_a & na_b)
-    return int((~same).sum())
+def _factorize(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    codes, uniques = pd.factorize(s, use_na_sentinel=True)
+    return np.asarray(codes), np.asarray(uniques, dtype=object)
+
+
+def _changed(
+    a: pd.Series,
+    fa: tuple[np.ndarray, np.ndarray],
+    pos: np.ndarray | None,
+    b: pd.Series,
+    fb: tuple[np.ndarray, np.ndarray],
+) -> int:
+    """Number of records where the original ``a`` (at positions ``pos``; all when None) and the
+    release ``b`` differ; missing == missing.
+
+    Numeric columns are compared as numbers; anything else through the string form of the
+    factorized distinct values (so 30 and "30" are equal, and only distinct values become text).
+    """
+    if _is_num(a) and _is_num(b):
+        x = a.to_numpy(dtype=float, na_value=np.nan)
+        x = x if pos is None else x[pos]
+        y = b.to_numpy(dtype=float, na_value=np.nan)
+        same = (x == y) | (np.isnan(x) & np.isnan(y))
+        return int((~same).sum())
+    ca, ua = fa
+    cb, ub = fb
+    ca = ca if pos is None else ca[pos]
+    sa = [str(u) for u in ua]
+    sb = [str(u) for u in ub]
+    vocab = {v: i for i, v in enumerate(dict.fromkeys(sa + sb))}
+    ma = np.append(np.fromiter((vocab[v] for v in sa), dtype=np.int64, count=len(sa)), -1)
+    mb = np.append(np.fromiter((vocab[v] for v in sb), dtype=np.int64, count=len(sb)), -1)
+    # code -1 (missing) indexes the appended -1: missing equals missing only
+    return int((ma[ca] != mb[cb]).sum())
 
 
 def _moments(s: pd.Series) -> tuple[float | None, float | None]:
@@ -57,11 +79,14 @@ def information_loss(original: pd.DataFrame, release: pd.DataFrame) -> dict[str,
     """
     kept = original.index.get_indexer(release.index)
     aligned = bool((kept >= 0).all())
+    identity = len(kept) == len(original) and bool((kept == np.arange(len(kept))).all())
+    pos = None if identity else kept
     cols: dict[str, Any] = {}
     for col in original.columns:
         name = str(col)
         s0 = original[col]
-        d0 = int(s0.nunique(dropna=True))
+        f0 = _factorize(s0)
+        d0 = len(f0[1])
         m0, sd0 = _moments(s0)
         if col not in release.columns:
             cols[name] = {"dropped": True, "changed_share": 1.0, "distinct_before": d0,
@@ -69,13 +94,10 @@ def information_loss(original: pd.DataFrame, release: pd.DataFrame) -> dict[str,
                           "mean_before": m0, "std_before": sd0, "mean_after": None, "std_after": None}  # fmt: skip
             continue
         s1 = release[col]
-        d1 = int(s1.nunique(dropna=True))
+        f1 = _factorize(s1)
+        d1 = len(f1[1])
         m1, sd1 = _moments(s1)
-        if aligned and len(release):
-            base = s0.iloc[kept].reset_index(drop=True)
-            changed = _changed(base, s1.reset_index(drop=True)) / len(release)
-        else:
-            changed = None
+        changed = _changed(s0, f0, pos, s1, f1) / len(release) if aligned and len(release) else None
         cols[name] = {
             "dropped": False,
             "changed_share": changed,
