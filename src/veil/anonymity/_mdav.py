@@ -150,6 +150,15 @@ def mdav_anonymize(df: pd.DataFrame, config: AnonymizationConfig) -> Anonymizati
     AnonymizationResult
         ``partitions``: group of every row; ``utility``: ``sse``, ``sst`` and ``info_loss``
         (``SSE / SST`` on standardized columns), ``dm``, ``aecs``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from veil.anonymity import AnonymizationConfig
+    >>> df = pd.DataFrame({"age": [20, 22, 40, 44], "pay": [1.0, 3.0, 5.0, 7.0]})
+    >>> res = mdav_anonymize(df, AnonymizationConfig(["age", "pay"], k=2, algorithm="mdav"))
+    >>> res.data.values.tolist()
+    [[21.0, 2.0], [21.0, 2.0], [42.0, 6.0], [42.0, 6.0]]
     """
     t0 = time.perf_counter()
     if not isinstance(config, AnonymizationConfig):
