@@ -79,7 +79,7 @@ def encode(
         if not np.all(np.isfinite(flat)):
             raise InputError("cannot share NaN or infinite values")
         scaled = np.rint(flat * scale)
-        if scaled.size and float(np.max(np.abs(scaled))) > bound:
+        if scaled.size and max(float(scaled.max()), -float(scaled.min())) > bound:
             raise CryptoOverflowError(
                 f"values exceed the public bound max_abs={bound / scale:.6g}; pass a larger "
                 f"max_abs (at most {cap / scale:.6g})"
@@ -87,9 +87,8 @@ def encode(
         ints = scaled.astype(np.int64)
     if modulus == RING64:
         return ints.view(np.uint64).copy(), shape, bound
-    neg = ints < 0
-    res = ints.astype(np.uint64)
-    res[neg] = np.uint64(modulus) - (-ints[neg]).astype(np.uint64)
+    res = ints.astype(np.uint64)  # negative v -> 2**64 + v; adding p wraps to p + v
+    np.add(res, np.uint64(modulus), out=res, where=ints < 0)
     return res, shape, bound
 
 

@@ -82,6 +82,16 @@ def _mul61_small(a: np.ndarray, k: int) -> np.ndarray:
     return _reduce61(r)
 
 
+def _muladd61_small(a: np.ndarray, k: int, c: np.ndarray) -> np.ndarray:
+    """``(a * k + c) mod (2**61 - 1)`` for residues ``a, c`` and ``0 <= k < 8`` (fused)."""
+    r = a * np.uint64(k)  # < 2**64
+    hi = r >> _U61
+    r &= _M61
+    r += hi  # < 2**61 + 8
+    r += c  # < 2**62 + 8
+    return _reduce61(r)
+
+
 class PrimeField:
     """Arithmetic modulo a prime ``p`` on ``uint64`` arrays.
 
@@ -141,6 +151,12 @@ class PrimeField:
         if self._mersenne:
             return _mul61(np.asarray(a, dtype=np.uint64), bb)
         return (a * bb) % self._P
+
+    def muladd(self, a: np.ndarray, k: int, c: np.ndarray) -> np.ndarray:
+        """Return ``(a * k + c) mod p`` for a small non-negative Python int ``k``."""
+        if self._mersenne and 0 <= k < 8:
+            return _muladd61_small(a, k, c)
+        return self.add(self.mul(a, k), c)
 
     def inv(self, x: int) -> int:
         """Return the inverse of the non-zero scalar ``x`` modulo ``p``."""

@@ -106,7 +106,7 @@ def shamir_share(
         # Horner: ((c_{t-1} x + c_{t-2}) x + ...) x + s
         acc = coeffs[-1].copy() if coeffs else residues.copy()
         for c in [*reversed(coeffs[:-1]), residues] if coeffs else []:
-            acc = field.add(field.mul(acc, x), c)
+            acc = field.muladd(acc, x, c)
         share = Share(
             "shamir", x, int(threshold), int(n), field.p, acc, shape, frac_bits, bound, sid
         )
