@@ -30,7 +30,9 @@ def sample(adult_full):
 
 
 def test_identity_release_scores_the_same(sample):
+    before = sample.copy(deep=True)
     out = classification_utility(sample, sample.copy(), "salary", FEATURES)
+    pd.testing.assert_frame_equal(sample, before)
     assert out["original_accuracy"] == out["release_accuracy"]
     assert out["accuracy_loss"] == 0.0
     assert out["original_accuracy"] > out["baseline_accuracy"] + 0.03
