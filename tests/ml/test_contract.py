@@ -95,7 +95,7 @@ def test_bad_input(name):
     bad[3, 1] = np.nan
     with pytest.raises(InputError, match="NaN"):
         make(epsilon=1.0).fit(bad) if y is None else make(epsilon=1.0).fit(bad, y)
-    with pytest.raises(InputError, match="2-D"):
+    with pytest.raises(InputError, match="2D"):
         make(epsilon=1.0).fit(X[:, 0]) if y is None else make(epsilon=1.0).fit(X[:, 0], y)
     for eps in (0, -1.0, float("inf")):
         with pytest.raises(ConfigError, match="epsilon"):

@@ -55,7 +55,7 @@ def expected_failures(estimator) -> dict[str, str]:
             "check_sample_weights_invariance",
         )
     }
-    if isinstance(estimator, (GaussianNB, DecisionTreeClassifier, RandomForestClassifier)):
+    if isinstance(estimator, (GaussianNB, DecisionTreeClassifier)):
         out["check_classifiers_train"] = NOISY_FIT
     if isinstance(estimator, LinearRegression):
         out["check_regressors_train"] = NOISY_FIT

@@ -216,3 +216,11 @@ def clip_rows_to_norm(X: np.ndarray, norm: float) -> np.ndarray:
     norms = np.linalg.norm(X, axis=1)
     factor = np.minimum(1.0, norm / np.maximum(norms, 1e-300))
     return X * factor[:, None]
+
+
+def group_sums(codes: np.ndarray, Z: np.ndarray, n_groups: int) -> np.ndarray:
+    """Per-group column sums of ``Z`` (``np.bincount`` per column; much faster than add.at)."""
+    out = np.empty((n_groups, Z.shape[1]))
+    for j in range(Z.shape[1]):
+        out[:, j] = np.bincount(codes, weights=Z[:, j], minlength=n_groups)
+    return out

@@ -14,6 +14,7 @@ from veil.ml._base import (
     check_array_2d,
     check_n_features,
     check_privacy_params,
+    group_sums,
     resolve_bounds,
 )
 from veil.ml._budget import Charge
@@ -98,13 +99,12 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
             ratio = (4 * d * 0.225**2) ** (1 / 3)
             eps_count = eps_it / (1 + ratio)
             eps_sum = eps_it - eps_count
-            centers = lo + rng.random((k, d)) * (hi - lo)
-            Z = (Xc - mid) / half  # in [-1, 1]^d: L1 sensitivity of a sum vector is d
+            centers = _sphere_packing_init(k, lo, hi, rng)
+            Z = np.clip((Xc - mid) / half, -1.0, 1.0)  # L1 sensitivity of a sum vector is d
             for _ in range(n_iter):
                 labels = _assign(Xc, centers)
                 counts = np.bincount(labels, minlength=k).astype(float)
-                sums = np.zeros((k, d))
-                np.add.at(sums, labels, Z)
+                sums = group_sums(labels, Z, k)
                 nc = add_laplace(counts, 1.0 / eps_count, rng)
                 ns = add_laplace(sums, d / eps_sum, rng, sensitivity=d, coords=d)
                 keep = nc >= 1.0
@@ -142,6 +142,26 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         Xa = check_n_features(self, X)
         labels = _assign(Xa, self.cluster_centers_)
         return -float(((Xa - self.cluster_centers_[labels]) ** 2).sum())
+
+
+def _sphere_packing_init(k: int, lo: np.ndarray, hi: np.ndarray, rng: Any) -> np.ndarray:
+    """Data-independent initial centres, spread out (Su et al. 2016's sphere packing).
+
+    Centres are drawn uniformly in the box shrunk by a radius ``r`` and accepted only when at
+    least ``2 r`` from every accepted centre; ``r`` shrinks until ``k`` centres fit.
+    """
+    d = len(lo)
+    width = hi - lo
+    r = 0.5 / k ** (1 / d) if d else 0.0
+    while True:
+        centers: list[np.ndarray] = []
+        for _ in range(200 * k):
+            c = lo + width * (r + (1 - 2 * r) * rng.random(d))
+            if all(np.linalg.norm((c - o) / np.maximum(width, 1e-12)) >= 2 * r for o in centers):
+                centers.append(c)
+                if len(centers) == k:
+                    return np.array(centers)
+        r *= 0.8
 
 
 def _assign(X: np.ndarray, centers: np.ndarray) -> np.ndarray:

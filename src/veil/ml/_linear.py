@@ -151,7 +151,8 @@ def scaled_design(
     if fit_intercept:
         cols.insert(0, np.ones((len(X), 1)))
         half.insert(0, np.ones(1))
-    return np.hstack(cols), np.concatenate(half)
+    # the final clip guards against rounding in (x - m) / h pushing an entry past 1
+    return np.clip(np.hstack(cols), -1.0, 1.0), np.concatenate(half)
 
 
 def _ridge_solve(A: np.ndarray, b: np.ndarray, noise_scale: float) -> np.ndarray:

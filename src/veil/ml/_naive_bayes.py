@@ -15,6 +15,7 @@ from veil.ml._base import (
     check_privacy_params,
     check_target,
     clip_rows_to_bounds,
+    group_sums,
     resolve_bounds,
 )
 from veil.ml._budget import Charge
@@ -104,19 +105,18 @@ class GaussianNB(ClassifierMixin, BaseEstimator):
         with Charge(self.accountant, self.epsilon):
             n_classes, d = len(classes), Xa.shape[1]
             mid, half = (lo + hi) / 2.0, np.maximum((hi - lo) / 2.0, 1e-12)
-            Z = clip_rows_to_bounds(Xa, lo, hi) - mid
+            # scaled to [-1, 1]: each record moves each coordinate of a sum by at most 1
+            Z = np.clip((clip_rows_to_bounds(Xa, lo, hi) - mid) / half, -1.0, 1.0)
             code = np.searchsorted(classes, ya) if self.classes is None else _codes(classes, ya)
             eps_count = 0.05 * self.epsilon
             eps_each = 0.95 * self.epsilon / (2 * d)
             counts = np.bincount(code, minlength=n_classes).astype(float)
-            sums = np.zeros((n_classes, d))
-            sqs = np.zeros((n_classes, d))
-            np.add.at(sums, code, Z)
-            np.add.at(sqs, code, Z * Z)
+            sums = group_sums(code, Z, n_classes)
+            sqs = group_sums(code, Z * Z, n_classes)
             noisy_counts = np.maximum(add_laplace(counts, 1.0 / eps_count, rng), 1.0)
             # each record changes one class's scaled sums by at most 1 per coordinate
-            noisy_sums = add_laplace(sums / half, 1.0 / eps_each, rng) * half
-            noisy_sqs = add_laplace(sqs / half**2, 1.0 / eps_each, rng) * half**2
+            noisy_sums = add_laplace(sums, 1.0 / eps_each, rng) * half
+            noisy_sqs = add_laplace(sqs, 1.0 / eps_each, rng) * half**2
             theta = np.clip(noisy_sums / noisy_counts[:, None], -half, half)
             second = np.clip(noisy_sqs / noisy_counts[:, None], 0.0, half**2)
             var = np.clip(second - theta**2, 0.0, half**2)

@@ -45,7 +45,7 @@ def noisy_moments(
     """
     d = X.shape[1]
     mid, half = (lo + hi) / 2.0, np.maximum((hi - lo) / 2.0, 1e-12)
-    Z = (np.clip(X, lo, hi) - mid) / half
+    Z = np.clip((np.clip(X, lo, hi) - mid) / half, -1.0, 1.0)
     n_rel = d * (2 if want_var else 1)
     eps_count = 0.05 * epsilon
     eps_each = (epsilon - eps_count) / n_rel
