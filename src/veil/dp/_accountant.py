@@ -220,7 +220,10 @@ class BudgetAccountant:
         eps, dlt = _check_spend(epsilon, delta)
         with self._lock:
             self.check(eps, dlt)
-            self._spent = self._with(eps, dlt)
+            if self._parallel_slot is None:
+                self._spent.append((eps, dlt))
+            else:
+                self._spent = self._with(eps, dlt)
         return self
 
     def remaining(self, k: int = 1) -> Budget:

@@ -1,0 +1,132 @@
+"""Validation and axis handling shared by the DP statistics."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from veil.dp._accountant import BudgetAccountant
+from veil.dp.mechanisms._base import as_float
+from veil.errors import ConfigError, DiffprivlibCompatibilityWarning, InputError
+
+__all__ = [
+    "check_epsilon",
+    "as_array",
+    "parse_bounds",
+    "plan_axis",
+    "apply_axis",
+    "warn_unused",
+    "spend",
+]
+
+
+def warn_unused(unused: dict[str, Any]) -> None:
+    """diffprivlib accepts and ignores extra numpy arguments; so do we, with a warning."""
+    for name in unused:
+        warnings.warn(
+            f"parameter {name!r} is ignored (accepted for diffprivlib compatibility)",
+            DiffprivlibCompatibilityWarning,
+            stacklevel=3,
+        )
+
+
+def check_epsilon(epsilon: Any) -> float:
+    eps = as_float("epsilon", epsilon)
+    if not (eps > 0 and math.isfinite(eps)):
+        raise ConfigError(f"epsilon must be a positive finite number, got {eps}")
+    return eps
+
+
+def as_array(array: Any, *, nan: bool, name: str) -> np.ndarray:
+    """Numeric float array; NaN is an error for the non-nan functions."""
+    try:
+        arr = np.asarray(array)
+        if arr.dtype == object or arr.dtype.kind in "US":
+            arr = arr.astype(np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"{name}: the data must be numeric") from None
+    if arr.dtype.kind not in "biuf":
+        raise InputError(f"{name}: the data must be numeric, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    if np.isinf(arr).any():
+        raise InputError(f"{name}: the data contain infinite values")
+    if not nan and np.isnan(arr).any():
+        raise InputError(
+            f"{name}: the data contain NaN; drop them first or use nan{name} "
+            "(NaN is never silently ignored or turned into 0)"
+        )
+    return arr
+
+
+def parse_bounds(bounds: Any, name: str, n_slices: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """``(lower, upper)`` arrays of length ``n_slices``; missing bounds are an error."""
+    if bounds is None:
+        raise ConfigError(
+            f"{name}: bounds=(lower, upper) are required; they are never read from the data "
+            "(that would leak). Pass them explicitly, or bounds='estimate' to spend part of the "
+            "budget estimating them privately."
+        )
+    try:
+        lo, hi = bounds
+        lo = np.broadcast_to(np.asarray(lo, dtype=np.float64), (n_slices,)).copy()
+        hi = np.broadcast_to(np.asarray(hi, dtype=np.float64), (n_slices,)).copy()
+    except (TypeError, ValueError):
+        raise ConfigError(
+            f"{name}: bounds must be a pair (lower, upper) of numbers or of arrays with one "
+            f"entry per output ({n_slices})"
+        ) from None
+    if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
+        raise ConfigError(f"{name}: bounds must be finite")
+    if np.any(lo > hi):
+        raise ConfigError(f"{name}: lower bound must not exceed upper bound")
+    return lo, hi
+
+
+def spend(accountant: BudgetAccountant | None, epsilon: float, delta: float = 0.0) -> None:
+    """Charge the accountant *before* anything is computed (atomic; BudgetError if refused)."""
+    BudgetAccountant.load_default(accountant).spend(epsilon, delta)
+
+
+def plan_axis(arr: np.ndarray, axis: Any) -> tuple[tuple[int, ...], tuple[int, ...], bool]:
+    """Normalised reduced axes, output shape (without keepdims) and whether records are shared."""
+    nd = arr.ndim
+    if axis is None:
+        axes = tuple(range(nd))
+    else:
+        raw = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+        try:
+            axes = tuple(sorted({int(a) % nd if nd else 0 for a in raw}))
+        except (TypeError, ValueError):
+            raise ConfigError(f"invalid axis {axis!r}") from None
+        if any(not -nd <= int(a) < max(nd, 1) for a in raw):
+            raise ConfigError(f"axis {axis!r} is out of bounds for a {nd}-d array")
+    keep = tuple(i for i in range(nd) if i not in axes)
+    out_shape = tuple(arr.shape[i] for i in keep)
+    shares = nd == 0 or 0 in axes
+    return axes, out_shape, shares
+
+
+def apply_axis(
+    arr: np.ndarray,
+    axes: tuple[int, ...],
+    keepdims: bool,
+    func: Callable[[np.ndarray, int], float],
+) -> Any:
+    """Evaluate ``func(values_1d, slice_index)`` for every output cell and shape the result."""
+    nd = arr.ndim
+    keep = tuple(i for i in range(nd) if i not in axes)
+    moved = np.transpose(arr, keep + axes) if nd else arr.reshape(1)
+    out_shape = tuple(arr.shape[i] for i in keep)
+    n_out = int(np.prod(out_shape)) if out_shape else 1
+    flat = moved.reshape(n_out, -1)
+    res = np.array([func(flat[i], i) for i in range(n_out)], dtype=np.float64)
+    if not out_shape and not keepdims:
+        return float(res[0])
+    res = res.reshape(out_shape)
+    if keepdims:
+        res = np.expand_dims(res, axes) if nd else res
+    return res

@@ -1,0 +1,232 @@
+"""DP histograms (numpy's signatures plus ``epsilon`` / ``accountant``).
+
+Privacy unit: one record, neighbours differ by adding or removing it (each record falls in
+at most one bin, so the count vector has L1 sensitivity 1; under replacement it is 2, i.e.
+the guarantee is ``2 epsilon``).  Counts get exact geometric noise and are projected onto
+``>= 0``.  Weighted histograms need an explicit ``weight_bound``: weights are clipped to
+``[-B, B]`` and the (FP-safe Laplace) noise is calibrated on ``B`` — diffprivlib ignores the
+weights in the noise, which is not private.  Bin edges must be public: ``range`` (or explicit
+edges) is required and never read from the data.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from veil.dp._rng import resolve_rng
+from veil.dp._samplers import discrete_laplace, laplace_fp
+from veil.dp.mechanisms._base import as_float
+from veil.dp.tools._common import check_epsilon, spend, warn_unused
+from veil.errors import ConfigError, InputError
+
+__all__ = ["histogram", "histogram2d", "histogramdd"]
+
+
+def _explicit_edges(bins: Any) -> bool:
+    return not isinstance(bins, (int, np.integer, str)) and np.ndim(bins) == 1
+
+
+def _check_sample(sample: Any, name: str) -> np.ndarray:
+    try:
+        arr = np.asarray(sample, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"{name}: the data must be numeric") from None
+    if np.isnan(arr).any():
+        raise InputError(f"{name}: the data contain NaN; drop them first (never silently binned)")
+    return arr
+
+
+def _weights(weights: Any, weight_bound: Any, n: int, name: str) -> tuple[np.ndarray | None, float]:
+    if weights is None:
+        return None, 1.0
+    if weight_bound is None:
+        raise ConfigError(
+            f"{name}: weights change the sensitivity; pass weight_bound=B (weights are clipped "
+            "to [-B, B] and the noise calibrated on B), or drop the weights"
+        )
+    b = as_float("weight_bound", weight_bound)
+    if not b > 0:
+        raise ConfigError(f"{name}: weight_bound must be positive")
+    w = np.asarray(weights, dtype=np.float64).ravel()
+    if w.size != n or not np.isfinite(w).all():
+        raise InputError(f"{name}: weights must be finite, one per record")
+    return np.clip(w, -b, b), b
+
+
+def _noisy(hist: np.ndarray, eps: float, w: np.ndarray | None, b: float, rng: Any) -> np.ndarray:
+    if w is None:
+        noisy = hist.astype(np.int64) + discrete_laplace(
+            Fraction(1) / Fraction(eps), hist.size, rng
+        ).reshape(hist.shape)
+        return np.maximum(noisy, 0)
+    out = laplace_fp(hist, b / eps, rng, sensitivity=b)
+    return np.maximum(out, 0.0) if np.all(w >= 0) else out
+
+
+def _density(hist: np.ndarray, edges: list[np.ndarray]) -> np.ndarray:
+    total = hist.sum()
+    if total <= 0:
+        return np.zeros(hist.shape)
+    widths = np.ones(hist.shape)
+    for d, e in enumerate(edges):
+        shape = [1] * hist.ndim
+        shape[d] = -1
+        widths = widths * np.diff(e).reshape(shape)
+    return hist / total / widths
+
+
+def histogram(
+    sample: Any,
+    epsilon: float = 1.0,
+    bins: Any = 10,
+    range: Any = None,  # noqa: A002 - numpy's name
+    weights: Any = None,
+    density: Any = None,
+    random_state: Any = None,
+    accountant: Any = None,
+    weight_bound: Any = None,
+    **unused_args: Any,
+) -> tuple[np.ndarray, np.ndarray]:
+    """DP histogram (numpy's :func:`numpy.histogram` plus privacy arguments).
+
+    Parameters
+    ----------
+    sample : array_like
+    epsilon : float, default 1.0
+    bins : int or sequence of edges
+    range : (float, float)
+        Required unless ``bins`` lists the edges.
+    weights : array_like, optional
+        Needs ``weight_bound``.
+    density : bool, optional
+    random_state, accountant : see :mod:`veil.dp.tools`
+    weight_bound : float, optional
+        Public bound on ``|weight|``.
+
+    Returns
+    -------
+    hist, bin_edges
+
+    Examples
+    --------
+    >>> import veil.dp as dp
+    >>> hist, edges = dp.tools.histogram([20, 35, 47, 61], epsilon=0.1, range=[10, 100])
+    >>> hist.shape, edges.shape
+    ((10,), (11,))
+    """
+    warn_unused(unused_args)
+    eps = check_epsilon(epsilon)
+    arr = _check_sample(sample, "histogram").ravel()
+    if range is None and not _explicit_edges(bins):
+        raise ConfigError(
+            "histogram: range=(low, high) (or explicit bin edges) is required; it is never "
+            "read from the data"
+        )
+    w, b = _weights(weights, weight_bound, arr.size, "histogram")
+    try:  # validate the public binning on no data before charging the budget
+        np.histogram_bin_edges(np.empty(0), bins=bins, range=range)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"histogram: {exc}") from None
+    spend(accountant, eps)
+    hist, edges = np.histogram(arr, bins=bins, range=range, weights=w)
+    noisy = _noisy(hist, eps, w, b, resolve_rng(random_state))
+    if density:
+        return _density(noisy, [edges]), edges
+    return noisy, edges
+
+
+def histogramdd(
+    sample: Any,
+    epsilon: float = 1.0,
+    bins: Any = 10,
+    range: Any = None,  # noqa: A002
+    weights: Any = None,
+    density: Any = None,
+    random_state: Any = None,
+    accountant: Any = None,
+    weight_bound: Any = None,
+    **unused_args: Any,
+) -> tuple[np.ndarray, list[np.ndarray]]:
+    """DP multi-dimensional histogram (:func:`numpy.histogramdd` plus privacy arguments).
+
+    ``range`` (one ``(low, high)`` per dimension) is required unless every ``bins`` entry
+    lists edges.
+
+    Examples
+    --------
+    >>> import veil.dp as dp
+    >>> h, e = dp.tools.histogramdd([[1, 2], [3, 4]], epsilon=1, bins=2, range=[(0, 5), (0, 5)])
+    >>> h.shape
+    (2, 2)
+    """
+    warn_unused(unused_args)
+    eps = check_epsilon(epsilon)
+    arr = _check_sample(sample, "histogramdd")
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    dims = arr.shape[1]
+    explicit = isinstance(bins, (list, tuple)) and all(_explicit_edges(b_) for b_ in bins)
+    if range is None and not explicit:
+        raise ConfigError(
+            "histogramdd: range=[(low, high), ...] (or explicit edges for every dimension) is "
+            "required; it is never read from the data"
+        )
+    if range is not None and (len(range) != dims or any(r is None for r in range)):
+        raise ConfigError(f"histogramdd: range needs one (low, high) per dimension ({dims})")
+    w, b = _weights(weights, weight_bound, arr.shape[0], "histogramdd")
+    try:  # validate the public binning on no data before charging the budget
+        np.histogramdd(np.empty((0, dims)), bins=bins, range=range)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"histogramdd: {exc}") from None
+    spend(accountant, eps)
+    hist, edges = np.histogramdd(arr, bins=bins, range=range, weights=w)
+    noisy = _noisy(hist, eps, w, b, resolve_rng(random_state))
+    if density:
+        return _density(noisy, list(edges)), list(edges)
+    return noisy, list(edges)
+
+
+def histogram2d(
+    array_x: Any,
+    array_y: Any,
+    epsilon: float = 1.0,
+    bins: Any = 10,
+    range: Any = None,  # noqa: A002
+    weights: Any = None,
+    density: Any = None,
+    random_state: Any = None,
+    accountant: Any = None,
+    weight_bound: Any = None,
+    **unused_args: Any,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """DP 2-d histogram (:func:`numpy.histogram2d` plus privacy arguments).
+
+    Examples
+    --------
+    >>> import veil.dp as dp
+    >>> h, xe, ye = dp.tools.histogram2d([1, 2], [3, 4], epsilon=1, bins=3, range=[(0, 5), (0, 5)])
+    >>> h.shape
+    (3, 3)
+    """
+    x = _check_sample(array_x, "histogram2d").ravel()
+    y = _check_sample(array_y, "histogram2d").ravel()
+    if x.size != y.size:
+        raise InputError("histogram2d: x and y must have the same length")
+    if not isinstance(bins, (int, np.integer, str)) and np.ndim(bins) == 1 and len(bins) != 2:
+        bins = [bins, bins]
+    hist, edges = histogramdd(
+        np.column_stack([x, y]),
+        epsilon=epsilon,
+        bins=bins,
+        range=range,
+        weights=weights,
+        density=density,
+        random_state=random_state,
+        accountant=accountant,
+        weight_bound=weight_bound,
+        **unused_args,
+    )
+    return hist, edges[0], edges[1]

@@ -1,0 +1,241 @@
+"""DP count, sum, mean, variance and standard deviation (numpy-like, diffprivlib signatures).
+
+Privacy unit: one record (a row along axis 0).  For the plain functions the neighbouring
+datasets differ by *replacing* one record and the number of records ``n`` is public (as in
+diffprivlib and OpenDP's sized data); the ``nan*`` functions treat the number of non-NaN
+values as private (a record may change between a value and NaN) and estimate it with part of
+the budget, so NaN never leaks.
+
+Estimators (Laplace noise, FP-safe, outputs projected onto their feasible range, which can
+only reduce the error):
+
+* ``sum``: clipped sum + Lap((U - L) / eps), projected onto ``[n L, n U]``;
+* ``mean``: clipped mean + Lap((U - L) / (n eps)), projected onto ``[L, U]``;
+* ``var``: population variance + Lap((U - L)^2 (n - 1) / (n^2 eps)), projected onto
+  ``[0, (U - L)^2 / 4]``; ``std`` is its square root;
+* ``nanmean``: noisy centred sum / noisy count with the budget split ``sqrt 2 : 1``
+  (minimises the worst-case error); ``nanvar``: noisy count, centred sum and centred sum of
+  squares, one third of the budget each.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from veil.dp._rng import resolve_rng
+from veil.dp._samplers import discrete_laplace, laplace_fp
+from veil.dp.tools._bounds import estimate_bounds
+from veil.dp.tools._common import (
+    apply_axis,
+    as_array,
+    check_epsilon,
+    parse_bounds,
+    plan_axis,
+    spend,
+    warn_unused,
+)
+from veil.errors import InputError
+
+__all__ = [
+    "count_nonzero",
+    "sum",
+    "mean",
+    "var",
+    "std",
+    "nansum",
+    "nanmean",
+    "nanvar",
+    "nanstd",
+]
+
+_builtin_sum = sum
+_EST_SHARE = 0.25  # share of the budget spent estimating bounds with bounds="estimate"
+
+
+def _lap(value: float, sens: float, eps: float, rng: Any) -> float:
+    if sens == 0:
+        return float(value)
+    return float(laplace_fp(value, sens / eps, rng, sensitivity=sens)[()])
+
+
+def _geo(value: int, sens: float, eps: float, rng: Any) -> int:
+    if sens == 0:
+        return int(value)
+    return int(value + discrete_laplace(Fraction(sens) / Fraction(eps), 1, rng)[0])
+
+
+def _moment(
+    kind: str,
+    array: Any,
+    epsilon: float,
+    bounds: Any,
+    axis: Any,
+    dtype: Any,
+    keepdims: bool,
+    random_state: Any,
+    accountant: Any,
+    nan: bool,
+) -> Any:
+    name = ("nan" if nan else "") + kind
+    eps = check_epsilon(epsilon)
+    arr = as_array(array, nan=nan, name=name)
+    axes, out_shape, shares = plan_axis(arr, axis)
+    n_out = int(np.prod(out_shape)) if out_shape else 1
+    estimate = isinstance(bounds, str) and bounds == "estimate"
+    if not estimate:
+        lo_all, hi_all = parse_bounds(bounds, name, n_out)
+    if arr.size == 0:
+        raise InputError(f"{name}: empty input")
+    spend(accountant, eps)  # before anything is computed
+    rng = resolve_rng(random_state)
+    eps_cell = eps / n_out if shares else eps
+    integer = dtype is not None and np.issubdtype(np.dtype(dtype), np.integer)
+
+    def cell(v: np.ndarray, i: int) -> float:
+        e = eps_cell
+        if estimate:
+            lo, hi = estimate_bounds(v, _EST_SHARE * e, random_state=rng, nan=nan)
+            e = (1 - _EST_SHARE) * e
+        else:
+            lo, hi = float(lo_all[i]), float(hi_all[i])
+        if nan:
+            return _nan_cell(kind, v, lo, hi, e, rng)
+        x = np.clip(v, lo, hi)
+        n = x.size
+        if kind == "sum":
+            if integer and float(lo).is_integer() and float(hi).is_integer():
+                out = _geo(int(x.sum()), hi - lo, e, rng)
+            else:
+                out = _lap(float(x.sum()), hi - lo, e, rng)
+            return float(np.clip(out, n * lo, n * hi))
+        if kind == "mean":
+            return float(np.clip(_lap(float(x.mean()), (hi - lo) / n, e, rng), lo, hi))
+        sens = (hi - lo) ** 2 * (n - 1) / n**2
+        v_noisy = float(np.clip(_lap(float(x.var()), sens, e, rng), 0.0, (hi - lo) ** 2 / 4))
+        return math.sqrt(v_noisy) if kind == "std" else v_noisy
+
+    out = apply_axis(arr, axes, keepdims, cell)
+    if integer and kind == "sum":
+        return (
+            np.asarray(out).round().astype(dtype)
+            if np.ndim(out)
+            else np.dtype(dtype).type(round(out))
+        )
+    return out
+
+
+def _nan_cell(kind: str, v: np.ndarray, lo: float, hi: float, e: float, rng: Any) -> float:
+    x = np.clip(v[~np.isnan(v)], lo, hi)
+    size = v.size
+    if kind == "sum":
+        sens = max(hi - lo, abs(lo), abs(hi))
+        return float(
+            np.clip(_lap(float(x.sum()), sens, e, rng), size * min(lo, 0), size * max(hi, 0))
+        )
+    c = (lo + hi) / 2
+    if kind == "mean":
+        e_s = e * math.sqrt(2) / (1 + math.sqrt(2))
+        s = _lap(float((x - c).sum()), hi - lo, e_s, rng)
+        cnt = _geo(x.size, 1, e - e_s, rng)
+        return float(np.clip(c + s / max(cnt, 1), lo, hi))
+    e3 = e / 3
+    cnt = max(_geo(x.size, 1, e3, rng), 1)
+    s1 = _lap(float((x - c).sum()), hi - lo, e3, rng)
+    s2 = _lap(float(((x - c) ** 2).sum()), (hi - lo) ** 2 / 4, e3, rng)
+    var = float(np.clip(s2 / cnt - (s1 / cnt) ** 2, 0.0, (hi - lo) ** 2 / 4))
+    return math.sqrt(var) if kind == "std" else var
+
+
+def count_nonzero(
+    array: Any,
+    epsilon: float = 1.0,
+    axis: Any = None,
+    keepdims: bool = False,
+    random_state: Any = None,
+    accountant: Any = None,
+    **unused_args: Any,
+) -> Any:
+    """DP count of non-zero values (geometric noise, sensitivity 1), projected onto ``[0, n]``.
+
+    Examples
+    --------
+    >>> import veil.dp as dp
+    >>> c = dp.tools.count_nonzero([0, 1, 1, 0, 1], epsilon=1.0)
+    >>> 0 <= c <= 5
+    True
+    """
+    warn_unused(unused_args)
+    eps = check_epsilon(epsilon)
+    arr = as_array(array, nan=False, name="count_nonzero")
+    axes, out_shape, shares = plan_axis(arr, axis)
+    n_out = int(np.prod(out_shape)) if out_shape else 1
+    spend(accountant, eps)
+    rng = resolve_rng(random_state)
+    e = eps / n_out if shares else eps
+
+    def cell(v: np.ndarray, i: int) -> float:
+        return float(np.clip(_geo(int(np.count_nonzero(v)), 1, e, rng), 0, v.size))
+
+    out = apply_axis(arr, axes, keepdims, cell)
+    return np.asarray(out).astype(np.int64) if np.ndim(out) else int(out)
+
+
+def _doc(kind: str, nan: bool) -> str:
+    name = ("nan" if nan else "") + kind
+    return f"""DP ``{name}`` with numpy's signature plus ``epsilon``, ``bounds``, ``accountant``.
+
+    Parameters
+    ----------
+    array : array_like
+    epsilon : float, default 1.0
+    bounds : (lower, upper) or "estimate"
+        Required: values are clipped to them and the noise is calibrated on them.  Missing
+        bounds raise :class:`~veil.errors.ConfigError` (never read from the data);
+        ``"estimate"`` spends 25% of epsilon estimating them privately.
+    axis, dtype, keepdims : as numpy
+    random_state : None (secure), int or numpy Generator (tests only)
+    accountant : BudgetAccountant, optional (default accountant if None)
+
+    Examples
+    --------
+    >>> import veil.dp as dp
+    >>> v = dp.tools.{name}([1.0, 2.0, 3.0, 4.0], epsilon=1.0, bounds=(0, 5))
+    >>> isinstance(v, float)
+    True
+    """
+
+
+def _make(kind: str, nan: bool) -> Any:
+    def func(
+        array: Any,
+        epsilon: float = 1.0,
+        bounds: Any = None,
+        axis: Any = None,
+        dtype: Any = None,
+        keepdims: bool = False,
+        random_state: Any = None,
+        accountant: Any = None,
+        **unused_args: Any,
+    ) -> Any:
+        warn_unused(unused_args)
+        return _moment(
+            kind, array, epsilon, bounds, axis, dtype, keepdims, random_state, accountant, nan
+        )
+
+    func.__name__ = func.__qualname__ = ("nan" if nan else "") + kind
+    func.__doc__ = _doc(kind, nan)
+    return func
+
+
+sum = _make("sum", False)  # noqa: A001 - numpy-like name
+mean = _make("mean", False)
+var = _make("var", False)
+std = _make("std", False)
+nansum = _make("sum", True)
+nanmean = _make("mean", True)
+nanvar = _make("var", True)
+nanstd = _make("std", True)

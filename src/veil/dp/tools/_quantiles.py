@@ -1,0 +1,266 @@
+"""DP quantiles, percentiles and medians (Smith 2011, exponential mechanism over intervals).
+
+Sort the clipped data ``L = z_0 <= z_1 <= ... <= z_n <= z_{n+1} = U``; choose interval
+``[z_i, z_{i+1}]`` with probability proportional to ``(z_{i+1} - z_i) exp(-eps |i - q n| / 2)``
+and return a uniform point inside it (Smith 2011, "Privacy-preserving statistical estimation
+with optimal convergence rates").  The utility has sensitivity 1 under replacement of one
+record (and under a value <-> NaN change for the ``nan*`` variants).  Several quantiles
+split epsilon equally; the answers are sorted to be monotone in ``q`` (post-processing).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from veil.dp._rng import resolve_rng
+from veil.dp.mechanisms._exponential import sample_log_weights
+from veil.dp.tools._bounds import estimate_bounds
+from veil.dp.tools._common import (
+    apply_axis,
+    as_array,
+    check_epsilon,
+    parse_bounds,
+    plan_axis,
+    spend,
+    warn_unused,
+)
+from veil.errors import ConfigError, InputError
+
+__all__ = [
+    "quantile",
+    "percentile",
+    "median",
+    "nanquantile",
+    "nanpercentile",
+    "nanmedian",
+    "smith_quantile",
+]
+
+_EST_SHARE = 0.25
+
+
+def smith_quantile(
+    values: np.ndarray, q: float, epsilon: float, lo: float, hi: float, rng: Any
+) -> float:
+    """One DP quantile of the 1-d ``values`` (NaN-free) within ``[lo, hi]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from veil.dp._rng import SecureRandom
+    >>> m = smith_quantile(np.arange(1000.0), 0.5, 1.0, 0, 1000, SecureRandom())
+    >>> 400 < m < 600
+    True
+    """
+    z = np.sort(np.clip(values, lo, hi))
+    n = z.size
+    if hi == lo:
+        return float(lo)
+    edges = np.concatenate([[lo], z, [hi]])
+    length = np.diff(edges)
+    util = -np.abs(np.arange(n + 1) - q * n)
+    with np.errstate(divide="ignore"):
+        logw = np.log(length) + epsilon * util / 2
+    i = sample_log_weights(logw, rng)
+    return float(edges[i] + rng.random() * length[i])
+
+
+def _quantiles(
+    name: str,
+    array: Any,
+    quant: Any,
+    epsilon: float,
+    bounds: Any,
+    axis: Any,
+    keepdims: bool,
+    random_state: Any,
+    accountant: Any,
+    nan: bool,
+) -> Any:
+    eps = check_epsilon(epsilon)
+    qs = np.asarray(quant, dtype=np.float64)
+    if qs.size == 0 or np.any(~((qs >= 0) & (qs <= 1))):
+        raise ConfigError(f"{name}: quantiles must lie in [0, 1]")
+    arr = as_array(array, nan=nan, name=name)
+    axes, out_shape, shares = plan_axis(arr, axis)
+    n_out = int(np.prod(out_shape)) if out_shape else 1
+    estimate = isinstance(bounds, str) and bounds == "estimate"
+    if not estimate:
+        lo_all, hi_all = parse_bounds(bounds, name, n_out)
+    if arr.size == 0:
+        raise InputError(f"{name}: empty input")
+    spend(accountant, eps)  # before anything is computed
+    rng = resolve_rng(random_state)
+    e_cell = eps / n_out if shares else eps
+    flat_q = qs.ravel()
+    order = np.argsort(flat_q, kind="stable")
+
+    def cell_all(v: np.ndarray, i: int) -> np.ndarray:
+        e = e_cell
+        if estimate:
+            lo, hi = estimate_bounds(v, _EST_SHARE * e, random_state=rng, nan=nan)
+            e = (1 - _EST_SHARE) * e
+        else:
+            lo, hi = float(lo_all[i]), float(hi_all[i])
+        vals = v[~np.isnan(v)] if nan else v
+        if vals.size == 0:
+            return np.full(flat_q.size, (lo + hi) / 2)
+        e_q = e / flat_q.size
+        res = np.array([smith_quantile(vals, float(q), e_q, lo, hi, rng) for q in flat_q])
+        out = np.empty_like(res)
+        out[order] = np.sort(res)  # monotone in q
+        return out
+
+    per_q: list[Any] = []
+    cache: dict[int, np.ndarray] = {}
+
+    def getter(k: int) -> Any:
+        def f(v: np.ndarray, i: int) -> float:
+            if i not in cache:
+                cache[i] = cell_all(v, i)
+            return float(cache[i][k])
+
+        return f
+
+    for k in range(flat_q.size):
+        per_q.append(apply_axis(arr, axes, keepdims, getter(k)))
+    if qs.ndim == 0:
+        return per_q[0]
+    return np.asarray(per_q).reshape(qs.shape + np.shape(per_q[0]))
+
+
+def _signature_doc(name: str, arg: str) -> str:
+    return f"""DP ``{name}`` (Smith 2011), diffprivlib signature.
+
+    Parameters
+    ----------
+    array : array_like
+    {arg}
+    epsilon : float, default 1.0
+        Split equally over the requested quantiles.
+    bounds : (lower, upper) or "estimate"
+        Required (never read from the data); ``"estimate"`` spends 25% of epsilon on them.
+    axis, keepdims : as numpy
+    random_state : None (secure), int or numpy Generator (tests only)
+    accountant : BudgetAccountant, optional
+
+    Examples
+    --------
+    >>> import veil.dp as dp
+    >>> m = dp.tools.median([1.0, 5.0, 9.0, 4.0], epsilon=1.0, bounds=(0, 10))
+    >>> 0 <= m <= 10
+    True
+    """
+
+
+def quantile(
+    array: Any,
+    quant: Any,
+    epsilon: float = 1.0,
+    bounds: Any = None,
+    axis: Any = None,
+    keepdims: bool = False,
+    random_state: Any = None,
+    accountant: Any = None,
+    **unused_args: Any,
+) -> Any:
+    warn_unused(unused_args)
+    return _quantiles(
+        "quantile", array, quant, epsilon, bounds, axis, keepdims, random_state, accountant, False
+    )
+
+
+def nanquantile(
+    array: Any,
+    quant: Any,
+    epsilon: float = 1.0,
+    bounds: Any = None,
+    axis: Any = None,
+    keepdims: bool = False,
+    random_state: Any = None,
+    accountant: Any = None,
+    **unused_args: Any,
+) -> Any:
+    warn_unused(unused_args)
+    return _quantiles(
+        "nanquantile", array, quant, epsilon, bounds, axis, keepdims, random_state, accountant, True
+    )
+
+
+def _percent(percent: Any) -> np.ndarray:
+    p = np.asarray(percent, dtype=np.float64)
+    if np.any(~((p >= 0) & (p <= 100))):
+        raise ConfigError("percentiles must lie in [0, 100]")
+    return p / 100
+
+
+def percentile(
+    array: Any,
+    percent: Any,
+    epsilon: float = 1.0,
+    bounds: Any = None,
+    axis: Any = None,
+    keepdims: bool = False,
+    random_state: Any = None,
+    accountant: Any = None,
+    **unused_args: Any,
+) -> Any:
+    warn_unused(unused_args)
+    return quantile(
+        array, _percent(percent), epsilon, bounds, axis, keepdims, random_state, accountant
+    )
+
+
+def nanpercentile(
+    array: Any,
+    percent: Any,
+    epsilon: float = 1.0,
+    bounds: Any = None,
+    axis: Any = None,
+    keepdims: bool = False,
+    random_state: Any = None,
+    accountant: Any = None,
+    **unused_args: Any,
+) -> Any:
+    warn_unused(unused_args)
+    return nanquantile(
+        array, _percent(percent), epsilon, bounds, axis, keepdims, random_state, accountant
+    )
+
+
+def median(
+    array: Any,
+    epsilon: float = 1.0,
+    bounds: Any = None,
+    axis: Any = None,
+    keepdims: bool = False,
+    random_state: Any = None,
+    accountant: Any = None,
+    **unused_args: Any,
+) -> Any:
+    warn_unused(unused_args)
+    return quantile(array, 0.5, epsilon, bounds, axis, keepdims, random_state, accountant)
+
+
+def nanmedian(
+    array: Any,
+    epsilon: float = 1.0,
+    bounds: Any = None,
+    axis: Any = None,
+    keepdims: bool = False,
+    random_state: Any = None,
+    accountant: Any = None,
+    **unused_args: Any,
+) -> Any:
+    warn_unused(unused_args)
+    return nanquantile(array, 0.5, epsilon, bounds, axis, keepdims, random_state, accountant)
+
+
+quantile.__doc__ = _signature_doc("quantile", "quant : float or array of float in [0, 1]")
+nanquantile.__doc__ = _signature_doc("nanquantile", "quant : float or array in [0, 1]; NaN ignored")
+percentile.__doc__ = _signature_doc("percentile", "percent : float or array in [0, 100]")
+nanpercentile.__doc__ = _signature_doc("nanpercentile", "percent : in [0, 100]; NaN ignored")
+median.__doc__ = _signature_doc("median", "(the 0.5 quantile)")
+nanmedian.__doc__ = _signature_doc("nanmedian", "(the 0.5 quantile; NaN ignored)")
