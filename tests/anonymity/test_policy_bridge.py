@@ -55,9 +55,7 @@ def test_enforce_meets_targets():
 
 def test_mask_mode_keeps_rows():
     df = _data(seed=1)
-    pol = _policy(
-        {"k": 25, "suppression_limit": 0.1, "algorithm": "optimal", "drop_suppressed": False}
-    )
+    pol = _policy({"k": 25, "suppression_limit": 0.1, "algorithm": "optimal", "suppressed": "mask"})
     out, info = enforce(df, pol)
     assert len(out) == len(df)
     assert info["suppressed_records"] == "masked"

@@ -42,17 +42,41 @@ def combine_keys(cols: list[np.ndarray], cards: list[int]) -> tuple[np.ndarray, 
 
 @dataclass
 class ClassTable:
-    """Equivalence classes of one lattice node."""
+    """Equivalence classes of one lattice node.
+
+    Either ``key`` is set (one ``int64`` per class: the mixed-radix number of the class's codes
+    with the fixed radices ``radix``/``strides`` of level 0, so that generalizing one QI is a
+    vector update of the key), or ``codes`` (one code array per QI) when level-0 keys would
+    overflow 64 bits.
+    """
 
     levels: tuple[int, ...]
-    codes: list[np.ndarray]  # per QI: code of each class at its level
     sizes: np.ndarray  # int64
     sens: dict[str, SensitiveStats]
+    key: np.ndarray | None = None
+    strides: np.ndarray | None = None
+    radix: np.ndarray | None = None
     population: np.ndarray | None = None
+    _codes: list[np.ndarray] | None = None
 
     @property
     def n_classes(self) -> int:
         return int(self.sizes.shape[0])
+
+    def code(self, a: int, rows: np.ndarray | None = None) -> np.ndarray:
+        """Codes (at this node's level) of QI ``a`` for all classes or the classes ``rows``."""
+        if self._codes is not None:
+            c = self._codes[a]
+            return c if rows is None else c[rows]
+        assert self.key is not None and self.strides is not None and self.radix is not None
+        k = self.key if rows is None else self.key[rows]
+        return (k // self.strides[a]) % self.radix[a]
+
+    @property
+    def codes(self) -> list[np.ndarray]:
+        if self._codes is None:
+            self._codes = [self.code(a) for a in range(len(self.levels))]
+        return self._codes
 
     def stats(self) -> ClassStats:
         return ClassStats(self.sizes, self.sens, self.population)
@@ -84,13 +108,27 @@ class EncodedTable:
         self.row_codes = [h.encode(df[c], column=c) for c, h in zip(self.qi, self.hier)]
         self.sensitive: dict[str, SensitiveColumn] = config.encode_sensitive(df)
         zero = tuple(0 for _ in self.qi)
-        key, space = combine_keys(self.row_codes, [len(h) for h in self.hier])
-        self.row_class, nb = group_keys(key, space)
-        codes = []
-        for rc in self.row_codes:
-            c = np.zeros(nb, dtype=np.int32)
-            c[self.row_class] = rc
-            codes.append(c)
+        radix = np.array([len(h) for h in self.hier], dtype=np.int64)
+        self.keyed = bool(np.sum(np.log2(radix.astype(np.float64))) < 62)
+        if self.keyed:
+            strides = np.ones(len(radix), dtype=np.int64)
+            for a in range(len(radix) - 2, -1, -1):
+                strides[a] = strides[a + 1] * radix[a + 1]
+            key = np.zeros(self.n, dtype=np.int64)
+            for rc, st in zip(self.row_codes, strides):
+                key += rc.astype(np.int64) * st
+            inv, uniq = pd.factorize(key, sort=True)
+            self.row_class, nb = np.asarray(inv, dtype=np.int64), len(uniq)
+            base_key = np.asarray(uniq, dtype=np.int64)
+            self.strides, self.radix = strides, radix
+        else:
+            key, space = combine_keys(self.row_codes, [len(h) for h in self.hier])
+            self.row_class, nb = group_keys(key, space)
+            codes = []
+            for rc in self.row_codes:
+                c = np.zeros(nb, dtype=np.int32)
+                c[self.row_class] = rc
+                codes.append(c)
         stats = ClassStats.from_codes(self.row_class, nb, sensitive=self.sensitive)
         self.population_codes: list[np.ndarray] | None = None
         self.population_counts: np.ndarray | None = None
@@ -107,7 +145,10 @@ class EncodedTable:
                 self.population_codes.append(c)
         self._maps: dict[tuple[int, int, int], np.ndarray] = {}
         self._cards = [[h.n_labels(lv) for lv in range(h.height)] for h in self.hier]
-        self.base = ClassTable(zero, codes, stats.sizes, stats.sensitive)
+        if self.keyed:
+            self.base = ClassTable(zero, stats.sizes, stats.sensitive, base_key, strides, radix)
+        else:
+            self.base = ClassTable(zero, stats.sizes, stats.sensitive, _codes=codes)
         self.base.population = self._population_sizes(self.base)
 
     def _population_frame(self) -> pd.DataFrame | None:
@@ -157,25 +198,39 @@ class EncodedTable:
 
         Returns the new table and the class id (in it) of each class of ``src``.
         """
-        gen = []
-        for a, (c, s, d) in enumerate(zip(src.codes, src.levels, levels)):
-            if d < s:
-                raise ValueError("rollup target must be more general than the source")
-            gen.append(c if d == s else self.level_map(a, s, d)[c])
-        key, space = combine_keys(gen, self.cards(levels))
-        inv, g = group_keys(key, space)
-        codes = []
-        for c in gen:
-            out = np.empty(g, dtype=np.int32)
-            out[inv] = c
-            codes.append(out)
-        sizes = np.bincount(inv, weights=src.sizes, minlength=g)
-        sizes = np.rint(sizes).astype(np.int64)
+        if any(d < s for s, d in zip(src.levels, levels)):
+            raise ValueError("rollup target must be more general than the source")
+        changed = [a for a, (s, d) in enumerate(zip(src.levels, levels)) if d != s]
+        if src.key is not None:
+            key = src.key
+            if changed:
+                key = key.copy()
+                for a in changed:
+                    c = src.code(a)
+                    key += (self.level_map(a, src.levels[a], levels[a])[c] - c) * self.strides[a]
+            inv, uniq = pd.factorize(key, sort=False)
+            inv = np.asarray(inv, dtype=np.int64)
+            g = len(uniq)
+            new_key: np.ndarray | None = np.asarray(uniq, dtype=np.int64)
+            codes = None
+        else:
+            gen = []
+            for a, (c, s, d) in enumerate(zip(src.codes, src.levels, levels)):
+                gen.append(c if d == s else self.level_map(a, s, d)[c])
+            ckey, space = combine_keys(gen, self.cards(levels))
+            inv, g = group_keys(ckey, space)
+            codes = []
+            for c in gen:
+                out = np.empty(g, dtype=np.int32)
+                out[inv] = c
+                codes.append(out)
+            new_key = None
+        sizes = np.rint(np.bincount(inv, weights=src.sizes, minlength=g)).astype(np.int64)
         sens = {
             name: SensitiveStats.from_pairs(ss.column, inv[ss.cls], ss.val, g, ss.cnt)
             for name, ss in src.sens.items()
         }
-        t = ClassTable(levels, codes, sizes, sens)
+        t = ClassTable(levels, sizes, sens, new_key, src.strides, src.radix, _codes=codes)
         if src.population is not None:
             t.population = self._population_sizes(t)
         return t, inv

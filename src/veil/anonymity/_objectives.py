@@ -91,12 +91,14 @@ class _Separable(Objective):
         return float(self.static_lb(np.asarray([t.levels]))[0])
 
     def value(self, t: ClassTable, viol: np.ndarray) -> float:
-        keep = ~viol
-        sizes = t.sizes[keep].astype(np.float64)
-        n_sup = float(t.sizes[viol].sum())
-        total = self.const
-        for a, lv in enumerate(t.levels):
-            total += float(sizes @ self.cells[a][lv][t.codes[a][keep]]) + n_sup * self.full[a]
+        # value = static bound (every record generalized) + extra cost of the suppressed cells
+        total = self.const + sum(float(tab[lv]) for tab, lv in zip(self.tables, t.levels))
+        vi = np.flatnonzero(viol)
+        if vi.size:
+            sizes = t.sizes[vi].astype(np.float64)
+            n_sup = float(sizes.sum())
+            for a, lv in enumerate(t.levels):
+                total += n_sup * self.full[a] - float(sizes @ self.cells[a][lv][t.code(a, vi)])
         return total / self.norm
 
 

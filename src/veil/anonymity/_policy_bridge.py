@@ -3,8 +3,8 @@
 The policy (``veil.deid.Policy``) is read by duck typing: ``policy.columns`` maps column names to
 specs with ``.role`` and ``.hierarchy``; ``policy.privacy`` has ``k``, ``l``, ``t``,
 ``suppression_limit``, ``algorithm``, ``objective`` and ``raw`` (the YAML mapping, where
-``time_limit``, ``average_risk``, ``drop_suppressed`` (default true), ``suppressed_value`` and
-``options`` are also read).
+``time_limit``, ``average_risk``, ``suppressed: drop | mask`` (default drop),
+``suppressed_value`` and ``options`` are also read).
 """
 
 from __future__ import annotations
@@ -86,9 +86,10 @@ def config_from_policy(df: pd.DataFrame, policy: Any) -> AnonymizationConfig:
     limit = getattr(targets, "suppression_limit", None)
     if raw.get("average_risk") is not None:
         models.append(AverageRisk(raw["average_risk"]))
-    drop = raw.get("drop_suppressed", True)
-    if not isinstance(drop, bool):
-        raise PolicyError(f"privacy.drop_suppressed must be true or false, got {drop!r}")
+    mode = str(raw.get("suppressed", "drop")).lower()
+    if mode not in ("drop", "mask"):
+        raise PolicyError(f"privacy.suppressed must be 'drop' or 'mask', got {mode!r}")
+    drop = mode == "drop"
     options = raw.get("options") or {}
     if not isinstance(options, Mapping):
         raise PolicyError("privacy.options must be a mapping")
@@ -110,8 +111,8 @@ def config_from_policy(df: pd.DataFrame, policy: Any) -> AnonymizationConfig:
 def enforce(df: pd.DataFrame, policy: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Anonymize ``df`` to meet ``policy.privacy``; returns ``(release, summary)``.
 
-    Suppressed records are dropped (``privacy.drop_suppressed: false`` keeps them with ``*`` in
-    every quasi-identifier); the other rows keep their index labels and non-QI values.
+    Suppressed records are dropped (``privacy.suppressed: mask`` keeps them with ``*`` in every
+    quasi-identifier); the other rows keep their index labels and non-QI values.
 
     Raises
     ------

@@ -75,6 +75,8 @@ class LatticeSearch:
         #: Most classes (summed over cached nodes) kept for roll-ups, besides the base.
         self.cache_budget = max(cache_budget, 4 * enc.base.n_classes)
         self.n_total = int(np.prod(enc.heights))
+        #: Climb from each failing path node to a maximal failing node (Flash-like tagging).
+        self.climb = True
 
     # ------------------------------------------------------------------ node evaluation
     def table(self, levels: tuple[int, ...]) -> ClassTable:
@@ -168,10 +170,32 @@ class LatticeSearch:
             len(nodes)
         )
         order = np.lexsort((tie, lb))
+        # ge[a][v]: nodes whose level of QI a is >= v (le: <= v); successors = AND over QIs
+        ge = [[nodes[:, a] >= v for v in range(int(h))] for a, h in enumerate(enc.heights)]
+        le = [[nodes[:, a] <= v for v in range(int(h))] for a, h in enumerate(enc.heights)]
+
+        def successors(idx: int) -> np.ndarray:
+            m = ge[0][nodes[idx, 0]].copy()
+            for a in range(1, q):
+                m &= ge[a][nodes[idx, a]]
+            return m
+
+        def predecessors(idx: int) -> np.ndarray:
+            m = le[0][nodes[idx, 0]].copy()
+            for a in range(1, q):
+                m &= le[a][nodes[idx, a]]
+            return m
+
+        nodes_l = nodes.tolist()
+        strides_l = [int(x) for x in strides]
+        tops = [int(h) - 1 for h in enc.heights]
+        lb_l = lb.tolist()
+        tie_l = tie.tolist()
         status = np.zeros(len(nodes), dtype=np.int8)
         visited = np.zeros(len(nodes), dtype=bool)
         dyn = np.zeros(len(nodes))  # best dynamic lower bound inherited from predecessors
         holds = np.zeros(len(nodes), dtype=bool)
+        mono_fail_at = np.zeros(len(nodes), dtype=bool)
 
         top_t, top_ev = self.check_top()
         best_idx = len(nodes) - 1
@@ -202,7 +226,7 @@ class LatticeSearch:
             t, ev, mono_fail = self.evaluate(levels)
             if ev.holds:
                 if self.all_mono:
-                    succ = np.all(nodes >= nodes[idx], axis=1)
+                    succ = successors(idx)
                     status[succ & (status == _UNKNOWN)] = _ANON
                 status[idx] = _ANON
                 v = self.obj.value(t, ev.violating)
@@ -210,12 +234,14 @@ class LatticeSearch:
                     best_idx, best_val, best = idx, v, (t, ev)
             else:
                 status[idx] = _NOT
+                mono_fail_at[idx] = mono_fail
                 if mono_fail:
-                    pred = np.all(nodes <= nodes[idx], axis=1)
+                    pred = predecessors(idx)
                     status[pred] = _NOT
-            d = self.obj.dynamic_lb(t)
+            # separable objectives: the static bound already orders successors; nothing to add
+            d = 0.0 if self.obj.separable else self.obj.dynamic_lb(t)
             if d > 0:
-                succ = np.all(nodes >= nodes[idx], axis=1)
+                succ = successors(idx)
                 np.maximum(dyn, np.where(succ, d, 0.0), out=dyn)
                 if not can_win(d, idx):
                     succ[idx] = False
@@ -244,17 +270,18 @@ class LatticeSearch:
                 continue
             # Flash-style: build a greedy path upward through the cheapest successors that are
             # not known to be anonymous, then binary-search it for the anonymity boundary.
-            path = [idx]
-            cur = idx
+            path = [int(idx)]
+            cur = int(idx)
             while True:
+                lv = nodes_l[cur]
                 cand = [
-                    cur + strides[a]
+                    cur + strides_l[a]
                     for a in range(q)
-                    if nodes[cur, a] + 1 < enc.heights[a] and status[cur + strides[a]] != _ANON
+                    if lv[a] < tops[a] and status[cur + strides_l[a]] != _ANON
                 ]
                 if not cand:
                     break
-                cur = min(cand, key=lambda c: (lb[c], tie[c]))
+                cur = min(cand, key=lambda c: (lb_l[c], tie_l[c]))
                 path.append(cur)
             lo, hi = -1, len(path)  # path[lo] fails (monotone part), path[hi] holds
             for i, p in enumerate(path):
@@ -272,6 +299,25 @@ class LatticeSearch:
                     hi = mid
                 else:
                     lo = mid
+            if self.climb and lo >= 0 and mono_fail_at[path[lo]]:
+                # climb from the highest failing node to a maximal failing node: each failing
+                # successor tags a larger set of predecessors
+                cur = path[lo]
+                moved = True
+                while moved and (deadline is None or time.perf_counter() <= deadline):
+                    moved = False
+                    for a in range(q):
+                        if nodes_l[cur][a] >= tops[a]:
+                            continue
+                        nxt = cur + strides_l[a]
+                        if (
+                            status[nxt] in (_UNKNOWN, _PRUNED)
+                            and not visited[nxt]
+                            and can_win(max(lb[nxt], dyn[nxt]), nxt)
+                        ):
+                            if not visit(nxt) and mono_fail_at[nxt]:
+                                cur, moved = nxt, True
+                                break
             if status[idx] == _UNKNOWN:
                 visit(idx)
         t, ev = best
