@@ -1,6 +1,20 @@
 """Differential privacy: secure noise, mechanisms, budget accounting and statistics.
 
-``import veil.dp as dp`` is a drop-in for ``import diffprivlib as dp`` (see docs/dp.md).
+``import veil.dp as dp`` is a drop-in for ``import diffprivlib as dp`` (see docs/dp.md):
+``dp.BudgetAccountant``, ``dp.tools.*``, ``dp.mechanisms.*``, ``dp.models.*`` (from
+:mod:`veil.ml`), ``dp.BudgetError``, ``dp.PrivacyLeakWarning``,
+``dp.DiffprivlibCompatibilityWarning``.  Beyond diffprivlib: ``dp.ZCDPAccountant``,
+``dp.RDPAccountant`` (DP-SGD), composition theorems, sensitivity helpers and the
+cryptographically secure generator (``dp.SecureRandom`` / ``dp.resolve_rng``).
+
+Examples
+--------
+>>> import veil.dp as dp
+>>> acc = dp.BudgetAccountant(epsilon=1.0)
+>>> noisy = dp.mechanisms.Laplace(epsilon=0.5, sensitivity=1).randomise(10.0)
+>>> _ = acc.spend(0.5, 0)
+>>> len(acc)
+1
 """
 
 from __future__ import annotations
@@ -22,6 +36,12 @@ _LAZY = {
     "Budget": ("veil.dp._accountant", "Budget"),
     "ZCDPAccountant": ("veil.dp._zcdp", "ZCDPAccountant"),
     "RDPAccountant": ("veil.dp._rdp", "RDPAccountant"),
+    "global_sensitivity": ("veil.dp._sensitivity", "global_sensitivity"),
+    "empirical_sensitivity": ("veil.dp._sensitivity", "empirical_sensitivity"),
+    "parallel_databases": ("veil.dp._sensitivity", "parallel_databases"),
+    "estimate_bounds": ("veil.dp.tools._bounds", "estimate_bounds"),
+    "advanced_composition": ("veil.dp._composition", "advanced_composition"),
+    "optimal_composition": ("veil.dp._composition", "optimal_composition"),
     "resolve_rng": ("veil.dp._rng", "resolve_rng"),
     "SecureRandom": ("veil.dp._rng", "SecureRandom"),
     "models": ("veil.ml", None),
