@@ -1,10 +1,17 @@
 """Vectorized per-group statistics and their noisy versions (factorized codes + ``bincount``).
 
+Exact statistics are computed once per column and shared between components: the non-missing
+count, the clamped sum and the centred sum of squares.  The centred sum is derived as
+``sum - mid * count`` (no extra pass).  Ungrouped queries (``groups is None``) use a chunked,
+cache-friendly clamp-and-sum instead of ``bincount``.  Missing values are excluded, never turned
+into zeros that would count as data.
+
 Example
 -------
 >>> import numpy as np
->>> exact_component("count", np.array([0, 1, 1]), None, None, 2).tolist()
-[1.0, 2.0]
+>>> stats = ColumnStats(np.array([0, 1, 1]), 2, np.array([5.0, np.nan, 7.0]))
+>>> stats.count().tolist(), stats.total((0.0, 6.0)).tolist()
+([1.0, 1.0], [5.0, 6.0])
 """
 
 from __future__ import annotations
@@ -16,55 +23,168 @@ from veil.dp.frame import _noise
 from veil.dp.frame._budget import Component
 from veil.dp.frame._quantile import dp_quantiles
 
-__all__ = ["exact_component", "noisy_component", "finish_output"]
+__all__ = ["ColumnStats", "row_counts", "noisy_component", "finish_output"]
+
+_CHUNK = 1 << 16
 
 
-def exact_component(
-    kind: str,
-    groups: np.ndarray,
-    values: np.ndarray | None,
-    bounds: tuple[float, float] | None,
-    n_groups: int,
-) -> np.ndarray:
-    """Exact per-group statistic of a (non-quantile) component.
+def row_counts(groups: np.ndarray | None, n_rows: int, n_groups: int) -> np.ndarray:
+    """Exact number of rows per group (``COUNT(*)``)."""
+    if groups is None:
+        return np.array([float(n_rows)])
+    return np.bincount(groups, minlength=n_groups).astype(np.float64)
 
-    ``values`` holds NaN for missing entries; they are excluded (never turned into 0 values
-    that would count as data).
+
+def _chunked_sum(x: np.ndarray, lo: float, hi: float, centre: float | None) -> float:
+    """``sum(clip(x))`` or ``sum((clip(x) - centre)^2)`` in cache-sized chunks (NaN propagates)."""
+    buf = np.empty(min(_CHUNK, max(x.size, 1)))
+    total = 0.0
+    for i in range(0, x.size, _CHUNK):
+        chunk = x[i : i + _CHUNK]
+        b = buf[: chunk.size]
+        np.minimum(chunk, hi, out=b)  # minimum/maximum propagate NaN
+        np.maximum(b, lo, out=b)
+        if centre is not None:
+            b -= centre
+            b *= b
+        total += float(np.add.reduce(b))
+    return total
+
+
+class ColumnStats:
+    """Exact per-group statistics of one value column, computed lazily and cached.
+
+    Parameters
+    ----------
+    groups
+        Group code per row, or ``None`` for a single group.
+    n_groups
+        Number of groups.
+    values
+        float64 values (NaN = missing), one per row.
     """
-    if values is None:  # COUNT(*)
-        return np.bincount(groups, minlength=n_groups).astype(np.float64)
-    valid = ~np.isnan(values)
-    if kind == "count":
-        return np.bincount(groups, weights=valid.astype(np.float64), minlength=n_groups)
-    assert bounds is not None
-    lo, hi = bounds
-    x = np.clip(values, lo, hi)
-    if kind == "csum" or kind == "csq":
-        mid = (lo + hi) / 2.0
-        x = x - mid
-        if kind == "csq":
-            h = (hi - lo) / 2.0
-            x = x * x - h * h / 2.0
-    x[~valid] = 0.0
-    return np.bincount(groups, weights=x, minlength=n_groups)
+
+    def __init__(self, groups: np.ndarray | None, n_groups: int, values: np.ndarray) -> None:
+        self.groups = groups
+        self.n_groups = n_groups
+        self.values = values
+        self._has_nan: bool | None = None if values.size else False
+        self._valid: np.ndarray | None = None
+        self._count: np.ndarray | None = None
+        self._sums: dict[tuple[float, float], np.ndarray] = {}
+        self._sqs: dict[tuple[float, float], np.ndarray] = {}
+
+    @property
+    def has_nan(self) -> bool:
+        """Whether any value is missing (one summing pass; +inf with -inf also says yes)."""
+        if self._has_nan is None:
+            self._has_nan = bool(np.isnan(np.add.reduce(self.values)))
+        return self._has_nan
+
+    @property
+    def valid(self) -> np.ndarray:
+        if self._valid is None:
+            self._valid = ~np.isnan(self.values)
+        return self._valid
+
+    def _bincount(self, weights: np.ndarray) -> np.ndarray:
+        assert self.groups is not None
+        return np.bincount(self.groups, weights=weights, minlength=self.n_groups)
+
+    def count(self) -> np.ndarray:
+        """Non-missing values per group."""
+        if self._count is None:
+            if not self.has_nan:
+                self._count = row_counts(self.groups, self.values.size, self.n_groups)
+            elif self.groups is None:
+                self._count = np.array([float(self.valid.sum())])
+            else:
+                self._count = self._bincount(self.valid.astype(np.float64))
+        return self._count
+
+    def _clipped(self, bounds: tuple[float, float]) -> np.ndarray:
+        x = np.clip(self.values, *bounds)
+        if self.has_nan:
+            x[~self.valid] = 0.0
+        return x
+
+    def total(self, bounds: tuple[float, float]) -> np.ndarray:
+        """Sum of clamped values per group."""
+        if bounds not in self._sums:
+            s = None
+            if self.groups is None and self._has_nan is not True:
+                total = _chunked_sum(self.values, *bounds, None)  # NaN iff a value is NaN
+                self._has_nan = bool(np.isnan(total))
+                if not self._has_nan:
+                    s = np.array([total])
+            if s is not None:
+                pass
+            elif self.groups is None:
+                s = np.array([float(np.clip(self.values[self.valid], *bounds).sum())])
+            else:
+                s = self._bincount(self._clipped(bounds))
+            self._sums[bounds] = s
+        return self._sums[bounds]
+
+    def centred_sum(self, bounds: tuple[float, float]) -> np.ndarray:
+        """Sum of ``clip(x) - mid`` per group."""
+        mid = (bounds[0] + bounds[1]) / 2.0
+        return self.total(bounds) - mid * self.count()
+
+    def centred_squares(self, bounds: tuple[float, float]) -> np.ndarray:
+        """Sum of ``(clip(x) - mid)^2 - half^2 / 2`` per group (lies in +-half^2 / 2 per value)."""
+        if bounds not in self._sqs:
+            lo, hi = bounds
+            mid, half = (lo + hi) / 2.0, (hi - lo) / 2.0
+            if self.groups is None and not self.has_nan:
+                q = np.array([_chunked_sum(self.values, lo, hi, mid)])
+            elif self.groups is None:
+                y = np.clip(self.values[self.valid], lo, hi) - mid
+                q = np.array([float((y * y).sum())])
+            else:
+                y = np.clip(self.values, lo, hi) - mid
+                y *= y
+                if self.has_nan:
+                    y[~self.valid] = 0.0
+                q = self._bincount(y)
+            self._sqs[bounds] = q - half * half / 2.0 * self.count()
+        return self._sqs[bounds]
+
+    def exact(self, kind: str, bounds: tuple[float, float] | None) -> np.ndarray:
+        """Exact statistic of a (non-quantile) component kind."""
+        if kind == "count":
+            return self.count()
+        assert bounds is not None
+        if kind == "sum":
+            return self.total(bounds)
+        if kind == "csum":
+            return self.centred_sum(bounds)
+        return self.centred_squares(bounds)
 
 
 def noisy_component(
     comp: Component,
-    groups: np.ndarray,
-    values: np.ndarray | None,
+    exact: np.ndarray | None,
+    stats: ColumnStats | None,
     n_groups: int,
     rng: BitSource,
+    integer_valued: bool = False,
 ) -> np.ndarray:
-    """Noisy per-group statistic of one component, calibrated as in ``comp``."""
+    """Noisy per-group statistic of one component, calibrated as in ``comp``.
+
+    ``exact`` is the exact statistic (for noise-addition components); quantiles read the
+    values from ``stats`` instead.
+    """
     if comp.kind == "quantile":
-        assert values is not None and comp.bounds is not None and comp.q is not None
-        valid = ~np.isnan(values)
+        assert stats is not None and comp.bounds is not None and comp.q is not None
+        valid = stats.valid
+        groups = stats.groups
+        g = np.zeros(int(valid.sum()), dtype=np.int64) if groups is None else groups[valid]
         return dp_quantiles(
-            groups[valid], values[valid], n_groups, comp.bounds, comp.q, comp.scale,
-            comp.sensitivity, rng,
+            g, stats.values[valid], n_groups, comp.bounds, comp.q, comp.scale,
+            comp.sensitivity, rng, integer_valued=integer_valued,
         )  # fmt: skip
-    exact = exact_component(comp.kind, groups, values, comp.bounds, n_groups)
+    assert exact is not None
     if comp.mechanism == "discrete_laplace":
         return exact + _noise.discrete_laplace(rng, comp.scale, n_groups)
     if comp.mechanism == "discrete_gaussian":

@@ -267,9 +267,15 @@ class PrivateFrame:
                 "missing values (e.g. 'n/a'), read it as missing (CLI: --missing TEXT)"
             )
 
+    def _is_integer(self, column: str) -> bool:
+        dtype = self._df[column].dtype
+        return pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
+
     def _values(self, column: str, rows: np.ndarray | None) -> np.ndarray:
         s = self._df[column]
-        if pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
+        if s.dtype == np.float64:  # numpy float64: a view, no copy
+            arr = s.to_numpy()
+        elif pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
             arr = s.to_numpy(dtype=np.float64, na_value=np.nan)
         else:  # COUNT(col) of a text column: only missingness matters
             arr = np.where(s.isna().to_numpy(), np.nan, 0.0)

@@ -30,7 +30,7 @@ from veil.dp.frame._budget import (
     halfwidths,
     output_components,
 )
-from veil.dp.frame._compute import finish_output, noisy_component
+from veil.dp.frame._compute import ColumnStats, finish_output, noisy_component, row_counts
 from veil.dp.frame._partition import (
     encode_groups,
     encode_public,
@@ -184,8 +184,56 @@ class QueryPlan:
         frame = self._frame
         frame._charge(self.epsilon, self.delta)
         rng = frame._rng
+        codes, keyframe, value_rows, n_rows = self._bounded_rows(rng)
+        n_groups = len(keyframe)
+        row_total = None
+        noisy: dict[tuple, np.ndarray] = {}
+        stats: dict[str, ColumnStats] = {}
+        # sums before counts: an ungrouped sum also tells whether the column has missing values
+        order = sorted(self._comps, key=lambda k: k[0] == "count")
+        for key in order:
+            comp = self._comps[key]
+            exact = None
+            if comp.column is None:
+                if row_total is None:
+                    row_total = row_counts(codes, n_rows, n_groups)
+                exact = row_total
+            else:
+                if comp.column not in stats:
+                    values = frame._values(comp.column, value_rows)
+                    stats[comp.column] = ColumnStats(codes, n_groups, values)
+                if comp.kind != "quantile":
+                    exact = stats[comp.column].exact(comp.kind, comp.bounds)
+            integer = comp.column is not None and frame._is_integer(comp.column)
+            noisy[key] = noisy_component(
+                comp, exact, stats.get(comp.column or ""), n_groups, rng, integer
+            )
+        out = keyframe.reset_index(drop=True).copy()
+        for name, agg in self.aggs.items():
+            parts = [noisy[k] for k in output_components(agg)]
+            out[name] = finish_output(agg.func, agg.bounds, parts)
+            if with_ci:
+                counts = parts[0] if agg.func in ("mean", "var", "std") else None
+                hw = halfwidths(agg, self._comps, alpha, counts)
+                out[f"{name}_ci"] = np.broadcast_to(np.asarray(hw, dtype=np.float64), len(out))
+        if self.private_selection and self.by:
+            out = out.sort_values(self.by, na_position="last", kind="stable").reset_index(drop=True)
+        if not self.by:
+            out = out.reset_index(drop=True)
+        return out
+
+    def _bounded_rows(self, rng):
+        """Rows entering the aggregation: filter, keys, contribution bounding, selection.
+
+        Returns ``(codes or None, key table, row index into the table or None, n_rows)``;
+        ``codes`` is ``None`` for an ungrouped query (one group).
+        """
+        frame = self._frame
         df = frame._df
         rows = frame._row_index()
+        persons = frame._person_codes(rows)
+        if not self.by and persons is None:  # ungrouped, row-level: nothing to bound
+            return None, pd.DataFrame(index=range(1)), rows, len(df) if rows is None else rows.size
         if self.keys is not None:
             codes, keyframe = encode_public(df, self.by, self.keys)
         else:
@@ -193,7 +241,6 @@ class QueryPlan:
         n_groups = len(keyframe)
         if rows is not None:
             codes = codes[rows]
-        persons = frame._person_codes(rows)
         keep = codes >= 0
         if persons is not None:
             keep &= persons >= 0
@@ -214,27 +261,11 @@ class QueryPlan:
             codes, keyframe, kept_idx = self._select(codes, persons, keyframe, rng)
             if kept_idx is not None:
                 sel = kept_idx if sel is None else sel[kept_idx]
-            n_groups = len(keyframe)
         value_rows = sel if rows is None else (rows if sel is None else rows[sel])
-        columns = {a.column for a in self.aggs.values() if a.column is not None}
-        values = {c: frame._values(c, value_rows) for c in columns}
-        noisy = {
-            key: noisy_component(comp, codes, values.get(comp.column), n_groups, rng)
-            for key, comp in self._comps.items()
-        }
-        out = keyframe.reset_index(drop=True).copy()
-        for name, agg in self.aggs.items():
-            parts = [noisy[k] for k in output_components(agg)]
-            out[name] = finish_output(agg.func, agg.bounds, parts)
-            if with_ci:
-                counts = parts[0] if agg.func in ("mean", "var", "std") else None
-                hw = halfwidths(agg, self._comps, alpha, counts)
-                out[f"{name}_ci"] = np.broadcast_to(np.asarray(hw, dtype=np.float64), len(out))
-        if self.private_selection and self.by:
-            out = out.sort_values(self.by, na_position="last", kind="stable").reset_index(drop=True)
         if not self.by:
-            out = out.reset_index(drop=True)
-        return out
+            codes = None
+        n_rows = len(df) if value_rows is None else value_rows.size
+        return codes, keyframe, value_rows, n_rows
 
     def _select(self, codes, persons, keyframe, rng):
         """Private partition selection; returns remapped codes, kept keys and kept row index."""

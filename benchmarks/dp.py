@@ -1,0 +1,395 @@
+"""Benchmarks of Veil's DP noise, statistics and group-by queries against diffprivlib and OpenDP.
+
+Run in the benchmark environment (``.venv``)::
+
+    .venv/bin/python benchmarks/dp.py            # ~3-4 min on 2 loaded cores
+    .venv/bin/python benchmarks/dp.py --quick    # ~30 s smoke run (1M rows, 20 runs)
+
+Sections (all in one run, same data, same machine):
+
+1. Noise throughput: Veil's FP-safe secure Laplace (AES-CTR bits, exact discrete Laplace on a
+   power-of-two grid) vs diffprivlib's Laplace (scalar, not FP-safe) vs OpenDP's vector Laplace.
+2. DP mean over 10M floats vs ``numpy.mean``.
+3. Grouped DP count + sum over 10M rows and 1,000 groups vs pandas ``groupby`` and OpenDP's
+   Polars query (``opendp.extras.polars``).  OpenDP 0.16 needs polars 1.36.1; when the
+   installed polars differs, the OpenDP query runs in a subprocess with ``--opendp-polars PATH``
+   (a folder made with ``pip install --target PATH polars==1.36.1``) on the same data.
+4. Error at equal epsilon (sum, mean, median, 10-bin histogram of Adult ``age`` with bounds
+   (17, 90), eps in {0.01, 0.1, 1, 10}): mean absolute error over ``--runs`` releases.
+
+Figures are recorded in ``docs/benchmarks/dp.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+ADULT = ROOT / "datasets" / "adult" / "adult.data"
+BOUNDS = (17.0, 90.0)
+EPSILONS = (0.01, 0.1, 1.0, 10.0)
+DEFAULT_POLARS = "/tmp/veil-polars136"
+
+
+def best_time(fn: Callable[[], Any], repeat: int) -> float:
+    """Best wall time of ``repeat`` calls (seconds)."""
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def _opendp():
+    try:
+        import opendp.prelude as dp
+    except ImportError:
+        return None
+    dp.enable_features("contrib")
+    return dp
+
+
+# ---------------------------------------------------------------------------------- 1. noise
+def bench_noise(n: int, repeat: int) -> list[dict[str, Any]]:
+    from veil.dp._rng import SecureRandom
+    from veil.dp._samplers import discrete_laplace, laplace_fp
+
+    rng = SecureRandom()
+    zeros = np.zeros(n)
+    rows = []
+    t = best_time(lambda: laplace_fp(zeros, 1.0, rng, sensitivity=1.0), repeat)
+    veil_rate = n / t
+    rows.append({"sampler": "Veil laplace_fp (FP-safe, AES-CTR)", "samples/s": veil_rate})
+    t = best_time(lambda: discrete_laplace(1.0, n, rng), repeat)
+    rows.append({"sampler": "Veil discrete_laplace (exact)", "samples/s": n / t})
+    try:
+        from diffprivlib.mechanisms import Laplace
+
+        mech = Laplace(epsilon=1.0, sensitivity=1.0)
+        k = 20_000
+        t = best_time(lambda: [mech.randomise(0.0) for _ in range(k)], 1)
+        rows.append({"sampler": "diffprivlib Laplace (scalar, not FP-safe)", "samples/s": k / t})
+    except ImportError:
+        pass
+    dp = _opendp()
+    if dp is not None:
+        k = 100_000
+        vec = dp.m.make_laplace(
+            dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float), scale=1.0
+        )
+        data = [0.0] * k
+        t = best_time(lambda: vec(data), 1)
+        rows.append({"sampler": "OpenDP make_laplace (vector, FP-safe)", "samples/s": k / t})
+    for r in rows:
+        r["Veil FP-safe / this"] = veil_rate / r["samples/s"]
+    return rows
+
+
+# ---------------------------------------------------------------------------------- 2. mean
+def bench_mean(n: int, repeat: int) -> list[dict[str, Any]]:
+    from veil.dp.frame import PrivateFrame
+
+    x = np.random.default_rng(1).uniform(0, 100, n)
+    df = pd.DataFrame({"x": x})
+    t_np = best_time(lambda: x.mean(), repeat)
+    rows = [{"method": "numpy mean (not private)", "seconds": t_np}]
+    try:
+        import veil.dp as vdp
+
+        tools = vdp.tools
+        t = best_time(lambda: tools.mean(x, epsilon=1.0, bounds=(0, 100)), repeat)
+        rows.append({"method": "veil.dp.tools.mean", "seconds": t})
+    except (AttributeError, ImportError):
+        pass
+    pf = PrivateFrame(df, accountant=False)
+    t = best_time(lambda: pf.agg(m=("x", "mean", (0, 100)), epsilon=1.0), repeat)
+    rows.append({"method": "veil PrivateFrame.agg mean", "seconds": t})
+    try:
+        from diffprivlib import tools as dpl
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t = best_time(lambda: dpl.mean(x, epsilon=1.0, bounds=(0, 100)), repeat)
+        rows.append({"method": "diffprivlib tools.mean", "seconds": t})
+    except ImportError:
+        pass
+    for r in rows:
+        r["x numpy"] = r["seconds"] / t_np
+    return rows
+
+
+# ------------------------------------------------------------------------------- 3. grouped
+def grouped_data(n: int, groups: int, seed: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, groups, n), rng.uniform(0, 100, n)
+
+
+def opendp_polars_time(n: int, groups: int, repeat: int) -> float:
+    """Seconds for OpenDP's Polars group-by count+sum (plan + release), in this process."""
+    import polars as pl
+
+    dp = _opendp()
+    g, x = grouped_data(n, groups)
+    lf = pl.LazyFrame({"g": g, "x": x})
+
+    def run() -> None:
+        ctx = dp.Context.compositor(
+            data=lf,
+            privacy_unit=dp.unit_of(contributions=1),
+            privacy_loss=dp.loss_of(epsilon=1.0),
+            split_evenly_over=1,
+            margins=[dp.polars.Margin(by=["g"], invariant="keys", max_length=n, max_groups=groups)],
+        )
+        query = (
+            ctx.query().group_by("g").agg(dp.len(), pl.col("x").fill_null(0.0).dp.sum((0.0, 100.0)))
+        )
+        query.release().collect()
+
+    return best_time(run, repeat)
+
+
+def _opendp_polars(n: int, groups: int, repeat: int, polars_path: str | None) -> float | str:
+    try:
+        return opendp_polars_time(n, groups, repeat)
+    except Exception as exc:  # version mismatch: retry in a subprocess with a compatible polars
+        if not polars_path or not Path(polars_path).is_dir():
+            return f"skipped ({type(exc).__name__}; pass --opendp-polars PATH)"
+    env = dict(os.environ, PYTHONPATH=polars_path)
+    here = str(Path(__file__).parent)
+    code = (
+        f"import sys, json; sys.path.insert(0, {here!r}); import dp as b; "
+        f"print(json.dumps(b.opendp_polars_time({n}, {groups}, {repeat})))"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900
+    )
+    if res.returncode != 0:
+        return "failed: " + res.stderr.strip().splitlines()[-1][:120]
+    return float(json.loads(res.stdout.strip().splitlines()[-1]))
+
+
+def bench_grouped(n: int, groups: int, repeat: int, polars_path: str | None) -> list[dict]:
+    from veil.dp.frame import PrivateFrame
+
+    g, x = grouped_data(n, groups)
+    df = pd.DataFrame({"g": g, "x": x})
+    keys = list(range(groups))
+    t_pd = best_time(lambda: df.groupby("g")["x"].agg(["count", "sum"]), repeat)
+    rows = [{"method": "pandas groupby count+sum (not private)", "seconds": t_pd}]
+    pf = PrivateFrame(df, accountant=False)
+    spec = {"n": "count", "s": ("x", "sum", (0.0, 100.0))}
+    t = best_time(lambda: pf.groupby("g", keys=keys).agg(epsilon=1.0, **spec), repeat)
+    rows.append({"method": "Veil PrivateFrame, public keys", "seconds": t})
+    t = best_time(lambda: pf.groupby("g").agg(epsilon=1.0, delta=1e-7, **spec), repeat)
+    rows.append({"method": "Veil PrivateFrame, private partition selection", "seconds": t})
+    persons = np.random.default_rng(3).integers(0, n // 10, n)
+    dfp = df.assign(pid=persons)
+    pfp = PrivateFrame(dfp, privacy_unit="pid", max_groups=5, max_rows=2, accountant=False)
+    t = best_time(lambda: pfp.groupby("g", keys=keys).agg(epsilon=1.0, **spec), repeat)
+    rows.append({"method": "Veil, privacy unit (n/10 persons, bounding 5x2)", "seconds": t})
+    odp = _opendp_polars(n, groups, 1, polars_path)
+    if isinstance(odp, float):
+        rows.append({"method": "OpenDP Polars (plan + release)", "seconds": odp})
+    else:
+        print(f"OpenDP Polars: {odp}")
+    for r in rows:
+        r["x pandas"] = r["seconds"] / t_pd
+    return rows
+
+
+# --------------------------------------------------------------------------------- 4. error
+def adult_age() -> np.ndarray:
+    df = pd.read_csv(ADULT, header=None, usecols=[0], names=["age"], skipinitialspace=True)
+    return df["age"].to_numpy(dtype=np.float64)
+
+
+def _veil_frame(age: np.ndarray):
+    from veil.dp.frame import PrivateFrame
+
+    bins = np.linspace(*BOUNDS, 11)
+    codes = np.clip(np.digitize(age, bins[1:-1]), 0, 9)
+    df = pd.DataFrame({"age": age.astype(np.int64), "bin": codes})  # integer column
+    pf = PrivateFrame(df, accountant=False)
+
+    def run(stat: str, eps: float) -> Any:
+        if stat == "histogram":
+            return (
+                pf.groupby("bin", keys=list(range(10))).agg(n="count", epsilon=eps)["n"].to_numpy()
+            )
+        func = {"sum": "sum", "mean": "mean", "median": "median"}[stat]
+        return float(pf.agg(v=("age", func, BOUNDS), epsilon=eps)["v"].iloc[0])
+
+    return run
+
+
+def _veil_tools(age: np.ndarray):
+    import veil.dp as vdp
+
+    tools = vdp.tools
+
+    def run(stat: str, eps: float) -> Any:
+        if stat == "histogram":
+            return tools.histogram(age, epsilon=eps, bins=10, range=BOUNDS)[0]
+        fn = getattr(tools, stat)
+        return float(fn(age, epsilon=eps, bounds=BOUNDS))
+
+    return run
+
+
+def _diffprivlib(age: np.ndarray):
+    from diffprivlib import tools as dpl
+
+    def run(stat: str, eps: float) -> Any:
+        if stat == "histogram":
+            return dpl.histogram(age, epsilon=eps, bins=10, range=BOUNDS)[0]
+        return float(getattr(dpl, stat)(age, epsilon=eps, bounds=BOUNDS))
+
+    return run
+
+
+def _opendp_stats(age: np.ndarray):
+    dp = _opendp()
+    ints = age.astype(int).tolist()
+    floats = age.tolist()
+    n = len(floats)
+    bins = np.linspace(*BOUNDS, 11)
+    codes = np.clip(np.digitize(age, bins[1:-1]), 0, 9).astype(int).tolist()
+    cands = list(range(int(BOUNDS[0]), int(BOUNDS[1]) + 1))
+    sp = (dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance())
+    cache: dict[tuple[str, float], Any] = {}
+
+    def build(stat: str, eps: float) -> Any:
+        if stat == "sum":
+            chain = sp >> dp.t.then_clamp((int(BOUNDS[0]), int(BOUNDS[1]))) >> dp.t.then_sum()
+            return dp.binary_search_chain(lambda s: chain >> dp.m.then_laplace(s), 1, eps)
+        if stat == "mean":
+            sized = (
+                dp.vector_domain(dp.atom_domain(bounds=BOUNDS), size=n),
+                dp.symmetric_distance(),
+            )
+            chain = sized >> dp.t.then_mean()
+            return dp.binary_search_chain(lambda s: chain >> dp.m.then_laplace(s), 2, eps)
+        if stat == "median":
+            chain = sp >> dp.t.then_quantile_score_candidates(cands, alpha=0.5)
+            return dp.binary_search_chain(
+                lambda s: chain >> dp.m.then_report_noisy_max_gumbel(s, optimize="min"), 1, eps
+            )
+        chain = sp >> dp.t.then_count_by_categories(categories=list(range(10)), null_category=False)
+        return dp.binary_search_chain(lambda s: chain >> dp.m.then_laplace(s), 1, eps)
+
+    def run(stat: str, eps: float) -> Any:
+        key = (stat, eps)
+        if key not in cache:
+            cache[key] = build(stat, eps)
+        meas = cache[key]
+        if stat == "sum":
+            return float(meas(ints))
+        if stat == "mean":
+            return float(meas(floats))
+        if stat == "median":
+            return float(cands[meas(ints)])
+        return np.asarray(meas(codes), dtype=float)
+
+    return run
+
+
+def bench_error(runs: int) -> pd.DataFrame:
+    age = adult_age()
+    clipped = np.clip(age, *BOUNDS)
+    bins = np.linspace(*BOUNDS, 11)
+    truth = {
+        "sum": clipped.sum(),
+        "mean": clipped.mean(),
+        "median": float(np.median(clipped)),
+        "histogram": np.histogram(clipped, bins=bins)[0].astype(float),
+    }
+    libs: dict[str, Callable] = {"Veil frame": _veil_frame(age)}
+    for name, factory in (
+        ("Veil tools", _veil_tools),
+        ("diffprivlib", _diffprivlib),
+        ("OpenDP", _opendp_stats),
+    ):
+        try:
+            libs[name] = factory(age)
+        except (ImportError, AttributeError) as exc:
+            print(f"{name}: skipped ({exc})")
+    rows = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for stat in ("sum", "mean", "median", "histogram"):
+            for eps in EPSILONS:
+                row: dict[str, Any] = {"stat": stat, "epsilon": eps}
+                for name, run in libs.items():
+                    try:
+                        errs = [np.mean(np.abs(run(stat, eps) - truth[stat])) for _ in range(runs)]
+                    except Exception as exc:  # a peer lacking a statistic
+                        print(f"{name} {stat}: {type(exc).__name__}: {exc}")
+                        continue
+                    row[name] = float(np.mean(errs))
+                    row[name + " se"] = float(np.std(errs) / np.sqrt(runs))
+                rows.append(row)
+    table = pd.DataFrame(rows)
+    peers = [c for c in ("diffprivlib", "OpenDP") if c in table.columns]
+    for veil in [c for c in ("Veil frame", "Veil tools") if c in table.columns]:
+        best = table[peers].min(axis=1)
+        best_se = pd.concat([table[p + " se"].where(table[p] == best) for p in peers], axis=1).max(
+            axis=1
+        )
+        slack = 2.0 * np.sqrt(table[veil + " se"] ** 2 + best_se**2)
+        table[f"{veil} <= best peer?"] = np.where(
+            table[veil] <= best, "yes", np.where(table[veil] <= best + slack, "tie (2 se)", "NO")
+        )
+    return table
+
+
+# ----------------------------------------------------------------------------------- main
+def _print(title: str, rows: list[dict] | pd.DataFrame) -> None:
+    df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
+    print(f"\n## {title}\n")
+    with pd.option_context("display.width", 200, "display.max_columns", 30):
+        print(df.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    p = argparse.ArgumentParser(description="Veil DP benchmarks vs diffprivlib and OpenDP")
+    p.add_argument("--quick", action="store_true", help="~30 s smoke run")
+    p.add_argument("--rows", type=int, help="rows for the mean / grouped benchmarks (10M)")
+    p.add_argument("--runs", type=int, help="releases per error cell (100)")
+    p.add_argument("--opendp-polars", default=DEFAULT_POLARS, help="folder with polars 1.36.1")
+    p.add_argument("--json", type=Path, help="also write all tables as JSON")
+    args = p.parse_args(argv)
+    n = args.rows or (1_000_000 if args.quick else 10_000_000)
+    runs = args.runs or (20 if args.quick else 100)
+    repeat = 1 if args.quick else 3
+    print(f"load average: {os.getloadavg()}; rows={n:,}; runs={runs}")
+    results: dict[str, Any] = {"rows": n, "runs": runs, "load": os.getloadavg()}
+    results["noise"] = bench_noise(n, repeat)
+    _print("Noise throughput", results["noise"])
+    results["mean"] = bench_mean(n, repeat)
+    _print(f"DP mean over {n:,} floats", results["mean"])
+    results["grouped"] = bench_grouped(n, 1000, repeat, args.opendp_polars)
+    _print(f"Grouped count+sum, {n:,} rows x 1,000 groups", results["grouped"])
+    err = bench_error(runs)
+    results["error"] = err.to_dict("records")
+    _print(f"Mean absolute error on Adult age, bounds {BOUNDS}, {runs} runs", err)
+    print(f"\nload average at end: {os.getloadavg()}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2, default=str))
+    return results
+
+
+if __name__ == "__main__":
+    main()
