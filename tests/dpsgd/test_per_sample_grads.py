@@ -67,8 +67,11 @@ def _models() -> dict[str, tuple]:
             rn(6, 2, 4, 4),
         ),
         "conv2d-strided-dilated": (
-            nn.Sequential(nn.Conv2d(3, 5, 3, stride=2, dilation=2, padding=1), nn.Flatten(),
-                          nn.Linear(5 * 16, 2)),
+            nn.Sequential(
+                nn.Conv2d(3, 5, 3, stride=2, dilation=2, padding=1),
+                nn.Flatten(),
+                nn.Linear(5 * 16, 2),
+            ),
             rn(6, 3, 9, 9),
         ),
         "rnn": (_Seq(nn.RNN(5, 4, batch_first=True)), ids),

@@ -294,7 +294,8 @@ class PerSampleGrads:
                     sizes.add(rec)
                 elif isinstance(rec, tuple):
                     sizes.add(rec[0].shape[0])
-                else:
+                elif any(leaf.grad is not None for leaf in rec.values()):
+                    # forward passes that were never back-propagated do not count
                     sizes.add(next(iter(rec.values())).shape[0])
         if not sizes:
             raise ConfigError("no gradients were captured: call loss.backward() before step()")
