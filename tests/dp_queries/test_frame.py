@@ -230,3 +230,20 @@ def test_secure_default_generator_warns_only_when_seeded(people: pd.DataFrame) -
         PrivateFrame(people, accountant=False)  # secure: no warning
     with pytest.warns(InsecureRandomWarning):
         PrivateFrame(people, accountant=False, random_state=1)
+
+
+def test_integer_column_quantile_returns_a_valid_quantile() -> None:
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"g": rng.choice(["a", "b"], 2000), "age": rng.integers(17, 91, 2000)})
+    out = (
+        frame(df)
+        .groupby("g", keys=["a", "b"])
+        .agg(
+            med=("age", "median", (17, 90)), p9=Agg("quantile", "age", (17, 90), 0.9), epsilon=HUGE
+        )
+    )
+    for g, med, p9 in out.itertuples(index=False):
+        vals = df.loc[df["g"] == g, "age"].to_numpy()
+        for q, c in ((0.5, med), (0.9, p9)):
+            assert float(c).is_integer()
+            assert (vals < c).sum() <= q * vals.size <= (vals <= c).sum()

@@ -120,3 +120,21 @@ def test_partition_selection_keeps_singletons_with_probability_delta() -> None:
     prob = p ** (tau - 1) / (1 + p)
     assert prob <= delta
     assert stats.binomtest(kept, G, prob).pvalue > ALPHA
+
+
+def test_integer_quantile_follows_discrete_exponential_mechanism() -> None:
+    vals = np.array([1, 1, 2, 5])
+    df = pd.DataFrame({"g": np.repeat(np.arange(G), 4), "x": np.tile(vals, G)})
+    eps = 2.0
+    pf = PrivateFrame(df, accountant=False, random_state=17)
+    out = pf.groupby("g", keys=range(G)).agg(med=Agg("median", "x", (0, 6)), epsilon=eps)
+    cands = np.arange(0, 7)
+    below = np.array([(vals < c).sum() for c in cands])
+    upto = np.array([(vals <= c).sum() for c in cands])
+    target = 0.5 * vals.size
+    util = -np.maximum(np.maximum(below - target, target - upto), 0)
+    p = np.exp(eps * util / 2.0)
+    p /= p.sum()
+    obs = np.array([(out["med"].to_numpy() == c).sum() for c in cands])
+    assert obs.sum() == G
+    assert stats.chisquare(obs, p * G).pvalue > ALPHA
