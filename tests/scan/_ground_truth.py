@@ -67,7 +67,7 @@ def synthetic_pii(
         "visits": rng.integers(0, 12, n).tolist(),
         "score": rng.normal(0, 1, n).tolist(),
         "big_number": rng.integers(10_000_000, 10_000_050, n).astype(str).tolist(),
-        "not_a_card": [
+        "big_code": [
             str(4_000_000_000_000_000 + 10 * int(i) + 1) for i in rng.integers(0, n // 5, n)
         ],
         "status": rng.choice(["open", "closed", "pending"], n).tolist(),
@@ -85,7 +85,7 @@ def synthetic_pii(
     roles.update(
         {
             c: "insensitive"
-            for c in ("visits", "score", "big_number", "not_a_card", "status", "comment", "colour")
+            for c in ("visits", "score", "big_number", "big_code", "status", "comment", "colour")
         }
     )
     return pd.DataFrame(data), roles, kinds

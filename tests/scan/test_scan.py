@@ -139,3 +139,14 @@ def test_empty_table_rejected() -> None:
 
     with pytest.raises(InputError):
         scan(pd.DataFrame())
+
+
+def test_headerless_adult_by_content(adult_data: Path) -> None:
+    r = scan(read(adult_data))  # columns col_1..col_15: only content can tell
+    found = {f.column: (f.role.value, f.kind) for f in r.columns if f.role.value != "insensitive"}
+    assert found == {
+        "col_6": ("quasi", "marital_status"),
+        "col_9": ("quasi", "ethnicity"),
+        "col_10": ("quasi", "gender"),
+        "col_15": ("sensitive", "income"),
+    }

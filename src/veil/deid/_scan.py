@@ -175,7 +175,7 @@ def _content_quasi(s: pd.Series, vc: pd.Series) -> tuple[str, str, float, Role] 
         return ("marital_status", "values look like marital statuses", 0.75, Role.QUASI)
     if (
         len(vc) <= 30
-        and (w[idx.str.contains(_RACE, regex=True).to_numpy(bool)].sum() / w.sum()) >= 0.7
+        and (w[idx.str.contains(_RACE, regex=True).to_numpy(bool)].sum() / w.sum()) >= 0.9
     ):
         return ("ethnicity", "values look like ethnic groups", 0.7, Role.QUASI)
     if len(vc) <= 10 and (w[idx.str.match(_INCOME_CLASS).to_numpy(bool)].sum() / w.sum()) >= 0.9:
