@@ -127,7 +127,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "tree_")
         Xa = check_n_features(self, X)
-        return _leaf_distribution(self.leaf_counts_)[self.tree_.leaves(Xa)]
+        return _leaf_distribution(self.leaf_counts_, float(self.epsilon))[self.tree_.leaves(Xa)]
 
     def predict(self, X: Any) -> np.ndarray:
         proba = self.predict_proba(X)
@@ -224,7 +224,7 @@ class RandomForestClassifier(ClassifierMixin, BaseEstimator):
         Xa = check_n_features(self, X)
         total = np.zeros((len(Xa), len(self.classes_)))
         for tree, counts in zip(self.estimators_, self.leaf_counts_):
-            total += _leaf_distribution(counts)[tree.leaves(Xa)]
+            total += _leaf_distribution(counts, float(self.epsilon))[tree.leaves(Xa)]
         return total / len(self.estimators_)
 
     def predict(self, X: Any) -> np.ndarray:
@@ -258,6 +258,35 @@ def _noisy_leaf_counts(
     return add_laplace(counts, 1.0 / eps, rng).reshape(n_leaves, n_classes)
 
 
-def _leaf_distribution(counts: np.ndarray) -> np.ndarray:
-    c = np.maximum(counts, 0.0) + 1e-3
+def _leaf_distribution(counts: np.ndarray, eps: float) -> np.ndarray:
+    """Class distribution per leaf from noisy leaf counts, smoothed up the tree.
+
+    A leaf whose noisy total is small relative to the noise is mostly noise, so it borrows the
+    distribution of its nearest ancestor that has enough (noisy) mass; an ancestor's counts are
+    the sums of its leaves' noisy counts.  Pure post-processing: no extra privacy cost.
+    """
+    n_leaves, n_classes = counts.shape
+    levels = [counts]
+    while levels[-1].shape[0] > 1:
+        c = levels[-1]
+        levels.append(c[0::2] + c[1::2])
+    chosen = np.maximum(counts, 0.0)
+    settled = np.maximum(counts, 0.0).sum(axis=1) >= _threshold(1, n_classes, eps)
+    leaf_ids = np.arange(n_leaves)
+    for depth_up, level in enumerate(levels[1:], start=1):
+        if settled.all():
+            break
+        node = leaf_ids >> depth_up
+        total = np.maximum(level, 0.0).sum(axis=1)
+        ok = ~settled & (total[node] >= _threshold(2**depth_up, n_classes, eps))
+        chosen[ok] = np.maximum(level[node[ok]], 0.0)
+        settled |= ok
+    if not settled.all():  # not even the root has enough mass: use the root anyway
+        chosen[~settled] = np.maximum(levels[-1][0], 0.0)
+    c = chosen + 1e-3
     return c / c.sum(axis=1, keepdims=True)
+
+
+def _threshold(n_leaves: int, n_classes: int, eps: float) -> float:
+    # three standard deviations of the summed Laplace(1/eps) noise (sd sqrt(2)/eps per count)
+    return 3.0 * np.sqrt(2.0 * n_leaves * n_classes) / eps

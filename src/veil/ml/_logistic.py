@@ -108,13 +108,16 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
             Z = clip_rows_to_norm(Xa, norm) / norm
             if self.fit_intercept:
                 Z = np.hstack([Z, np.ones((len(Z), 1))]) / math.sqrt(2.0)
+            # C regularises the raw-scale weights: in the scaled space (x' = x / s) the same
+            # penalty is lambda / s^2 (the privacy proof then adds what it needs)
+            scale2 = norm**2 * (2.0 if self.fit_intercept else 1.0)
             n_models = 1 if len(classes) == 2 else len(classes)
             eps_each = self.epsilon / n_models
             weights = []
             for j in range(n_models):
                 target = classes[1] if n_models == 1 else classes[j]
                 s = np.where(ya == target, 1.0, -1.0)
-                weights.append(self._fit_binary(Z, s, eps_each, rng))
+                weights.append(self._fit_binary(Z, s, eps_each, rng, scale2))
             W = np.vstack(weights)
             scale = 1.0 / norm
             if self.fit_intercept:
@@ -128,9 +131,11 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
             self.epsilon_spent_ = float(self.epsilon)
         return self
 
-    def _fit_binary(self, Z: np.ndarray, s: np.ndarray, eps: float, rng: Any) -> np.ndarray:
+    def _fit_binary(
+        self, Z: np.ndarray, s: np.ndarray, eps: float, rng: Any, scale2: float
+    ) -> np.ndarray:
         n, d = Z.shape
-        lam = 1.0 / (n * float(self.C))
+        lam = 1.0 / (n * float(self.C) * scale2)
         c = 0.25  # bound on the second derivative of the logistic loss
         eps_p = eps - math.log(1 + 2 * c / (n * lam) + (c / (n * lam)) ** 2)
         delta_reg = 0.0
@@ -153,7 +158,11 @@ class LogisticRegression(ClassifierMixin, BaseEstimator):
             np.zeros(d),
             jac=True,
             method="L-BFGS-B",
-            options={"maxiter": int(self.max_iter) * 10, "gtol": float(self.tol) * 1e-2},
+            options={
+                "maxiter": int(self.max_iter) * 10,
+                "gtol": float(self.tol) * 1e-4,
+                "ftol": 1e-14,
+            },
         )
         self.n_iter_ = np.array([int(res.nit)])
         return np.asarray(res.x)
