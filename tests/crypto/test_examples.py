@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import sys
 from collections import Counter
@@ -10,6 +11,8 @@ from types import ModuleType
 
 import numpy as np
 import pytest
+
+from veil.crypto import CryptoError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -35,9 +38,23 @@ def test_election_tally_is_exact_and_shares_hide_votes() -> None:
     assert not set(shares[0].values.tolist()) <= {0, 1}
 
 
+def test_election_cheating_authority_is_named() -> None:
+    election = _load("election")
+    published = election.publish_sums([0, 1, 1, 2], 3)
+    assert election.audited_tally(published).tolist() == [1, 2, 1]
+    for bad in range(5):
+        vals = published[bad].values.copy()
+        vals[1] = vals[1] + np.uint64(1)  # the authority adds one vote for candidate 1
+        forged = dataclasses.replace(published[bad], values=vals)
+        mixed = [forged if i == bad else s for i, s in enumerate(published)]
+        with pytest.raises(CryptoError, match=f"share {bad + 1} is corrupted"):
+            election.audited_tally(mixed)
+
+
 def test_election_main_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert _load("election").main() == 0
-    assert "tally verified" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "tally verified" in out and "share 4 is corrupted" in out
 
 
 def test_paillier_weights_example() -> None:
