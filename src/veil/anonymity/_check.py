@@ -31,9 +31,11 @@ def class_ids(df: pd.DataFrame, qi: Sequence[str]) -> tuple[np.ndarray, int]:
             codes = np.where(codes < 0, n_cat, codes)
             card = n_cat + 1
         else:
-            codes, uniq = pd.factorize(s, use_na_sentinel=False)
+            codes, uniq = pd.factorize(s)  # NaN -> -1 (faster than use_na_sentinel=False)
             codes = np.asarray(codes, dtype=np.int64)
-            card = max(len(uniq), 1)
+            card = len(uniq) + 1
+            if codes.size and codes.min() < 0:
+                codes[codes < 0] = len(uniq)
         cols.append(codes)
         cards.append(card)
     key, space = combine_keys(cols, cards)
@@ -133,7 +135,8 @@ class CheckResult:
                 if m["holds"] and not m["violating_classes"]
                 else f"  ({m['violating_classes']} classes / {m['violating_records']} records violate)"
             )
-            lines.append(f"  [{mark}] {m['model']}{extra}")
+            ach = "" if m.get("achieved") is None else f"  achieved {m['achieved']:.4g}"
+            lines.append(f"  [{mark}] {m['model']}{ach}{extra}")
         with pd.option_context("display.width", 120, "display.max_columns", 20):
             lines.append("smallest classes:")
             lines.append(_indent(self.smallest.head(max_rows).to_string(index=False)))
@@ -272,7 +275,13 @@ def check(
         if m.table_level:
             ok = m.holds(stats, keep)
             per_model.append(
-                {"model": m.describe(), "holds": ok, "violating_classes": 0, "violating_records": 0}
+                {
+                    "model": m.describe(),
+                    "holds": ok,
+                    "achieved": m.achieved(stats),
+                    "violating_classes": 0,
+                    "violating_records": 0,
+                }
             )
             continue
         v = dict((id(mm), vv) for mm, vv in viol_by_model)[id(m)]
@@ -280,6 +289,7 @@ def check(
             {
                 "model": m.describe(),
                 "holds": bool(n_sup <= max_sup) if v.any() else True,
+                "achieved": m.achieved(stats),
                 "violating_classes": int(v.sum()),
                 "violating_records": int(sizes[v].sum()),
             }
@@ -287,7 +297,7 @@ def check(
     holds = all(p["holds"] for p in per_model)
     first = np.empty(g, dtype=np.int64)
     first[ids[::-1]] = np.arange(n - 1, -1, -1)
-    reps = df[qi].iloc[first].reset_index(drop=True)
+    reps = pd.DataFrame({col: df[col].iloc[first].to_numpy() for col in qi})
     reps["size"] = sizes
     order = np.lexsort((np.arange(g), sizes))
     smallest = reps.iloc[order[:show]].reset_index(drop=True)

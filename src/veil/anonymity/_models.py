@@ -79,6 +79,10 @@ class PrivacyModel(ABC):
         """Boolean array: True for the classes that break the model."""
         raise NotImplementedError  # pragma: no cover
 
+    def achieved(self, stats: ClassStats) -> float | None:
+        """The best parameter the classes achieve (e.g. smallest class size), if defined."""
+        return None
+
     def holds(self, stats: ClassStats, keep: np.ndarray | None = None) -> bool:
         """Whether the model holds on the kept classes (all classes when ``keep`` is None)."""
         v = self.violating(stats)
@@ -134,6 +138,9 @@ class KAnonymity(PrivacyModel):
     def violating(self, stats: ClassStats) -> np.ndarray:
         return stats.sizes < self.k
 
+    def achieved(self, stats: ClassStats) -> float | None:
+        return float(stats.sizes.min()) if stats.n_classes else None
+
     def params(self) -> dict[str, Any]:
         return {"k": self.k}
 
@@ -153,6 +160,10 @@ class DistinctLDiversity(PrivacyModel):
 
     def violating(self, stats: ClassStats) -> np.ndarray:
         return self._sens(stats).distinct(stats.n_classes) < self.l
+
+    def achieved(self, stats: ClassStats) -> float | None:
+        d = self._sens(stats).distinct(stats.n_classes)
+        return float(d.min()) if d.size else None
 
     def params(self) -> dict[str, Any]:
         return {"column": self.column, "l": self.l}
@@ -180,6 +191,10 @@ class EntropyLDiversity(PrivacyModel):
     def violating(self, stats: ClassStats) -> np.ndarray:
         h = _entropy(self._sens(stats), stats.sizes)
         return h < math.log(self.l) - 1e-9
+
+    def achieved(self, stats: ClassStats) -> float | None:
+        h = _entropy(self._sens(stats), stats.sizes)
+        return float(np.exp(h.min())) if h.size else None
 
     def params(self) -> dict[str, Any]:
         return {"column": self.column, "l": self.l}
@@ -323,6 +338,10 @@ class TCloseness(PrivacyModel):
     def violating(self, stats: ClassStats) -> np.ndarray:
         return self.distances(stats) > self.t + 1e-9
 
+    def achieved(self, stats: ClassStats) -> float | None:
+        d = self.distances(stats)
+        return float(d.max()) if d.size else None
+
     def params(self) -> dict[str, Any]:
         return {"column": self.column, "t": self.t, "distance": self.distance}
 
@@ -352,6 +371,9 @@ class AverageRisk(PrivacyModel):
     def holds(self, stats: ClassStats, keep: np.ndarray | None = None) -> bool:
         return self.risk(stats, keep) <= self.threshold + _EPS
 
+    def achieved(self, stats: ClassStats) -> float | None:
+        return self.risk(stats)
+
     def params(self) -> dict[str, Any]:
         return {"threshold": self.threshold}
 
@@ -380,6 +402,11 @@ class KMap(PrivacyModel):
         if stats.population is None:
             raise ConfigError("k-map needs population class sizes in the class statistics")
         return stats.population < self.k
+
+    def achieved(self, stats: ClassStats) -> float | None:
+        if stats.population is None or not stats.n_classes:
+            return None
+        return float(stats.population.min())
 
     def params(self) -> dict[str, Any]:
         return {"k": self.k, "population_rows": int(len(self.population))}
