@@ -63,3 +63,22 @@ def test_atomic_on_failure(tmp_path: Path) -> None:
 def test_missing_output_folder(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="folder"):
         write(pd.DataFrame({"a": [1]}), tmp_path / "no" / "o.csv")
+
+
+def test_write_json_numpy(tmp_path: Path) -> None:
+    import json
+
+    import numpy as np
+
+    from veil.io import write_json
+
+    write_json(
+        {"a": np.int64(3), "b": np.float32(0.5), "c": np.array([1, 2]), "d": np.bool_(True)},
+        tmp_path / "x.json",
+    )
+    assert json.loads((tmp_path / "x.json").read_text()) == {
+        "a": 3,
+        "b": 0.5,
+        "c": [1, 2],
+        "d": True,
+    }

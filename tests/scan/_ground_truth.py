@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 import pandas as pd
 
@@ -28,6 +30,7 @@ INSURANCE_ROLES = {
 }  # fmt: skip
 
 
+@lru_cache(maxsize=2)
 def synthetic_pii(
     n: int = 400, seed: int = 7
 ) -> tuple[pd.DataFrame, dict[str, str], dict[str, str]]:

@@ -60,9 +60,25 @@ def atomic_write(path: str | os.PathLike[str], writer: Callable[[IO[bytes]], Non
     return target
 
 
+def _json_default(o: Any) -> Any:
+    import numpy as np
+
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.bool_):
+        return bool(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, (set, frozenset, tuple)):
+        return list(o)
+    return str(o)
+
+
 def write_json(obj: Any, path: str | os.PathLike[str]) -> Path:
-    """Atomically write ``obj`` as indented UTF-8 JSON."""
-    data = json.dumps(obj, indent=2, ensure_ascii=False, default=str).encode("utf-8")
+    """Atomically write ``obj`` as indented UTF-8 JSON (numpy scalars become numbers)."""
+    data = json.dumps(obj, indent=2, ensure_ascii=False, default=_json_default).encode("utf-8")
     return atomic_write(path, lambda fh: fh.write(data))
 
 
