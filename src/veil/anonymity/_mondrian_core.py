@@ -64,6 +64,24 @@ def _set_cut(col: np.ndarray, counts: np.ndarray, lo: int, k: int) -> np.ndarray
     the ``i`` most frequent values; ``i`` minimizes the set NCP of the two parts,
     ``n_L (|L| - 1) + n_R (|R| - 1)``, among the splits leaving ``k`` rows on each side.
     """
+    if counts.size <= 64:
+        # Tiny domains: plain Python beats a dozen numpy calls on 64-element arrays.
+        cl = counts.tolist()
+        order_l = sorted((c for c in range(len(cl)) if cl[c]), key=lambda c: -cl[c])
+        m = len(order_l)
+        n = sum(cl)
+        best_i, best_cost, acc = -1, None, 0
+        for i in range(1, m):
+            acc += cl[order_l[i - 1]]
+            if acc >= k and n - acc >= k:
+                cost = acc * (i - 1) + (n - acc) * (m - i - 1)
+                if best_cost is None or cost < best_cost:
+                    best_i, best_cost = i, cost
+        if best_i < 0:
+            return None
+        take = np.zeros(counts.size, dtype=bool)
+        take[order_l[:best_i]] = True
+        return take[col - lo] if lo else take[col]
     present = np.flatnonzero(counts)
     m = present.size
     order = present[np.argsort(-counts[present], kind="stable")]
@@ -167,7 +185,13 @@ def partition(
     n_classes = 0
     stack: list[tuple[np.ndarray, np.ndarray]] = [(np.arange(n), X)]
     min_split = 2 * k
+    width = [dim.width for dim in dims]
     set_dims = [j for j in range(d) if dims[j].kind == "set"]
+    set_sizes = [dims[j].size for j in set_dims]
+    set_starts = np.concatenate(([0], np.cumsum(set_sizes)[:-1])).astype(np.int64)
+    set_off = set_starts.astype(X.dtype)
+    set_total = int(sum(set_sizes))
+    packed = 0 < set_total <= 4096
     while stack:
         rows, sub = stack.pop()
         if rows.size < min_split:
@@ -176,13 +200,23 @@ def partition(
             continue
         lo = sub.min(axis=0).tolist()
         hi = sub.max(axis=0).tolist()
-        widths = [dims[j].width(lo[j], hi[j]) for j in range(d)]
-        set_counts: dict[int, np.ndarray] = {}
-        for j in set_dims:
-            if hi[j] > lo[j]:
-                counts = np.bincount(sub[:, j] - lo[j], minlength=hi[j] - lo[j] + 1)
-                set_counts[j] = counts
-                widths[j] = (np.count_nonzero(counts) - 1) / (dims[j].size - 1)
+        widths = [width[j](lo[j], hi[j]) for j in range(d)]
+        set_counts: dict[int, tuple[np.ndarray, int]] = {}
+        if set_dims and packed:
+            # One bincount for all set columns (codes shifted into disjoint ranges).
+            allc = np.bincount((sub[:, set_dims] + set_off).ravel(), minlength=set_total)
+            distinct = np.add.reduceat(allc > 0, set_starts).tolist()
+            for t, j in enumerate(set_dims):
+                if hi[j] > lo[j]:
+                    a = set_starts[t]
+                    set_counts[j] = (allc[a : a + dims[j].size], 0)
+                    widths[j] = (distinct[t] - 1) / (dims[j].size - 1)
+        else:
+            for j in set_dims:
+                if hi[j] > lo[j]:
+                    counts = np.bincount(sub[:, j] - lo[j], minlength=hi[j] - lo[j] + 1)
+                    set_counts[j] = (counts, lo[j])
+                    widths[j] = (np.count_nonzero(counts) - 1) / (dims[j].size - 1)
         order = sorted((j for j in range(d) if widths[j] > 0), key=lambda j: -widths[j])
         children: list[tuple[np.ndarray, np.ndarray]] | None = None
         for j in order:
@@ -205,7 +239,7 @@ def partition(
             mask = None
             if j in set_counts:
                 # Sets: the split the set NCP rewards first, then the median cut.
-                mask = _set_cut(col, set_counts[j], lo[j], k)
+                mask = _set_cut(col, set_counts[j][0], set_counts[j][1], k)
                 if mask is not None and check is not None:
                     if not check(rows, (~mask).astype(np.int64), 2).all():
                         mask = None

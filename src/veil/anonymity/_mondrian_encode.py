@@ -181,17 +181,21 @@ class Dim:
     tree: HierTree | None = None
     wtable: np.ndarray | None = None  # hier: (L, L) NCP of the LCA of two leaves, if small
     integral: bool = False
+    size: int = field(init=False)  # number of codes (distinct values, or hierarchy leaves)
+    _wlist: list[list[float]] | None = field(init=False, default=None, repr=False)
 
-    @property
-    def size(self) -> int:
-        """Number of codes (distinct values, or hierarchy leaves)."""
-        return len(self.values)
+    def __post_init__(self) -> None:
+        self.size = len(self.values)
+        if self.wtable is not None and self.size <= 256:
+            self._wlist = self.wtable.tolist()
 
     def width(self, lo: int, hi: int) -> float:
         """Normalized width of the code range ``[lo, hi]``."""
         if self.kind == "numeric":
             return self.norm[hi] - self.norm[lo]
         if self.kind == "hier":
+            if self._wlist is not None:
+                return self._wlist[lo][hi]
             if self.wtable is not None:
                 return float(self.wtable[lo, hi])
             tree = self.tree
