@@ -1,4 +1,4 @@
-"""Feldman verifiable secret sharing and Blakley's hyperplane scheme."""
+"""Feldman and Pedersen verifiable secret sharing, and Blakley's hyperplane scheme."""
 
 from __future__ import annotations
 
@@ -18,6 +18,10 @@ from veil.crypto import (
     feldman_reconstruct,
     feldman_share,
     feldman_verify,
+    pedersen_generator,
+    pedersen_reconstruct,
+    pedersen_share,
+    pedersen_verify,
 )
 from veil.errors import ConfigError
 
@@ -109,3 +113,30 @@ def test_blakley_t_minus_one_shares_uniform() -> None:
     shares = blakley_share([3] * n_samples, 2, 3, prime=p)  # same secret everywhere
     counts = np.bincount(np.array(shares[1].offsets), minlength=p)
     assert stats.chisquare(counts).pvalue > 1e-6
+
+
+def test_pedersen_round_trip_tamper_and_homomorphism(group: FeldmanGroup) -> None:
+    shares, comm = pedersen_share([1, 0, -5], 3, 5, group=group)
+    assert all(pedersen_verify(s, comm) for s in shares)
+    for sub in itertools.combinations(shares, 3):
+        assert pedersen_reconstruct(list(sub), comm) == [1, 0, -5]
+    with pytest.raises(CryptoError, match="need at least 3"):
+        pedersen_reconstruct(shares[:2], comm)
+    bad = dataclasses.replace(shares[4], blindings=(shares[4].blindings[0] + 1, 0, 0))
+    with pytest.raises(CryptoError, match=r"\[5\] failed Pedersen"):
+        pedersen_reconstruct([shares[0], shares[1], bad], comm)
+    other, comm2 = pedersen_share([2, 3, 4], 3, 5, group=group)
+    total = [a + b for a, b in zip(shares, other)]
+    assert pedersen_reconstruct(total[2:], comm + comm2) == [3, 3, -1]
+    assert pedersen_reconstruct(*pedersen_share(7, 2, 2)) == 7  # default 2048-bit group
+
+
+def test_pedersen_commitments_hide_low_entropy_secrets(group: FeldmanGroup) -> None:
+    # Feldman leaks g^s: a yes/no vote is recovered by comparing with g^0 and g^1 ...
+    _, fcomm = feldman_share(1, 2, 3, group=group)
+    assert fcomm.commitments[0][0] == pow(group.g, 1, group.p)
+    # ... Pedersen's constant-term commitment is blinded: it matches neither candidate
+    _, pcomm = pedersen_share(1, 2, 3, group=group)
+    assert pcomm.commitments[0][0] not in (1, group.g)
+    h = pedersen_generator(group)
+    assert pow(h, group.q, group.p) == 1 and h != group.g

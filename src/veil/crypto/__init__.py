@@ -9,6 +9,8 @@ Secret sharing (this package):
 * :func:`blakley_share` / :func:`blakley_reconstruct` -- Blakley t-of-n (hyperplanes);
 * :func:`feldman_share` / :func:`feldman_verify` / :func:`feldman_reconstruct` -- verifiable
   Shamir sharing of integers with Feldman commitments;
+* :func:`pedersen_share` / :func:`pedersen_verify` / :func:`pedersen_reconstruct` -- the same
+  with hiding Pedersen commitments (safe for low-entropy secrets such as votes);
 * :class:`Share` -- shares support ``+``, ``-`` and multiplication by public integers.
 
 Paillier encryption lives in :mod:`veil.crypto.paillier`.
@@ -37,6 +39,14 @@ from ._feldman import (
     feldman_verify,
 )
 from ._field import MERSENNE61, PrimeField
+from ._pedersen import (
+    PedersenCommitments,
+    PedersenShare,
+    pedersen_generator,
+    pedersen_reconstruct,
+    pedersen_share,
+    pedersen_verify,
+)
 from ._shamir import shamir_reconstruct, shamir_share
 from ._shares import Share
 from ._xor import xor_reconstruct, xor_share
@@ -50,6 +60,8 @@ __all__ = [
     "CryptoOverflowError",
     "InsecureKeyWarning",
     "MERSENNE61",
+    "PedersenCommitments",
+    "PedersenShare",
     "RING64",
     "PrimeField",
     "Share",
@@ -60,6 +72,10 @@ __all__ = [
     "feldman_reconstruct",
     "feldman_share",
     "feldman_verify",
+    "pedersen_generator",
+    "pedersen_reconstruct",
+    "pedersen_share",
+    "pedersen_verify",
     "shamir_reconstruct",
     "shamir_share",
     "xor_reconstruct",
