@@ -228,3 +228,12 @@ def test_vector_homomorphic_laws(keys, a: list[float], b: list[float], w: int) -
     assert np.array_equal(sk.decrypt_vector(ex * w + ey), w * rx + ry)
     assert np.array_equal(sk.decrypt_vector(ex + y), rx + ry)
     assert np.array_equal(sk.decrypt_vector(y + ex), rx + ry)  # ndarray on the left
+
+
+def test_wide_slots_beyond_int64(keys) -> None:  # type: ignore[no-untyped-def]
+    pk, sk = keys
+    spec = PackingSpec(frac_bits=30, int_bits=32, max_parties=4)  # 65-bit slots
+    assert spec.slot_bits == 65 and spec.slots(512) == 7
+    x = np.array([2.0**31 + 0.5, -(2.0**31) - 0.25, 1.0, -1.0] * 3)
+    total = pk.encrypt_vector(x, spec) * 3 + pk.encrypt_vector(x, spec)
+    assert np.array_equal(sk.decrypt_vector(total), 4 * x)
