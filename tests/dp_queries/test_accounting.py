@@ -125,6 +125,7 @@ def test_real_budget_accountant_and_default(df: pd.DataFrame) -> None:
     with pytest.raises(BudgetError):
         pf.groupby("g", keys=list("abc")).agg(n="count", epsilon=0.5)
     assert len(acc) == 1
+    pf_default = PrivateFrame(df, random_state=3)  # built before the default is set
     with BudgetAccountant(epsilon=2.0) as default:
-        PrivateFrame(df, random_state=3).agg(n="count", epsilon=0.5)
+        pf_default.agg(n="count", epsilon=0.5)
         assert tuple(default.total()) == pytest.approx((0.5, 0.0))

@@ -60,7 +60,8 @@ class PrivateFrame:
         id is missing are ignored.
     accountant
         A :class:`veil.dp.BudgetAccountant` charged once per query; ``None`` uses the default
-        accountant, ``False`` disables accounting (tests, dry runs).
+        accountant at the time of each query (diffprivlib's rule), ``False`` disables
+        accounting (tests, dry runs).
     bounds
         Default clamping bounds per column, ``{"age": (18, 100)}``; an aggregation may give its
         own.  Missing bounds are an error, never read from the data.
@@ -110,7 +111,7 @@ class PrivateFrame:
             )
         self.bounds = dict(bounds or {})
         self.mechanism = mechanism
-        self._accountant = _default_accountant() if accountant is None else accountant
+        self._accountant = accountant  # None: the default accountant, looked up per query
         self._rng: BitSource = resolve_rng(random_state)
         self._mask: np.ndarray | None = None
         self._person_cache: np.ndarray | None = None
@@ -128,7 +129,7 @@ class PrivateFrame:
     @property
     def accountant(self) -> Any:
         """The budget accountant charged by queries (``False`` when disabled)."""
-        return self._accountant
+        return _default_accountant() if self._accountant is None else self._accountant
 
     # ------------------------------------------------------------------ transformations
     def where(self, condition: str | np.ndarray | pd.Series) -> PrivateFrame:
@@ -236,7 +237,7 @@ class PrivateFrame:
 
     # ------------------------------------------------------------------ internals
     def _charge(self, epsilon: float, delta: float) -> None:
-        acc = self._accountant
+        acc = self.accountant
         if acc is False:
             return
         acc.spend(epsilon, delta)  # raises BudgetError before anything is computed
