@@ -35,3 +35,11 @@ def test_keygen_writes_keys_with_private_permissions(
 def test_keygen_refuses_short_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["crypto", "keygen", "--bits", "512", "--out", str(tmp_path)]) == 2
     assert "insecure" in capsys.readouterr().err
+
+
+def test_keygen_1024_bits_warns_on_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["crypto", "keygen", "--bits", "1024", "--out", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("veil: warning: a 1024-bit Paillier key") and err.count("\n") == 1

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 from veil.errors import ConfigError
@@ -34,14 +36,20 @@ def _atomic_write(path: Path, text: str, mode: int, force: bool) -> None:
 
 
 def _keygen(args: argparse.Namespace) -> int:
-    from veil.crypto.paillier import dumps, generate_paillier_keypair
+    from veil.crypto.paillier import InsecureKeyWarning, dumps, generate_paillier_keypair
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for name in ("paillier_private.json", "paillier_public.json"):
         if (out / name).exists() and not args.force:
             raise ConfigError(f"{out / name} already exists (use --force to overwrite)")
-    public_key, private_key = generate_paillier_keypair(n_length=args.bits, insecure=args.insecure)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", InsecureKeyWarning)
+        public_key, private_key = generate_paillier_keypair(
+            n_length=args.bits, insecure=args.insecure
+        )
+    for w in caught:
+        print(f"veil: warning: {w.message}", file=sys.stderr)
     _atomic_write(out / "paillier_private.json", dumps(private_key), 0o600, args.force)
     _atomic_write(out / "paillier_public.json", dumps(public_key), 0o644, args.force)
     print(
