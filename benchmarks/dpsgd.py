@@ -128,17 +128,24 @@ def train_once(
         model, opt, loader = make_private(
             model, opt, loader, noise_multiplier=sigma, max_grad_norm=clip
         )
-    elif framework == "opacus":
+    elif framework.startswith("opacus"):
         from opacus import PrivacyEngine
 
         engine = PrivacyEngine(accountant="rdp")
+        kw = {
+            "module": model, "optimizer": opt, "data_loader": loader, "noise_multiplier": sigma,
+            "max_grad_norm": clip, "poisson_sampling": True,
+        }  # fmt: skip
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model, opt, loader = engine.make_private(
-                module=model, optimizer=opt, data_loader=loader, noise_multiplier=sigma,
-                max_grad_norm=clip, poisson_sampling=True,
-            )  # fmt: skip
-    lossf = nn.CrossEntropyLoss()
+            if framework == "opacus-ghost":
+                model, opt, lossf, loader = engine.make_private(
+                    **kw, criterion=nn.CrossEntropyLoss(), grad_sample_mode="ghost"
+                )
+            else:
+                model, opt, loader = engine.make_private(**kw)
+    if framework != "opacus-ghost":
+        lossf = nn.CrossEntropyLoss()
     seen = 0
     t0 = time.perf_counter()
     for _ in range(epochs):
@@ -155,7 +162,7 @@ def train_once(
     if framework == "veil":
         eps = opt.get_epsilon(DELTA)
         other = _opacus_eps(opt.accountant.history)
-    elif framework == "opacus":
+    elif engine is not None:
         eps = engine.get_epsilon(DELTA)
         acc_v = RDPAccountant()
         for s_, q_, n_ in engine.accountant.history:
@@ -192,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         opacus_version = opacus.__version__
     except ImportError:
         have_opacus, opacus_version = False, "absent"
-    frameworks = ["nonprivate", "veil"] + (["opacus"] if have_opacus else [])
+    frameworks = ["nonprivate", "veil"] + (["opacus", "opacus-ghost"] if have_opacus else [])
     eps_grid = [3.0] if args.quick else [1.0, 3.0, 8.0]
     results: dict = {
         "torch": torch.__version__, "opacus": opacus_version, "threads": args.threads,
@@ -211,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         for target in eps_grid:
             sigma = noise_multiplier_for(target, DELTA, q, steps)
             for fw in frameworks:
-                if fw == "nonprivate" and target != 3.0:
+                if fw in ("nonprivate", "opacus-ghost") and target != 3.0:
                     continue
                 reps = args.repeats if target == 3.0 else 1
                 runs = [

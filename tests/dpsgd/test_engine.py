@@ -435,3 +435,31 @@ def test_forward_without_backward_is_ignored() -> None:
     ).backward()
     opt.step()
     assert opt.steps == 1 and opt.last_norms.shape == (5,)
+
+
+class _TokenData(torch.utils.data.Dataset):
+    """A map-style dataset that is not a TensorDataset (exercises collate_fn)."""
+
+    def __init__(self) -> None:
+        g = torch.Generator().manual_seed(0)
+        self.ids = torch.randint(0, 20, (60, 5), generator=g)
+        self.y = (self.ids[:, 0] < 10).long()
+
+    def __len__(self) -> int:
+        return len(self.y)
+
+    def __getitem__(self, i: int) -> tuple:
+        return self.ids[i], self.y[i]
+
+
+def test_custom_dataset_embedding_model_and_empty_collation() -> None:
+    data = _TokenData()
+    model = nn.Sequential(nn.Embedding(20, 4), nn.Flatten(), nn.Linear(20, 2))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    dp_model, opt, loader = make_private(
+        model, opt, DataLoader(data, batch_size=6), noise_multiplier=1.0, max_grad_norm=1.0
+    )
+    _train(dp_model, opt, loader)
+    assert opt.steps == len(loader) == 10
+    ids, y = loader._fetch(np.array([], dtype=np.int64))
+    assert ids.shape == (0, 5) and y.shape == (0,)
