@@ -382,3 +382,35 @@ def test_input_frame_unchanged_by_cli_apply(insurance_csv: Path) -> None:
     snapshot = df.copy(deep=True)
     apply(df, Policy.from_yaml(EXAMPLES / "insurance_ke.yaml"))
     pd.testing.assert_frame_equal(df, snapshot)
+
+
+def test_progress_bar_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    from veil.cli import _anonymize
+
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert _anonymize._use_progress()
+    with _anonymize._progress() as tick:
+        assert tick is not None
+        tick("generalize Age", 1, 3)
+    monkeypatch.setenv("CI", "1")
+    assert not _anonymize._use_progress()
+    monkeypatch.delenv("CI")
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    assert not _anonymize._use_progress()
+
+
+def test_scan_headerless_with_names_and_parquet(
+    tmp_path: Path, adult_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    names = "age,workclass,fnlwgt,education,education-num,marital-status,occupation,relationship,race,sex,capital-gain,capital-loss,hours-per-week,native-country,income"
+    draft = tmp_path / "a.yaml"
+    assert main(["scan", str(adult_data), "--names", names, "--policy-out", str(draft)]) == 0
+    d = yaml.safe_load(draft.read_text())
+    assert d["input"]["names"] == names.split(",") and d["columns"]["income"]["role"] == "sensitive"
+    pq = tmp_path / "a.parquet"
+    read(adult_data, names=names.split(",")).head(500).to_parquet(pq)
+    capsys.readouterr()
+    assert main(["scan", str(pq), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["n_rows"] == 500

@@ -202,3 +202,10 @@ def test_report_never_contains_key(tmp_path, table: pd.DataFrame) -> None:  # ty
     )
     text = json.dumps(rep) + render_html(rep)
     assert key not in text and key.upper() not in text and bytes.fromhex(key).hex() not in text
+
+
+def test_html_escapes_names_and_values() -> None:
+    df = pd.DataFrame({"<script>x</script>": ["<b>a</b>", "b", "<b>a</b>"], "age": [1, 2, 3]})
+    _, rep = apply(df, {"columns": {"<script>x</script>": "quasi", "age": "quasi"}})
+    html = render_html(rep)
+    assert "<script>" not in html and "&lt;script&gt;" in html
