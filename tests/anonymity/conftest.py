@@ -66,7 +66,7 @@ def random_table(seed: int, n: int = 120, n_qi: int = 3) -> tuple[pd.DataFrame, 
 def generalize(series: pd.Series, mapping: dict, level: int) -> pd.Series:
     if level == 0:
         return series.astype(str)
-    return series.astype(str).map(lambda v: mapping[v][level - 1])
+    return series.astype(str).map({v: up[level - 1] for v, up in mapping.items()})
 
 
 def height(mapping: dict) -> int:
@@ -82,7 +82,7 @@ def evaluate_node(df, hiers, node, k=1, limit=0.0, l_div=None, t_close=None):
     """(anonymous, suppressed mask, generalized QI frame) with pandas group-bys."""
     qi = list(hiers)
     g = pd.DataFrame({c: generalize(df[c], hiers[c], lv) for c, lv in zip(qi, node)})
-    key = g.apply(lambda r: "\x1f".join(r), axis=1)
+    key = g.groupby(qi, sort=False).ngroup()
     size = key.map(key.value_counts())
     bad = size < k
     if l_div is not None:
@@ -145,20 +145,27 @@ def objective(df, hiers, node, suppressed, key, name):
 
 def brute_force(df, hiers, name, **model):
     """Best node by exhaustive search (same tie-breaking rule as documented)."""
+    return brute_force_all(df, hiers, [name], **model)[name]
+
+
+def brute_force_all(df, hiers, names, **model):
+    """Best node for each objective in ``names``, one exhaustive scan of the lattice."""
     qi = list(hiers)
-    best = None
+    best = dict.fromkeys(names)
     for node in itertools.product(*[range(height(hiers[c])) for c in qi]):
         ok, sup, g, key = evaluate_node(df, hiers, node, **model)
         if not ok:
             continue
-        v = objective(df, hiers, node, sup, key, name)
-        cand = (v, sum(node), node)
-        if best is None:
-            best = cand
-            continue
-        tol = 1e-9 * max(1.0, abs(best[0]))
-        if v < best[0] - tol or (v <= best[0] + tol and (sum(node), node) < (best[1], best[2])):
-            best = cand
+        for name in names:
+            v = objective(df, hiers, node, sup, key, name)
+            cand = (v, sum(node), node)
+            b = best[name]
+            if b is None:
+                best[name] = cand
+                continue
+            tol = 1e-9 * max(1.0, abs(b[0]))
+            if v < b[0] - tol or (v <= b[0] + tol and (sum(node), node) < (b[1], b[2])):
+                best[name] = cand
     return best
 
 
