@@ -52,7 +52,7 @@ def zayatz_uniqueness(sizes: np.ndarray, sampling_fraction: float) -> float:
     Examples
     --------
     >>> round(zayatz_uniqueness(np.array([1, 1, 2, 5]), 0.5), 4)
-    0.1778
+    0.1342
     """
     if not 0 < sampling_fraction <= 1:
         raise ConfigError(f"sampling fraction must be in (0, 1], got {sampling_fraction!r}")
