@@ -183,13 +183,15 @@ def partition(
     n, d = X.shape
     labels = np.empty(n, dtype=np.int64)
     n_classes = 0
-    stack: list[tuple[np.ndarray, np.ndarray]] = [(np.arange(n), X)]
+    # Rows of a partition are kept as a (d, m) code block: per-QI codes are contiguous, so
+    # min/max/partition/bincount run on contiguous memory.
+    stack: list[tuple[np.ndarray, np.ndarray]] = [(np.arange(n), np.ascontiguousarray(X.T))]
     min_split = 2 * k
     width = [dim.width for dim in dims]
     set_dims = [j for j in range(d) if dims[j].kind == "set"]
     set_sizes = [dims[j].size for j in set_dims]
     set_starts = np.concatenate(([0], np.cumsum(set_sizes)[:-1])).astype(np.int64)
-    set_off = set_starts.astype(X.dtype)
+    set_off = set_starts.astype(X.dtype)[:, None]
     set_total = int(sum(set_sizes))
     packed = 0 < set_total <= 4096
     while stack:
@@ -198,13 +200,13 @@ def partition(
             labels[rows] = n_classes
             n_classes += 1
             continue
-        lo = sub.min(axis=0).tolist()
-        hi = sub.max(axis=0).tolist()
+        lo = sub.min(axis=1).tolist()
+        hi = sub.max(axis=1).tolist()
         widths = [width[j](lo[j], hi[j]) for j in range(d)]
         set_counts: dict[int, tuple[np.ndarray, int]] = {}
         if set_dims and packed:
             # One bincount for all set columns (codes shifted into disjoint ranges).
-            allc = np.bincount((sub[:, set_dims] + set_off).ravel(), minlength=set_total)
+            allc = np.bincount((sub[set_dims] + set_off).ravel(), minlength=set_total)
             distinct = np.add.reduceat(allc > 0, set_starts).tolist()
             for t, j in enumerate(set_dims):
                 if hi[j] > lo[j]:
@@ -214,13 +216,13 @@ def partition(
         else:
             for j in set_dims:
                 if hi[j] > lo[j]:
-                    counts = np.bincount(sub[:, j] - lo[j], minlength=hi[j] - lo[j] + 1)
+                    counts = np.bincount(sub[j] - lo[j], minlength=hi[j] - lo[j] + 1)
                     set_counts[j] = (counts, lo[j])
                     widths[j] = (np.count_nonzero(counts) - 1) / (dims[j].size - 1)
         order = sorted((j for j in range(d) if widths[j] > 0), key=lambda j: -widths[j])
         children: list[tuple[np.ndarray, np.ndarray]] | None = None
         for j in order:
-            col = sub[:, j]
+            col = sub[j]
             if dims[j].kind == "hier":
                 gid, ng = _hier_groups(dims[j], col, lo[j], hi[j])
                 pooled = _pool_small(rows, gid, ng, k, check)
@@ -230,11 +232,11 @@ def partition(
                 if ng == 2:
                     mask = gid == 0
                     inv = ~mask
-                    children = [(rows[mask], sub[mask]), (rows[inv], sub[inv])]
+                    children = [(rows[mask], sub[:, mask]), (rows[inv], sub[:, inv])]
                     break
                 sort = np.argsort(gid, kind="stable")
                 bounds = np.searchsorted(gid[sort], np.arange(1, ng))
-                children = [(rows[p], sub[p]) for p in np.split(sort, bounds)]
+                children = [(rows[p], sub[:, p]) for p in np.split(sort, bounds)]
                 break
             mask = None
             if j in set_counts:
@@ -250,7 +252,7 @@ def partition(
                 if check is not None and not check(rows, (~mask).astype(np.int64), 2).all():
                     continue
             inv = ~mask
-            children = [(rows[mask], sub[mask]), (rows[inv], sub[inv])]
+            children = [(rows[mask], sub[:, mask]), (rows[inv], sub[:, inv])]
             break
         if children is None:
             labels[rows] = n_classes
