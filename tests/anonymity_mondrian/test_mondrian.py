@@ -366,3 +366,19 @@ def test_hierarchical_t_closeness_runs(adult_small, adult_hier):
     emd = 0.5 * (local.reindex(columns=glob.index, fill_value=0) - glob).abs().sum(axis=1)
     assert emd.max() <= h * 0.3 + 1e-9
     assert res.n_classes > 1
+
+
+def test_engine_dispatch(adult_small, adult_hier):
+    from veil.anonymity import anonymize
+
+    cfg = AnonymizationConfig(
+        {c: adult_hier.get(c) for c in QI}, k=5, algorithm="mondrian", options={"mode": "strict"}
+    )
+    res = anonymize(adult_small, cfg)
+    assert res.algorithm == "mondrian"
+    check_release(adult_small, res, QI, 5, adult_hier)
+    micro = anonymize(
+        adult_small, AnonymizationConfig(["age", "hours-per-week"], k=5, algorithm="mdav")
+    )
+    assert micro.algorithm == "mdav"
+    assert micro.data.groupby(["age", "hours-per-week"]).size().min() >= 5
