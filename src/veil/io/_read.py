@@ -95,7 +95,9 @@ def _read_text(
     header: bool | None,
 ) -> tuple[pd.DataFrame, SourceFormat]:
     enc, sample = sniff_encoding(head, encoding)
-    fmt = sniff_format(sample, enc, delimiter)
+    fmt = sniff_format(
+        sample, enc, delimiter, "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
+    )
     if header is not None or names is not None:
         use_header = bool(header) if header is not None else False
         fmt = type(fmt)(fmt.encoding, fmt.delimiter, fmt.skipinitialspace, use_header)

@@ -120,14 +120,14 @@ def _field_counts(lines: list[str], delim: str) -> list[int]:
         return []
 
 
-def _choose_delimiter(lines: list[str]) -> str:
-    best, best_score = ",", (-1.0, 0)
-    for delim in _CANDIDATES:
+def _choose_delimiter(lines: list[str], default: str = ",") -> str:
+    best, best_score = default, (-1.0, 0)
+    for delim in sorted(_CANDIDATES, key=lambda c: c != default):  # the default wins ties
         counts = _field_counts(lines, delim)
         if not counts:
             continue
         mode = max(set(counts), key=counts.count)
-        if mode < 2:
+        if mode < 2 or counts[0] != mode:  # the first (header) line must agree
             continue
         consistency = counts.count(mode) / len(counts)
         score = (consistency, mode)
@@ -164,15 +164,21 @@ def _has_header(rows: list[list[str]]) -> bool:
     return len(set(first)) == len(first)
 
 
-def sniff_format(sample: str, encoding: str, delimiter: str | None = None) -> TextFormat:
-    """Guess the delimiter, leading-space style and header presence from a decoded sample."""
+def sniff_format(
+    sample: str, encoding: str, delimiter: str | None = None, default: str = ","
+) -> TextFormat:
+    """Guess the delimiter, leading-space style and header presence from a decoded sample.
+
+    ``default`` is the delimiter assumed when the sample does not decide (one column), e.g. a
+    tab for ``.tsv`` files.
+    """
     lines = [ln for ln in sample.splitlines() if ln.strip()]
     if len(lines) > 1 and not sample.endswith(("\n", "\r")):
         lines = lines[:-1]  # the last line of the sample may be cut
     lines = lines[:200]
     if not lines:
         raise InputError("the file is empty")
-    delim = delimiter if delimiter is not None else _choose_delimiter(lines)
+    delim = delimiter if delimiter is not None else _choose_delimiter(lines, default)
     if len(delim) != 1:
         if delim.strip() and len(delim.strip()) == 1 and delim[0] != " ":
             delim = delim.strip()  # ', ' means ',' with skipped initial spaces

@@ -99,7 +99,9 @@ def _like_format(like: Any) -> SourceFormat | None:
             if head.startswith(b"PAR1"):
                 return SourceFormat(str(p), "parquet")
             enc, sample = sniff_encoding(head)
-            tf = sniff_format(sample, enc)
+            tf = sniff_format(
+                sample, enc, None, "\t" if p.suffix.lower() in (".tsv", ".tab") else ","
+            )
             return SourceFormat(str(p), "csv", tf.delimiter, enc, tf.header)
     return SourceFormat(str(p), "csv", "\t" if p.suffix.lower() == ".tsv" else ",")
 
