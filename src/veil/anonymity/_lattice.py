@@ -15,7 +15,13 @@ import numpy as np
 import pandas as pd
 
 from veil.anonymity._config import AnonymizationConfig
-from veil.anonymity._stats import ClassStats, SensitiveColumn, SensitiveStats, group_keys
+from veil.anonymity._stats import (
+    ClassStats,
+    SensitiveColumn,
+    SensitiveStats,
+    factorize_int64,
+    group_keys,
+)
 from veil.errors import ConfigError, InputError
 from veil.schema._hierarchy import Hierarchy
 
@@ -44,18 +50,18 @@ def combine_keys(cols: list[np.ndarray], cards: list[int]) -> tuple[np.ndarray, 
 class ClassTable:
     """Equivalence classes of one lattice node.
 
-    Either ``key`` is set (one ``int64`` per class: the mixed-radix number of the class's codes
-    with the fixed radices ``radix``/``strides`` of level 0, so that generalizing one QI is a
-    vector update of the key), or ``codes`` (one code array per QI) when level-0 keys would
-    overflow 64 bits.
+    Either ``key`` is set (one ``int64`` per class packing the codes of every QI in fixed bit
+    fields ``(key >> shifts[a]) & masks[a]`` sized for level 0, so that generalizing one QI is a
+    vector update of the key), or ``codes`` (one code array per QI) when the fields would not
+    fit in 62 bits.
     """
 
     levels: tuple[int, ...]
     sizes: np.ndarray  # int64
     sens: dict[str, SensitiveStats]
     key: np.ndarray | None = None
-    strides: np.ndarray | None = None
-    radix: np.ndarray | None = None
+    shifts: np.ndarray | None = None
+    masks: np.ndarray | None = None
     population: np.ndarray | None = None
     _codes: list[np.ndarray] | None = None
 
@@ -68,9 +74,9 @@ class ClassTable:
         if self._codes is not None:
             c = self._codes[a]
             return c if rows is None else c[rows]
-        assert self.key is not None and self.strides is not None and self.radix is not None
+        assert self.key is not None and self.shifts is not None and self.masks is not None
         k = self.key if rows is None else self.key[rows]
-        return (k // self.strides[a]) % self.radix[a]
+        return (k >> self.shifts[a]) & self.masks[a]
 
     @property
     def codes(self) -> list[np.ndarray]:
@@ -108,19 +114,18 @@ class EncodedTable:
         self.row_codes = [h.encode(df[c], column=c) for c, h in zip(self.qi, self.hier)]
         self.sensitive: dict[str, SensitiveColumn] = config.encode_sensitive(df)
         zero = tuple(0 for _ in self.qi)
-        radix = np.array([len(h) for h in self.hier], dtype=np.int64)
-        self.keyed = bool(np.sum(np.log2(radix.astype(np.float64))) < 62)
+        bits = np.array([max(int(len(h) - 1).bit_length(), 1) for h in self.hier], dtype=np.int64)
+        self.keyed = int(bits.sum()) <= 62
         if self.keyed:
-            strides = np.ones(len(radix), dtype=np.int64)
-            for a in range(len(radix) - 2, -1, -1):
-                strides[a] = strides[a + 1] * radix[a + 1]
+            shifts = np.concatenate(([0], np.cumsum(bits)[:-1])).astype(np.int64)
+            masks = (np.int64(1) << bits) - 1
             key = np.zeros(self.n, dtype=np.int64)
-            for rc, st in zip(self.row_codes, strides):
-                key += rc.astype(np.int64) * st
+            for rc, sh in zip(self.row_codes, shifts):
+                key |= rc.astype(np.int64) << sh
             inv, uniq = pd.factorize(key, sort=True)
             self.row_class, nb = np.asarray(inv, dtype=np.int64), len(uniq)
             base_key = np.asarray(uniq, dtype=np.int64)
-            self.strides, self.radix = strides, radix
+            self.shifts, self.masks = shifts, masks
         else:
             key, space = combine_keys(self.row_codes, [len(h) for h in self.hier])
             self.row_class, nb = group_keys(key, space)
@@ -146,7 +151,7 @@ class EncodedTable:
         self._maps: dict[tuple[int, int, int], np.ndarray] = {}
         self._cards = [[h.n_labels(lv) for lv in range(h.height)] for h in self.hier]
         if self.keyed:
-            self.base = ClassTable(zero, stats.sizes, stats.sensitive, base_key, strides, radix)
+            self.base = ClassTable(zero, stats.sizes, stats.sensitive, base_key, shifts, masks)
         else:
             self.base = ClassTable(zero, stats.sizes, stats.sensitive, _codes=codes)
         self.base.population = self._population_sizes(self.base)
@@ -207,11 +212,9 @@ class EncodedTable:
                 key = key.copy()
                 for a in changed:
                     c = src.code(a)
-                    key += (self.level_map(a, src.levels[a], levels[a])[c] - c) * self.strides[a]
-            inv, uniq = pd.factorize(key, sort=False)
-            inv = np.asarray(inv, dtype=np.int64)
-            g = len(uniq)
-            new_key: np.ndarray | None = np.asarray(uniq, dtype=np.int64)
+                    key += (self.level_map(a, src.levels[a], levels[a])[c] - c) << self.shifts[a]
+            inv, new_key = factorize_int64(key)
+            g = len(new_key)
             codes = None
         else:
             gen = []
@@ -224,13 +227,13 @@ class EncodedTable:
                 out = np.empty(g, dtype=np.int32)
                 out[inv] = c
                 codes.append(out)
-            new_key = None
+            new_key = None  # type: ignore[assignment]
         sizes = np.rint(np.bincount(inv, weights=src.sizes, minlength=g)).astype(np.int64)
         sens = {
             name: SensitiveStats.from_pairs(ss.column, inv[ss.cls], ss.val, g, ss.cnt)
             for name, ss in src.sens.items()
         }
-        t = ClassTable(levels, sizes, sens, new_key, src.strides, src.radix, _codes=codes)
+        t = ClassTable(levels, sizes, sens, new_key, src.shifts, src.masks, _codes=codes)
         if src.population is not None:
             t.population = self._population_sizes(t)
         return t, inv

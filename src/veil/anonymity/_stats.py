@@ -14,7 +14,32 @@ import pandas as pd
 from veil.errors import InputError
 from veil.schema._hierarchy import Hierarchy, as_str_values
 
-__all__ = ["SensitiveColumn", "SensitiveStats", "ClassStats", "encode_sensitive", "group_keys"]
+__all__ = [
+    "SensitiveColumn",
+    "SensitiveStats",
+    "ClassStats",
+    "encode_sensitive",
+    "group_keys",
+    "factorize_int64",
+]
+
+try:  # pandas' int64 hash table: same algorithm as pd.factorize without its per-call overhead
+    from pandas._libs.hashtable import Int64HashTable as _Int64HashTable
+except ImportError:  # pragma: no cover - depends on the pandas build
+    _Int64HashTable = None
+
+
+def factorize_int64(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(inverse, uniques)`` of an int64 array, uniques in order of first appearance."""
+    keys = np.ascontiguousarray(keys, dtype=np.int64)
+    if _Int64HashTable is not None:
+        try:
+            uniq, inv = _Int64HashTable(max(len(keys), 1)).factorize(keys)
+            return np.asarray(inv, dtype=np.int64), np.asarray(uniq, dtype=np.int64)
+        except (TypeError, ValueError):  # pragma: no cover - private API changed
+            pass
+    inv, uniq = pd.factorize(keys, sort=False)
+    return np.asarray(inv, dtype=np.int64), np.asarray(uniq, dtype=np.int64)
 
 
 def group_keys(keys: np.ndarray, key_space: int | None = None) -> tuple[np.ndarray, int]:
@@ -31,8 +56,8 @@ def group_keys(keys: np.ndarray, key_space: int | None = None) -> tuple[np.ndarr
         present[keys] = 1
         ids = np.cumsum(present) - 1
         return ids[keys], int(ids[-1] + 1)
-    inv, uniq = pd.factorize(keys, sort=False)
-    return np.asarray(inv, dtype=np.int64), len(uniq)
+    inv, uniq = factorize_int64(keys)
+    return inv, len(uniq)
 
 
 @dataclass(frozen=True)
