@@ -77,7 +77,6 @@ class LatticeSearch:
         self.n_total = int(np.prod(enc.heights))
         #: Climb from each failing path node to a maximal failing node (Flash-like tagging).
         self.climb = True
-        self.path_rule = "low"
 
     # ------------------------------------------------------------------ node evaluation
     def table(self, levels: tuple[int, ...]) -> ClassTable:
@@ -282,14 +281,7 @@ class LatticeSearch:
                 ]
                 if not cand:
                     break
-                if self.path_rule == "high":
-                    inside = [c for c in cand if lb_l[c] < best_val]
-                    if inside:
-                        cur = max(inside, key=lambda c: (lb_l[c], -tie_l[c]))
-                    else:
-                        cur = min(cand, key=lambda c: (lb_l[c], tie_l[c]))
-                else:
-                    cur = min(cand, key=lambda c: (lb_l[c], tie_l[c]))
+                cur = min(cand, key=lambda c: (lb_l[c], tie_l[c]))
                 path.append(cur)
             lo, hi = -1, len(path)  # path[lo] fails (monotone part), path[hi] holds
             for i, p in enumerate(path):
