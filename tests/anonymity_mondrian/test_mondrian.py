@@ -69,7 +69,7 @@ def check_release(
         if col in hierarchies:
             anc = _ancestors(hierarchies[col], orig)
             assert (anc == cells[:, None]).any(axis=1).all(), col
-        elif pd.api.types.is_numeric_dtype(orig):
+        elif pd.api.types.is_numeric_dtype(orig) and not pd.api.types.is_bool_dtype(orig):
             assert all(_interval_ok(c, v) for c, v in zip(cells, orig.tolist())), col
         else:
             for c, v in zip(cells, orig.astype(str).tolist()):
@@ -382,3 +382,39 @@ def test_engine_dispatch(adult_small, adult_hier):
     )
     assert micro.algorithm == "mdav"
     assert micro.data.groupby(["age", "hours-per-week"]).size().min() >= 5
+
+
+def test_column_dtypes():
+    rng = np.random.default_rng(0)
+    n = 60
+    df = pd.DataFrame(
+        {
+            "cat": pd.Categorical(rng.choice(list("abc"), n)),
+            "flag": rng.random(n) > 0.5,
+            "i8": rng.integers(0, 50, n).astype("int8"),
+            "f32": rng.random(n).astype("float32"),
+            "nullable": pd.array(rng.integers(0, 9, n), dtype="Int64"),
+            "text": pd.array(rng.choice(["x", "y"], n), dtype="string"),
+            "keep": np.arange(n),
+        }
+    )
+    qi = ["cat", "flag", "i8", "f32", "nullable", "text"]
+    res = mondrian(df, qi, 4)
+    check_release(df, res, qi, 4)
+    assert res.extra["qi_kinds"] == {
+        "cat": "set",
+        "flag": "set",
+        "i8": "numeric",
+        "f32": "numeric",
+        "nullable": "numeric",
+        "text": "set",
+    }
+
+
+def test_large_integers_are_exact():
+    big = np.arange(8, dtype=np.int64) + 2**60
+    res = mondrian(pd.DataFrame({"id": big}), ["id"], 4)
+    assert (
+        res.data["id"].tolist()
+        == [f"[{2**60}, {2**60 + 3}]"] * 4 + [f"[{2**60 + 4}, {2**60 + 7}]"] * 4
+    )

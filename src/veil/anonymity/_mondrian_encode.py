@@ -209,14 +209,24 @@ def _is_numeric(s: pd.Series) -> bool:
 
 
 def _encode_numeric(name: str, s: pd.Series) -> tuple[Dim, np.ndarray]:
-    arr = s.to_numpy(dtype=np.float64)
-    if not np.all(np.isfinite(arr)):
-        raise InputError(f"quasi-identifier {name!r} has missing or infinite values")
+    if s.isna().any():
+        raise InputError(f"quasi-identifier {name!r} has missing values")
+    if pd.api.types.is_integer_dtype(s.dtype):
+        arr = s.to_numpy(dtype=np.int64)  # exact, even beyond 2**53
+        exact_int = True
+    else:
+        exact_int = False
+        arr = s.to_numpy(dtype=np.float64)
+        if not np.all(np.isfinite(arr)):
+            raise InputError(f"quasi-identifier {name!r} has infinite values")
     vals, codes = np.unique(arr, return_inverse=True)
-    span = float(vals[-1] - vals[0])
-    norm = ((vals - vals[0]) / span).tolist() if span > 0 else [0.0] * vals.size
-    integral = bool(np.all(vals == np.round(vals)))
-    return Dim(name, "numeric", vals, norm=norm, integral=integral), codes.astype(np.int32)
+    # Offsets from the minimum first (exact for large integers), then normalize.
+    offsets = (vals - vals[0]).astype(np.float64)
+    span = float(offsets[-1])
+    norm = (offsets / span).tolist() if span > 0 else [0.0] * vals.size
+    integral = exact_int or bool(np.all(vals == np.round(vals)))
+    dim = Dim(name, "numeric", vals, norm=norm, integral=integral)
+    return dim, codes.reshape(-1).astype(np.int32)
 
 
 def _encode_categorical(name: str, s: pd.Series, hierarchy: Any) -> tuple[Dim, np.ndarray]:

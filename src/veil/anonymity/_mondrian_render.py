@@ -24,7 +24,16 @@ __all__ = ["ClassStats", "class_stats", "fmt_number", "render"]
 
 
 def fmt_number(v: float, integral: bool) -> str:
-    """Shortest faithful text of a number (``17``, ``2.5``)."""
+    """Shortest text that reads back as exactly ``v`` (``17``, ``2.5``).
+
+    Floats are printed in double precision (float32 values too), so that parsing an interval's
+    bounds as float64 always brackets the original values.
+
+    Examples
+    --------
+    >>> fmt_number(17, True), fmt_number(0.1, False)
+    ('17', '0.1')
+    """
     return str(int(v)) if integral else repr(float(v))
 
 
@@ -84,10 +93,10 @@ def class_stats(
     ncp = np.zeros((n_classes, d), dtype=np.float64)
     for j, dim in enumerate(dims):
         if dim.kind == "numeric":
-            vals = dim.values
-            span = float(vals[-1] - vals[0])
+            offsets = (dim.values - dim.values[0]).astype(np.float64)
+            span = float(offsets[-1])
             if span > 0:
-                ncp[:, j] = (vals[hi[:, j]] - vals[lo[:, j]]) / span
+                ncp[:, j] = (offsets[hi[:, j]] - offsets[lo[:, j]]) / span
         elif dim.kind == "hier":
             tree = dim.tree
             node = tree.lca(lo[:, j], hi[:, j])  # type: ignore[union-attr]
