@@ -247,3 +247,37 @@ def test_integer_column_quantile_returns_a_valid_quantile() -> None:
         for q, c in ((0.5, med), (0.9, p9)):
             assert float(c).is_integer()
             assert (vals < c).sum() <= q * vals.size <= (vals <= c).sum()
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_bounding_invariants_both_paths(wide: bool) -> None:
+    """Kept rows per pair = min(rows, max_rows); kept pairs per person = min(pairs, max_groups)."""
+    rng = np.random.default_rng(8)
+    n = 5000
+    persons = rng.integers(0, 300, n)
+    if wide:  # person codes too wide for the packed 64-bit key: lexsort fallback
+        persons = persons * (2**45)
+    groups = rng.integers(0, 12, n)
+    keep = bound_contributions(
+        persons, groups, 12, max_groups=3, max_rows=2, priorities=SecureRandom(9).raw
+    )
+    df = pd.DataFrame({"p": persons, "g": groups, "k": keep})
+    per_pair = df.groupby(["p", "g"])["k"].agg(["size", "sum"])
+    kept_pairs = per_pair[per_pair["sum"] > 0]
+    assert (kept_pairs["sum"] == np.minimum(kept_pairs["size"], 2)).all()
+    pairs_per_person = per_pair.groupby(level="p").size()
+    kept_per_person = (
+        kept_pairs.groupby(level="p").size().reindex(pairs_per_person.index, fill_value=0)
+    )
+    assert (kept_per_person == np.minimum(pairs_per_person, 3)).all()
+
+
+def test_bounding_caps_hold_even_when_random_keys_tie() -> None:
+    """Constant 'random' priorities force the exact tie-breaking path: caps still hold."""
+    persons = np.repeat(np.arange(50), 8)
+    groups = np.tile(np.arange(8), 50)
+    keep = bound_contributions(
+        persons, groups, 8, max_groups=3, max_rows=1,
+        priorities=lambda n: np.zeros(n, dtype=np.uint64),
+    )  # fmt: skip
+    assert np.bincount(persons[keep], minlength=50).tolist() == [3] * 50
