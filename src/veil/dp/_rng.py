@@ -203,16 +203,23 @@ class SecureRandom(BitSource):
 
     def _stream(self, n: int) -> np.ndarray:
         nbytes = 8 * n
-        if nbytes <= _CHUNK:
-            buf = self._enc.update(bytes(nbytes))
-        else:
-            zeros = bytes(_CHUNK)
-            parts = [self._enc.update(zeros) for _ in range(nbytes // _CHUNK)]
-            if nbytes % _CHUNK:
-                parts.append(self._enc.update(bytes(nbytes % _CHUNK)))
-            buf = b"".join(parts)
+        buf = bytearray(nbytes + 16)  # update_into needs block_size - 1 spare bytes
+        view = memoryview(buf)
+        zeros = _zeros(min(nbytes, _CHUNK))
+        pos = 0
+        while pos < nbytes:
+            step = min(_CHUNK, nbytes - pos)
+            self._enc.update_into(zeros[:step], view[pos : pos + step + 16])
+            pos += step
         self._key(self._enc.update(bytes(48)))  # backtracking resistance
-        return np.frombuffer(buf, dtype="<u8").astype(np.uint64, copy=True)
+        return np.frombuffer(buf, dtype="<u8", count=n)
+
+
+_ZEROS = memoryview(bytes(_CHUNK))
+
+
+def _zeros(n: int) -> memoryview:
+    return _ZEROS[:n]
 
 
 class NumpyBits(BitSource):
@@ -231,7 +238,7 @@ class NumpyBits(BitSource):
         n = int(n)
         if n <= 0:
             return np.empty(0, dtype=np.uint64)
-        return np.frombuffer(self._gen.bytes(8 * n), dtype="<u8").astype(np.uint64, copy=False)
+        return np.frombuffer(bytearray(self._gen.bytes(8 * n)), dtype="<u8")
 
 
 RandomStateLike = "None | int | np.random.Generator | np.random.RandomState | BitSource"

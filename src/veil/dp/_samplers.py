@@ -67,6 +67,7 @@ __all__ = [
 GRID_BITS = 30
 _SMALL = 16  # draws up to this many use the pure-Python path
 _TWO53 = 2.0**-53
+_TWO52 = 2.0**-52
 _REL = 1e-15  # relative error bound of one numpy log/exp/multiply chain (>= 4.5 ulp)
 
 
@@ -178,44 +179,63 @@ def geometric(scale: float | Fraction, size: int, rng: BitSource) -> np.ndarray:
     >>> bool((geometric(3.0, 5, SecureRandom()) >= 0).all())
     True
     """
-    s_frac = _as_fraction(scale)
+    s_frac = _check_scale(scale)
     s = float(s_frac)
-    if not (s > 0 and math.isfinite(s)) or s > 2.0**52:
-        raise ConfigError(f"geometric: scale must be in (0, 2^52], got {s}")
     if size <= _SMALL:
-        return np.array(_geometric_small(s, s_frac, size, rng), dtype=np.int64)
-    r = rng.raw(size)
-    f = _unit(r)
-    with np.errstate(divide="ignore"):
-        v_lo = -s * np.log(f + _TWO53) * (1 - _REL)
-        v_hi = -s * np.log(f) * (1 + _REL)
-    x_lo = np.floor(v_lo)
-    out = x_lo.astype(np.int64)
-    amb = np.floor(v_hi) != x_lo
-    for i in np.flatnonzero(amb):
-        u = LazyUniform(int(r[i]), 64, rng)
-        x = max(int(x_lo[i]), 0)
-        while u_less_exp(u, Fraction(x + 1) / s_frac):  # U <= exp(-(x+1)/s): X >= x+1
-            x += 1
-        out[i] = x
+        words = rng.raw(size).tolist()
+        return np.array([_geom_word(w, s, s_frac, rng) for w in words], dtype=np.int64)
+    return _geom_words(rng.raw(size), s, s_frac, rng)
+
+
+def _geom_words(r: np.ndarray, s: float, s_frac: Fraction, rng: BitSource) -> np.ndarray:
+    """Geometric draws from the top 52 bits of the words ``r`` (consumed: overwritten).
+
+    ``U in [f, f + 2^-52)`` so ``-s ln U`` lies in ``(-s ln(f + 2^-52), -s ln f]``, an interval
+    of width at most ``s 2^-52 / f``; with the float error bound this brackets the exact
+    value and only brackets straddling an integer are settled exactly.  Works in place to
+    keep allocations (page faults) to a minimum.
+    """
+    r >>= np.uint64(12)
+    r |= np.uint64(0x3FF0000000000000)  # 1.xxx: a double in [1, 2) with 52 random bits
+    f = r.view(np.float64)
+    f -= 1.0  # exact: f = top52 * 2^-52
+    v = f + _TWO52
+    np.log(v, out=v)
+    v *= -s  # v >= 0 approximates -s ln(f + 2^-52) within relative _REL
+    lo = v * (1 - _REL)
+    np.floor(lo, out=lo)
+    # ambiguous iff the upper end v (1 + REL) + c / f reaches lo + 1, i.e. c >= gap * f
+    v *= -(1 + _REL)
+    v += lo
+    v += 1.0
+    v *= f
+    amb = np.flatnonzero(v <= s * _TWO52 * 1.01)
+    top = (f[amb] * 2.0**52).astype(np.int64).tolist()
+    out = r.view(np.int64)
+    np.copyto(out, lo, casting="unsafe")
+    for i, t52 in zip(amb.tolist(), top):
+        out[i] = _settle_geometric(t52, int(lo[i]), s_frac, rng)
     return out
 
 
-def _geometric_small(s: float, s_frac: Fraction, size: int, rng: BitSource) -> list[int]:
-    """Pure-Python path of :func:`geometric` for a handful of draws (no numpy overhead)."""
-    out = []
-    for w in rng.raw(size).tolist():
-        f = (w >> 11) * _TWO53
-        v_lo = -s * math.log(f + _TWO53) * (1 - _REL)
-        v_hi = -s * math.log(f) * (1 + _REL) if f > 0 else math.inf
-        x = math.floor(v_lo)
-        if v_hi == math.inf or math.floor(v_hi) != x:
-            u = LazyUniform(w, 64, rng)
-            x = max(x, 0)
-            while u_less_exp(u, Fraction(x + 1) / s_frac):
-                x += 1
-        out.append(x)
-    return out
+def _settle_geometric(top52: int, x0: int, s_frac: Fraction, rng: BitSource) -> int:
+    """Exact geometric value for ``U`` starting with the 52 bits ``top52``, from ``x0`` up."""
+    u = LazyUniform(top52, 52, rng)
+    x = max(x0, 0)
+    while u_less_exp(u, Fraction(x + 1) / s_frac):  # U <= exp(-(x+1)/s): X >= x + 1
+        x += 1
+    return x
+
+
+def _geom_word(w: int, s: float, s_frac: Fraction, rng: BitSource) -> int:
+    """Pure-Python twin of :func:`_geom_words` for one word (no numpy overhead)."""
+    f = (w >> 12) * _TWO52
+    v = -s * math.log(f + _TWO52)
+    lo = math.floor(v * (1 - _REL))
+    hi = v * (1 + _REL) + s * _TWO52 * 1.01 / f if f > 0 else math.inf
+    if hi >= lo + 1:
+        return _settle_geometric(w >> 12, lo, s_frac, rng)
+    return lo
 
 
 def discrete_laplace(scale: float | Fraction, size: int, rng: BitSource) -> np.ndarray:
@@ -232,32 +252,33 @@ def discrete_laplace(scale: float | Fraction, size: int, rng: BitSource) -> np.n
     """
     if size <= _SMALL:
         return _discrete_laplace_small(scale, size, rng)
-    out = np.empty(size, dtype=np.int64)
-    todo = np.arange(size)
-    while todo.size:
-        m = todo.size
-        x = geometric(scale, m, rng)
-        sign_words = rng.raw((m + 63) // 64)
-        neg = np.unpackbits(sign_words.view(np.uint8))[:m].astype(bool)
-        ok = ~(neg & (x == 0))
-        z = np.where(neg, -x, x)
-        out[todo[ok]] = z[ok]
-        todo = todo[~ok]
-    return out
+    s_frac = _check_scale(scale)
+    r = rng.raw(size)
+    neg = (r & np.uint64(1)).astype(bool)  # bit 0: independent of the 52 bits used for U
+    x = _geom_words(r, float(s_frac), s_frac, rng)
+    bad = np.flatnonzero(neg & (x == 0))  # rejected "-0": redraw those elements afresh
+    np.negative(x, out=x, where=neg)
+    if bad.size:
+        x[bad] = discrete_laplace(s_frac, bad.size, rng)
+    return x
 
 
-def _discrete_laplace_small(scale: float | Fraction, size: int, rng: BitSource) -> np.ndarray:
+def _check_scale(scale: float | Fraction) -> Fraction:
     s_frac = _as_fraction(scale)
     s = float(s_frac)
     if not (s > 0 and math.isfinite(s)) or s > 2.0**52:
         raise ConfigError(f"geometric: scale must be in (0, 2^52], got {s}")
+    return s_frac
+
+
+def _discrete_laplace_small(scale: float | Fraction, size: int, rng: BitSource) -> np.ndarray:
+    s_frac = _check_scale(scale)
+    s = float(s_frac)
     out: list[int] = []
     while len(out) < size:
-        need = size - len(out)
-        mags = _geometric_small(s, s_frac, need, rng)
-        signs = int(rng.raw(1)[0])
-        for i, x in enumerate(mags):
-            neg = (signs >> i) & 1
+        for w in rng.raw(size - len(out)).tolist():
+            x = _geom_word(w, s, s_frac, rng)
+            neg = w & 1
             if not (neg and x == 0):
                 out.append(-x if neg else x)
     return np.array(out, dtype=np.int64)
@@ -374,7 +395,11 @@ def laplace_fp(
     x = _check_values(values)
     g, t = fp_laplace_params(scale, sensitivity, coords)
     z = discrete_laplace(Fraction(t), x.size, rng).reshape(x.shape)
-    return (np.rint(x / g) + z) * g
+    out = np.divide(x, g, out=np.empty_like(x))  # exact: g is a power of two
+    np.rint(out, out=out)
+    out += z  # exact below 2^53, else one correctly rounded addition (post-processing)
+    out *= g
+    return out
 
 
 def gaussian_fp(

@@ -1,0 +1,149 @@
+"""Noise-sampler throughput: Veil (secure, FP-safe) vs diffprivlib, OpenDP and numpy.
+
+Run in the benchmark environment (``.venv``, which has the peers installed)::
+
+    .venv/bin/python benchmarks/dp_mechanisms.py            # ~1-2 min
+    .venv/bin/python benchmarks/dp_mechanisms.py --quick    # ~20 s smoke run
+
+Prints a markdown table (samples per second, best of ``--repeat`` runs) and the ratios to
+diffprivlib's Laplace.  Peers missing from the environment are skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+
+
+def _best_rate(fn: Callable[[], object], n: int, repeat: int) -> float:
+    fn()  # warm-up
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return n / best
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true", help="small sizes (~20 s)")
+    ap.add_argument("--repeat", type=int, default=None)
+    args = ap.parse_args()
+    n_vec = 1_000_000 if args.quick else 10_000_000
+    n_scalar = 5_000 if args.quick else 50_000
+    repeat = args.repeat or (2 if args.quick else 3)
+    warnings.simplefilter("ignore")
+
+    from veil.dp import mechanisms as vm
+    from veil.dp._rng import SecureRandom
+    from veil.dp._samplers import discrete_gaussian, discrete_laplace, gaussian_fp, laplace_fp
+
+    rng = SecureRandom()
+    x = np.zeros(n_vec)
+    rows: list[tuple[str, str, float]] = []
+    rows.append(
+        (
+            "veil laplace_fp (vector)",
+            "secure, FP-safe",
+            _best_rate(lambda: laplace_fp(x, 1.0, rng, sensitivity=1.0), n_vec, repeat),
+        )
+    )
+    lap = vm.Laplace(epsilon=1.0, sensitivity=1.0)
+    rows.append(
+        (
+            "veil Laplace.randomise(array)",
+            "secure, FP-safe",
+            _best_rate(lambda: lap.randomise(x), n_vec, repeat),
+        )
+    )
+    rows.append(
+        (
+            "veil gaussian_fp (vector)",
+            "secure, FP-safe",
+            _best_rate(lambda: gaussian_fp(x, 1.0, rng, sensitivity=1.0), n_vec, repeat),
+        )
+    )
+    rows.append(
+        (
+            "veil discrete_laplace (vector)",
+            "secure, exact",
+            _best_rate(lambda: discrete_laplace(3.0, n_vec, rng), n_vec, repeat),
+        )
+    )
+    rows.append(
+        (
+            "veil discrete_gaussian (vector)",
+            "secure, exact",
+            _best_rate(lambda: discrete_gaussian(3.0, n_vec, rng), n_vec, repeat),
+        )
+    )
+    rows.append(
+        (
+            "veil Laplace.randomise(scalar)",
+            "secure, FP-safe",
+            _best_rate(lambda: [lap.randomise(1.0) for _ in range(n_scalar)], n_scalar, repeat),
+        )
+    )
+    np_rng = np.random.default_rng()
+    rows.append(
+        (
+            "numpy Generator.laplace",
+            "NOT secure, NOT FP-safe",
+            _best_rate(lambda: np_rng.laplace(0.0, 1.0, n_vec), n_vec, repeat),
+        )
+    )
+    dpl_rate = None
+    try:
+        import diffprivlib
+
+        dl = diffprivlib.mechanisms.Laplace(epsilon=1.0, sensitivity=1.0)
+        dpl_rate = _best_rate(
+            lambda: [dl.randomise(1.0) for _ in range(n_scalar)], n_scalar, repeat
+        )
+        rows.append(("diffprivlib Laplace.randomise", "not FP-safe (#94)", dpl_rate))
+    except ImportError:
+        pass
+    try:
+        import opendp.prelude as odp
+
+        odp.enable_features("contrib")
+        n_od = n_scalar * 2
+        meas = odp.m.make_laplace(
+            odp.vector_domain(odp.atom_domain(T=float, nan=False)),
+            odp.l1_distance(T=float),
+            scale=1.0,
+        )
+        xs = [0.0] * n_od
+        rows.append(
+            (
+                "opendp make_laplace (vector)",
+                "secure, FP-safe",
+                _best_rate(lambda: meas(xs), n_od, repeat),
+            )
+        )
+    except Exception:  # noqa: BLE001 - any opendp API drift: skip the peer
+        pass
+
+    load = os.getloadavg()
+    print(f"# DP noise throughput ({'quick' if args.quick else 'full'})")
+    print(
+        f"python {platform.python_version()}, numpy {np.__version__}, "
+        f"{os.cpu_count()} cpus, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
+    )
+    print()
+    print("| sampler | properties | samples/s | vs diffprivlib Laplace |")
+    print("|---|---|---:|---:|")
+    for name, props, rate in rows:
+        ratio = f"{rate / dpl_rate:,.0f}x" if dpl_rate else "n/a"
+        print(f"| {name} | {props} | {rate:,.0f} | {ratio} |")
+
+
+if __name__ == "__main__":
+    main()
