@@ -55,7 +55,7 @@ def test_atomic_on_failure(tmp_path: Path) -> None:
             raise RuntimeError("disk full")
 
     with pytest.raises(RuntimeError):
-        write(Boom({"a": [1]}), target)
+        write(Boom({"a": [1.5]}), target)  # floats take the pandas path
     assert target.read_text() == "old\n"
     assert os.listdir(tmp_path) == ["o.csv"]
 
@@ -82,3 +82,19 @@ def test_write_json_numpy(tmp_path: Path) -> None:
         "c": [1, 2],
         "d": True,
     }
+
+
+def test_fast_path_matches_pandas(tmp_path: Path) -> None:
+    df = pd.DataFrame(
+        {"id": [1, 2, 3], "name": ["Ann", None, "Zoë"], "city": ["Nairobi", "Kisii", "Lamu"]}
+    )
+    write(df, tmp_path / "a.csv")
+    assert (tmp_path / "a.csv").read_bytes() == df.to_csv(index=False, lineterminator="\n").encode()
+    quoted = df.assign(city=["Nairobi, KE", 'say "hi"', "Lamu"])
+    write(quoted, tmp_path / "b.csv")
+    back = read(tmp_path / "b.csv")
+    assert back["city"].tolist() == quoted["city"].tolist() and back["name"].isna().tolist() == [
+        False,
+        True,
+        False,
+    ]

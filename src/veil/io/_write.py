@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import tempfile
@@ -80,6 +81,47 @@ def write_json(obj: Any, path: str | os.PathLike[str]) -> Path:
     """Atomically write ``obj`` as indented UTF-8 JSON (numpy scalars become numbers)."""
     data = json.dumps(obj, indent=2, ensure_ascii=False, default=_json_default).encode("utf-8")
     return atomic_write(path, lambda fh: fh.write(data))
+
+
+def _arrow_csv(df: pd.DataFrame, fh: IO[bytes], sep: str, header: bool, *, bom: bool) -> bool:
+    """Write ``df`` as UTF-8 CSV with pyarrow (several times faster than ``DataFrame.to_csv``).
+
+    Only integer and text columns take this path, so the output is what pandas writes (values
+    are left unquoted unless one of them needs quoting; then every text value is quoted, which
+    CSV readers read the same).  Returns False, having written nothing, otherwise (floats,
+    booleans, dates, mixed objects...): the caller then uses pandas.
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    if not {df[c].dtype.kind for c in df.columns} <= {"i", "u", "O", "T"}:
+        return False
+    try:
+        table = pa.Table.from_pandas(df, preserve_index=False)
+    except (pa.ArrowException, TypeError, ValueError):
+        return False
+    ok = (pa.types.is_integer, pa.types.is_string, pa.types.is_large_string, pa.types.is_null)
+    if not all(any(f(t) for f in ok) for t in table.schema.types):
+        return False
+    data = None
+    for style in ("none", "needed"):
+        try:
+            buf = io.BytesIO()
+            opts = pcsv.WriteOptions(include_header=False, delimiter=sep, quoting_style=style)
+            pcsv.write_csv(table, buf, opts)
+            data = buf.getvalue()
+            break
+        except pa.ArrowInvalid:
+            continue
+    if data is None:  # pragma: no cover - "needed" always succeeds
+        return False
+    head = (
+        df.head(0).to_csv(sep=sep, index=False, lineterminator="\n").encode("utf-8")
+        if header
+        else b""
+    )
+    fh.write((b"\xef\xbb\xbf" if bom else b"") + head + data)
+    return True
 
 
 def _like_format(like: Any) -> SourceFormat | None:
@@ -160,6 +202,10 @@ def write(
     header = fmt.header if fmt and fmt.format == "csv" else True
 
     def _write(fh: IO[bytes]) -> None:
+        if encoding.lower().replace("_", "-") in ("utf-8", "utf8", "utf-8-sig") and _arrow_csv(
+            df, fh, sep, header, bom=encoding.lower().endswith("sig")
+        ):
+            return
         text = df.to_csv(sep=sep, index=False, header=header, lineterminator="\n")
         try:
             data = text.encode(encoding)
