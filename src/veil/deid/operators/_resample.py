@@ -19,7 +19,8 @@ class Resample(Operator):
 
     Keeps the column's marginal distribution (in expectation) and breaks its link with every
     other column and with the person: a synthetic column.  Correlations with other columns are
-    lost.  Uses ``ctx.rng``.
+    lost.  Uses ``ctx.rng``.  This is the bootstrap draw of Efron (1979) applied to one
+    attribute (a simple form of synthetic data, cf. Rubin 1993).
 
     Parameters
     ----------

@@ -18,6 +18,9 @@ __all__ = ["Suppress"]
 class Suppress(Operator):
     """Drop every record matching a condition (table-level record suppression).
 
+    Record suppression as in Samarati & Sweeney (1998): removing the few records that would
+    otherwise force heavy generalization (e.g. the very old, or a rare region).
+
     Conditions use a small safe language (comparisons, ``in`` / ``not in`` lists, ``and`` /
     ``or`` / ``not``, ``isna(col)`` / ``notna(col)``; see :mod:`veil.deid.operators._condition`);
     nothing is passed to ``eval``.  Several conditions are combined with *or*.
