@@ -16,6 +16,7 @@ from veil.errors import ConfigError, DiffprivlibCompatibilityWarning, InputError
 __all__ = [
     "check_epsilon",
     "as_array",
+    "check_finite",
     "parse_bounds",
     "plan_axis",
     "apply_axis",
@@ -41,8 +42,9 @@ def check_epsilon(epsilon: Any) -> float:
     return eps
 
 
-def as_array(array: Any, *, nan: bool, name: str) -> np.ndarray:
-    """Numeric float array; NaN is an error for the non-nan functions."""
+def as_array(array: Any, *, nan: bool, name: str, check: bool = True) -> np.ndarray:
+    """Numeric float array (not copied when already float64); NaN is an error for the
+    non-nan functions.  ``check=False`` defers the NaN/inf scan to :func:`check_finite`."""
     try:
         arr = np.asarray(array)
         if arr.dtype == object or arr.dtype.kind in "US":
@@ -51,7 +53,14 @@ def as_array(array: Any, *, nan: bool, name: str) -> np.ndarray:
         raise InputError(f"{name}: the data must be numeric") from None
     if arr.dtype.kind not in "biuf":
         raise InputError(f"{name}: the data must be numeric, got dtype {arr.dtype}")
-    arr = arr.astype(np.float64)
+    arr = np.asarray(arr, dtype=np.float64)
+    if check:
+        check_finite(arr, nan=nan, name=name)
+    return arr
+
+
+def check_finite(arr: np.ndarray, *, nan: bool, name: str) -> None:
+    """InputError on infinite values, and on NaN unless ``nan``."""
     if np.isinf(arr).any():
         raise InputError(f"{name}: the data contain infinite values")
     if not nan and np.isnan(arr).any():
@@ -59,7 +68,6 @@ def as_array(array: Any, *, nan: bool, name: str) -> np.ndarray:
             f"{name}: the data contain NaN; drop them first or use nan{name} "
             "(NaN is never silently ignored or turned into 0)"
         )
-    return arr
 
 
 def parse_bounds(bounds: Any, name: str, n_slices: int = 1) -> tuple[np.ndarray, np.ndarray]:
