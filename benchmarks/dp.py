@@ -370,21 +370,31 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--runs", type=int, help="releases per error cell (100)")
     p.add_argument("--opendp-polars", default=DEFAULT_POLARS, help="folder with polars 1.36.1")
     p.add_argument("--json", type=Path, help="also write all tables as JSON")
+    p.add_argument(
+        "--sections",
+        default="noise,mean,grouped,error",
+        help="comma-separated subset of noise,mean,grouped,error",
+    )
     args = p.parse_args(argv)
     n = args.rows or (1_000_000 if args.quick else 10_000_000)
     runs = args.runs or (20 if args.quick else 100)
     repeat = 1 if args.quick else 3
     print(f"load average: {os.getloadavg()}; rows={n:,}; runs={runs}")
     results: dict[str, Any] = {"rows": n, "runs": runs, "load": os.getloadavg()}
-    results["noise"] = bench_noise(n, repeat)
-    _print("Noise throughput", results["noise"])
-    results["mean"] = bench_mean(n, repeat)
-    _print(f"DP mean over {n:,} floats", results["mean"])
-    results["grouped"] = bench_grouped(n, 1000, repeat, args.opendp_polars)
-    _print(f"Grouped count+sum, {n:,} rows x 1,000 groups", results["grouped"])
-    err = bench_error(runs)
-    results["error"] = err.to_dict("records")
-    _print(f"Mean absolute error on Adult age, bounds {BOUNDS}, {runs} runs", err)
+    sections = set(args.sections.split(","))
+    if "noise" in sections:
+        results["noise"] = bench_noise(n, repeat)
+        _print("Noise throughput", results["noise"])
+    if "mean" in sections:
+        results["mean"] = bench_mean(n, repeat)
+        _print(f"DP mean over {n:,} floats", results["mean"])
+    if "grouped" in sections:
+        results["grouped"] = bench_grouped(n, 1000, repeat, args.opendp_polars)
+        _print(f"Grouped count+sum, {n:,} rows x 1,000 groups", results["grouped"])
+    if "error" in sections:
+        err = bench_error(runs)
+        results["error"] = err.to_dict("records")
+        _print(f"Mean absolute error on Adult age, bounds {BOUNDS}, {runs} runs", err)
     print(f"\nload average at end: {os.getloadavg()}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2, default=str))

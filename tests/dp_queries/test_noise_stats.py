@@ -11,6 +11,8 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from veil.dp.frame import Agg, PrivateFrame
@@ -98,7 +100,7 @@ def test_quantile_interval_choice_matches_exponential_mechanism() -> None:
     edges = np.array([0.0, 1.0, 2.0, 3.5, 4.0])
     widths = np.diff(edges)
     util = -np.abs(np.arange(4) - 0.5 * 3)
-    w = widths * np.exp(eps * util / 2.0)
+    w = widths * np.exp(eps * util / (2.0 * 0.5))  # sensitivity max(q, 1 - q) = 0.5
     p = w / w.sum()
     obs = np.histogram(med, bins=edges)[0]
     assert stats.chisquare(obs, p * G).pvalue > ALPHA
@@ -133,8 +135,25 @@ def test_integer_quantile_follows_discrete_exponential_mechanism() -> None:
     upto = np.array([(vals <= c).sum() for c in cands])
     target = 0.5 * vals.size
     util = -np.maximum(np.maximum(below - target, target - upto), 0)
-    p = np.exp(eps * util / 2.0)
+    p = np.exp(eps * util / (2.0 * 0.5))  # sensitivity max(q, 1 - q) = 0.5
     p /= p.sum()
     obs = np.array([(out["med"].to_numpy() == c).sum() for c in cands])
     assert obs.sum() == G
     assert stats.chisquare(obs, p * G).pvalue > ALPHA
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    vals=st.lists(st.integers(0, 6), min_size=0, max_size=15),
+    extra=st.integers(0, 6),
+    q=st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.9, 1.0]),
+)
+def test_quantile_utility_sensitivity(vals, extra, q) -> None:
+    """Adding one value moves every candidate's utility by at most max(q, 1 - q)."""
+    from veil.dp.frame._quantile import integer_utility
+
+    counts = np.bincount(np.array(vals, dtype=int), minlength=7).astype(float)
+    counts2 = counts.copy()
+    counts2[extra] += 1
+    diff = np.abs(integer_utility(counts2, q) - integer_utility(counts, q))
+    assert diff.max() <= max(q, 1 - q) + 1e-12

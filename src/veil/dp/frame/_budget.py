@@ -84,9 +84,14 @@ def output_components(agg: Agg) -> list[tuple]:
     return [("quantile", c, b, agg.q)]
 
 
-def _sensitivity(kind: str, bounds: tuple[float, float] | None, max_rows: int) -> float:
-    if kind in ("count", "quantile"):
+def _sensitivity(
+    kind: str, bounds: tuple[float, float] | None, max_rows: int, q: float | None = None
+) -> float:
+    if kind == "count":
         return float(max_rows)
+    if kind == "quantile":  # rank utility: one added row moves it by at most max(q, 1 - q)
+        assert q is not None
+        return max_rows * max(q, 1.0 - q)
     assert bounds is not None
     lo, hi = bounds
     half = (hi - lo) / 2.0
@@ -105,7 +110,7 @@ def build_components(aggs: dict[str, Agg], *, max_rows: int) -> dict[tuple, Comp
             if key not in comps:
                 kind, column, bounds, q = key
                 comps[key] = Component(
-                    kind, column, bounds, q, sensitivity=_sensitivity(kind, bounds, max_rows)
+                    kind, column, bounds, q, sensitivity=_sensitivity(kind, bounds, max_rows, q)
                 )
     return comps
 

@@ -4,10 +4,10 @@ For one group with clamped, sorted values ``x_1 <= ... <= x_m`` inside bounds ``
 the ``m + 1`` intervals ``[x_i, x_{i+1}]`` (``x_0 = lo``, ``x_{m+1} = hi``) get utility
 ``-|i - q m|`` and the mechanism outputs a uniform point of interval ``i`` with probability
 proportional to ``(x_{i+1} - x_i) exp(eps u_i / (2 Delta))`` (Smith, "Privacy-preserving
-statistical estimation with optimal convergence rates", STOC 2011; the form used by
-diffprivlib, OpenDP and Gillenwater et al., ICML 2021).  ``Delta`` is the number of rows one
-person may add to the group (``max_rows``): adding one row moves every rank and ``q m`` by at
-most one.  The interval is drawn with the Gumbel-max trick in log space, so huge ``eps`` and
+statistical estimation with optimal convergence rates", STOC 2011; Gillenwater et al., ICML
+2021).  Adding one row moves a rank by 0 or 1 and ``q m`` by ``q``, so ``i - q m`` changes by
+``1 - q`` or ``-q``: ``Delta = max_rows * max(q, 1 - q)`` -- half of the usual ``max_rows`` for
+the median, i.e. twice the effective epsilon of implementations that use sensitivity 1.  The interval is drawn with the Gumbel-max trick in log space, so huge ``eps`` and
 tiny intervals never overflow; all groups are handled by one sort and a few reductions.
 
 An empty group returns a uniform draw from the bounds.
@@ -122,6 +122,18 @@ def dp_quantiles(
     return np.clip(out, lo, hi)
 
 
+def integer_utility(counts: np.ndarray, q: float) -> np.ndarray:
+    """Utility ``-dist(q m, [#{x < c}, #{x <= c}])`` of each candidate (last axis).
+
+    ``counts[..., j]`` is the number of values equal to candidate ``j``.  One added or removed
+    value changes every utility by at most ``max(q, 1 - q)``.
+    """
+    upto = np.cumsum(counts, axis=-1)  # #{x <= c}
+    below = upto - counts  # #{x < c}
+    target = q * upto[..., -1:]
+    return -np.maximum(np.maximum(below - target, target - upto), 0.0)
+
+
 def _integer_quantiles(
     groups: np.ndarray,
     values: np.ndarray,
@@ -139,10 +151,7 @@ def _integer_quantiles(
     v = np.clip(np.rint(np.asarray(values, dtype=np.float64)), first, first + k - 1)
     cell = groups * np.int64(k) + (v.astype(np.int64) - first)
     counts = np.bincount(cell, minlength=n_groups * k).reshape(n_groups, k)
-    upto = np.cumsum(counts, axis=1)  # #{x <= c}
-    below = upto - counts  # #{x < c}
-    target = q * upto[:, -1:]
-    utility = -np.maximum(np.maximum(below - target, target - upto), 0.0)
+    utility = integer_utility(counts, q)
     score = (epsilon / (2.0 * sensitivity)) * utility + gumbel(rng, n_groups * k).reshape(
         n_groups, k
     )
