@@ -16,6 +16,7 @@ from veil.anonymity._result import to_jsonable
 from veil.anonymity._risk import class_size_histogram, risk_summary
 from veil.anonymity._stats import ClassStats, encode_sensitive, group_keys
 from veil.errors import ConfigError, InputError
+from veil.schema._hierarchy import factorize_str_array
 
 __all__ = ["check", "CheckResult", "class_ids"]
 
@@ -30,6 +31,9 @@ def class_ids(df: pd.DataFrame, qi: Sequence[str]) -> tuple[np.ndarray, int]:
             n_cat = len(s.cat.categories)
             codes = np.where(codes < 0, n_cat, codes)
             card = n_cat + 1
+        elif s.dtype == object and (fast := factorize_str_array(s.to_numpy())) is not None:
+            codes, uniq = fast
+            card = len(uniq)
         else:
             codes, uniq = pd.factorize(s)  # NaN -> -1 (faster than use_na_sentinel=False)
             codes = np.asarray(codes, dtype=np.int64)

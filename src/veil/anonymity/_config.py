@@ -231,7 +231,10 @@ class AnonymizationConfig:
 
 
 def l_model(
-    column: str, l: float, variant: str = "distinct", c: float | None = None  # noqa: E741
+    column: str,
+    l: float,  # noqa: E741
+    variant: str = "distinct",
+    c: float | None = None,
 ) -> PrivacyModel:
     """Build an l-diversity model by variant name (``distinct``, ``entropy``, ``recursive``)."""
     v = str(variant).lower()

@@ -122,9 +122,8 @@ class EncodedTable:
             key = np.zeros(self.n, dtype=np.int64)
             for rc, sh in zip(self.row_codes, shifts):
                 key |= rc.astype(np.int64) << sh
-            inv, uniq = pd.factorize(key, sort=True)
-            self.row_class, nb = np.asarray(inv, dtype=np.int64), len(uniq)
-            base_key = np.asarray(uniq, dtype=np.int64)
+            self.row_class, base_key = factorize_int64(key)
+            nb = len(base_key)
             self.shifts, self.masks = shifts, masks
         else:
             key, space = combine_keys(self.row_codes, [len(h) for h in self.hier])
@@ -155,6 +154,11 @@ class EncodedTable:
         else:
             self.base = ClassTable(zero, stats.sizes, stats.sensitive, _codes=codes)
         self.base.population = self._population_sizes(self.base)
+        #: Frequency of each level-0 value of each QI in the table.
+        self.value_counts = [
+            np.bincount(self.base.code(a), weights=self.base.sizes, minlength=len(h))
+            for a, h in enumerate(self.hier)
+        ]
 
     def _population_frame(self) -> pd.DataFrame | None:
         pops = [m.population for m in self.config.all_models() if m.name == "k-map"]

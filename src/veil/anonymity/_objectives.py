@@ -74,7 +74,7 @@ class _Separable(Objective):
         self._setup()
         self.tables = []  # [attr] -> total cost of the column at each level (no suppression)
         for a, h in enumerate(enc.hier):
-            count0 = np.bincount(enc.row_codes[a], minlength=len(h)).astype(np.float64)
+            count0 = enc.value_counts[a]
             tot = [float(count0 @ self.cells[a][lv][h.codes(lv)]) for lv in range(h.height)]
             self.tables.append(np.array(tot))
 
@@ -130,7 +130,7 @@ class Entropy(_Separable):
     def _setup(self) -> None:
         n = float(self.n)
         for a, h in enumerate(self.enc.hier):
-            count0 = np.bincount(self.enc.row_codes[a], minlength=len(h)).astype(np.float64)
+            count0 = self.enc.value_counts[a]
             cells = []
             for lv in range(h.height):
                 f = np.bincount(h.codes(lv), weights=count0, minlength=h.n_labels(lv))

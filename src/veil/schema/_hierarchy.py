@@ -25,7 +25,7 @@ import pandas as pd
 
 from veil.errors import InputError
 
-__all__ = ["Hierarchy", "as_str_values"]
+__all__ = ["Hierarchy", "as_str_values", "factorize_str_array"]
 
 
 def _scalar_str(v: Any) -> str:
@@ -48,12 +48,37 @@ def _scalar_str(v: Any) -> str:
     return str(v)
 
 
+try:  # pandas' string hash table: pd.factorize without its O(n) "all strings?" inference
+    from pandas._libs.hashtable import StringHashTable as _StringHashTable
+except ImportError:  # pragma: no cover - depends on the pandas build
+    _StringHashTable = None
+
+
+def factorize_str_array(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Fast path for object arrays holding only str; None when anything else is present."""
+    if _StringHashTable is None or arr.dtype != object or arr.ndim != 1 or not len(arr):
+        return None
+    try:
+        uniq, codes = _StringHashTable(len(arr)).factorize(arr)
+    except (TypeError, ValueError):  # pragma: no cover - private API changed
+        return None
+    codes = np.asarray(codes)
+    if codes.min() < 0:  # missing or non-str values: take the general path
+        return None
+    return codes.astype(np.int64, copy=False), np.asarray(uniq, dtype=object)
+
+
 def as_str_values(values: Any) -> tuple[np.ndarray, np.ndarray]:
     """Factorize ``values`` and return ``(codes, uniques_as_str)``.
 
     Missing values get their own code and the string ``"nan"``.  Only the distinct values are
     converted to strings, so this is O(n) hashing plus O(distinct) Python work.
     """
+    arr = values.to_numpy() if isinstance(values, pd.Series) and values.dtype == object else values
+    if isinstance(arr, np.ndarray):
+        fast = factorize_str_array(arr)
+        if fast is not None:
+            return fast
     codes, uniques = pd.factorize(pd.Series(values, copy=False), use_na_sentinel=True)
     ustr = np.array([_scalar_str(u) for u in np.asarray(uniques, dtype=object)], dtype=object)
     codes = np.asarray(codes, dtype=np.int64)
