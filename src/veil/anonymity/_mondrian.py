@@ -168,9 +168,13 @@ def mondrian_anonymize(df: pd.DataFrame, config: AnonymizationConfig) -> Anonymi
             raise UnsatisfiableError(
                 "the whole table, taken as one class, does not satisfy: " + ", ".join(failed)
             )
-    labels, n_classes = partition(X, dims, k, relaxed=relaxed, check=_group_check(extra, sens))
+    members: list[np.ndarray] = []
+    labels, n_classes = partition(
+        X, dims, k, relaxed=relaxed, check=_group_check(extra, sens), members=members
+    )
     elapsed = time.perf_counter() - t0
-    stats = class_stats(X, dims, labels, n_classes)
+    stats = class_stats(X, dims, labels, n_classes, members)
+    del members
     cells = render(X, dims, labels, stats)
     release = df.copy()
     for name, arr in cells.items():

@@ -156,6 +156,7 @@ def partition(
     *,
     relaxed: bool = False,
     check: GroupCheck | None = None,
+    members: list[np.ndarray] | None = None,
 ) -> tuple[np.ndarray, int]:
     """Partition the rows of the code matrix ``X`` (``n x d``) into Mondrian classes.
 
@@ -173,6 +174,8 @@ def partition(
     check : callable, optional
         Extra models (l-diversity, t-closeness, ...) evaluated on candidate parts; k is always
         enforced through the part sizes.
+    members : list, optional
+        When given, the row indices of each class are appended to it, in class order.
 
     Returns
     -------
@@ -199,6 +202,8 @@ def partition(
         if rows.size < min_split:
             labels[rows] = n_classes
             n_classes += 1
+            if members is not None:
+                members.append(rows)
             continue
         lo = sub.min(axis=1).tolist()
         hi = sub.max(axis=1).tolist()
@@ -257,6 +262,8 @@ def partition(
         if children is None:
             labels[rows] = n_classes
             n_classes += 1
+            if members is not None:
+                members.append(rows)
         else:
             stack.extend(reversed(children))
     return labels, n_classes

@@ -230,9 +230,13 @@ def _encode_numeric(name: str, s: pd.Series) -> tuple[Dim, np.ndarray]:
 
 
 def _encode_categorical(name: str, s: pd.Series, hierarchy: Any) -> tuple[Dim, np.ndarray]:
-    if s.isna().any():
+    codes0, uniques = pd.factorize(s, sort=False)
+    if (codes0 < 0).any():
         raise InputError(f"quasi-identifier {name!r} has missing values")
-    raw_codes, ustr_arr = as_str_values(s)  # the hierarchy's matching rule: 17.0 -> "17"
+    # Strings of the distinct values only, by the hierarchy's matching rule (17.0 -> "17");
+    # distinct values with the same string (17 and "17") become one value.
+    ucodes, ustr_arr = as_str_values(pd.Series(np.asarray(uniques, dtype=object)))
+    raw_codes = ucodes[codes0]
     ustr = [str(u) for u in ustr_arr]
     if hierarchy is None:
         order = np.argsort(np.asarray(ustr, dtype=object), kind="stable")

@@ -78,13 +78,24 @@ def _set_pairs(labels: np.ndarray, col: np.ndarray, size: int) -> tuple[np.ndarr
 
 
 def class_stats(
-    X: np.ndarray, dims: Sequence[Dim], labels: np.ndarray, n_classes: int
+    X: np.ndarray,
+    dims: Sequence[Dim],
+    labels: np.ndarray,
+    n_classes: int,
+    members: Sequence[np.ndarray] | None = None,
 ) -> ClassStats:
-    """Compute per-class ranges and NCP of the partitioning ``labels`` of the codes ``X``."""
-    order = np.argsort(labels, kind="stable")
-    sorted_labels = labels[order]
-    starts = np.searchsorted(sorted_labels, np.arange(n_classes))
-    sizes = np.diff(np.append(starts, labels.size))
+    """Compute per-class ranges and NCP of the partitioning ``labels`` of the codes ``X``.
+
+    ``members`` (the rows of each class, in class order) saves sorting the labels.
+    """
+    if members is not None and len(members) == n_classes:
+        order = np.concatenate(members) if n_classes else np.zeros(0, dtype=np.int64)
+        sizes = np.fromiter((m.size for m in members), dtype=np.int64, count=n_classes)
+        starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+    else:
+        order = np.argsort(labels, kind="stable")
+        starts = np.searchsorted(labels[order], np.arange(n_classes))
+        sizes = np.diff(np.append(starts, labels.size))
     Xs = X[order]
     lo = np.minimum.reduceat(Xs, starts, axis=0) if n_classes else np.empty((0, X.shape[1]))
     hi = np.maximum.reduceat(Xs, starts, axis=0) if n_classes else np.empty((0, X.shape[1]))
