@@ -3,7 +3,8 @@
 The estimators are built with bounds read from the data (``"data"``, which warns) because the
 checks construct and fit estimators on their own synthetic data.  Checks that cannot apply to a
 randomized private estimator are declared as expected failures, with the reason (also in
-docs/ml.md).
+docs/ml.md).  The estimators carry scikit-learn's ``poor_score`` tag: their accuracy on the
+checks' 30-200-row toy data is noisy by design, so the training-score checks use the lenient bar.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from veil.ml import (
 )
 
 SAMPLE_WEIGHT = "sample_weight is refused: weights change the sensitivity of every statistic"
-NOISY_FIT = "DP noise dominates on the checks' 30-200-row toy data: accuracy/R^2 below the bar"
 
 ESTIMATORS = [
     GaussianNB(bounds="data", random_state=0),
@@ -55,10 +55,6 @@ def expected_failures(estimator) -> dict[str, str]:
             "check_sample_weights_invariance",
         )
     }
-    if isinstance(estimator, (GaussianNB, DecisionTreeClassifier)):
-        out["check_classifiers_train"] = NOISY_FIT
-    if isinstance(estimator, LinearRegression):
-        out["check_regressors_train"] = NOISY_FIT
     return out
 
 

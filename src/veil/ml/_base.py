@@ -224,3 +224,15 @@ def group_sums(codes: np.ndarray, Z: np.ndarray, n_groups: int) -> np.ndarray:
     for j in range(Z.shape[1]):
         out[:, j] = np.bincount(codes, weights=Z[:, j], minlength=n_groups)
     return out
+
+
+class DPEstimatorMixin:
+    """scikit-learn tags for DP estimators: scores are noisy by design (``poor_score``)."""
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()  # type: ignore[misc]
+        if getattr(tags, "classifier_tags", None) is not None:
+            tags.classifier_tags.poor_score = True
+        if getattr(tags, "regressor_tags", None) is not None:
+            tags.regressor_tags.poor_score = True
+        return tags

@@ -11,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from veil.errors import ConfigError, InputError
 from veil.ml._base import (
+    DPEstimatorMixin,
     check_array_2d,
     check_n_features,
     check_privacy_params,
@@ -65,7 +66,7 @@ class _RandomTree:
         return node - (2**self.depth - 1)
 
 
-class DecisionTreeClassifier(ClassifierMixin, BaseEstimator):
+class DecisionTreeClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     """A differentially private random decision tree classifier.
 
     The tree structure is random and independent of the data (Fan, Wang, Yu & Ma 2003, "Is
@@ -134,7 +135,7 @@ class DecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(proba, axis=1)]
 
 
-class RandomForestClassifier(ClassifierMixin, BaseEstimator):
+class RandomForestClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     """A differentially private forest of random decision trees.
 
     The rows are split at random into ``n_estimators`` disjoint parts, one per tree, so every

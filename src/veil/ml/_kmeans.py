@@ -11,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from veil.errors import ConfigError, InputError
 from veil.ml._base import (
+    DPEstimatorMixin,
     check_array_2d,
     check_n_features,
     check_privacy_params,
@@ -23,7 +24,7 @@ from veil.ml._noise import add_laplace, resolve_rng
 __all__ = ["KMeans"]
 
 
-class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
+class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
     """k-means clustering with epsilon-differential privacy.
 
     DPLloyd with the budget split of Su, Cao, Li, Bertino & Jiang (2016), "Differentially

@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from veil.errors import InputError
 from veil.ml._base import (
+    DPEstimatorMixin,
     check_array_2d,
     check_n_features,
     check_privacy_params,
@@ -22,7 +23,7 @@ from veil.ml._noise import add_laplace, resolve_rng
 __all__ = ["LinearRegression"]
 
 
-class LinearRegression(RegressorMixin, BaseEstimator):
+class LinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     """Ordinary least squares with epsilon-differential privacy.
 
     Sufficient-statistics perturbation (SSP; the functional mechanism of Zhang et al. 2012 for

@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from veil.errors import ConfigError, InputError
 from veil.ml._base import (
+    DPEstimatorMixin,
     check_array_2d,
     check_n_features,
     check_privacy_params,
@@ -26,7 +27,7 @@ from veil.ml._noise import gamma_int, resolve_rng, std_normal
 __all__ = ["LogisticRegression"]
 
 
-class LogisticRegression(ClassifierMixin, BaseEstimator):
+class LogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     """L2-regularised logistic regression with epsilon-differential privacy.
 
     Objective perturbation (Chaudhuri, Monteleoni & Sarwate 2011, Algorithm 2): rows are scaled

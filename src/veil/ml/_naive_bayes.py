@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from veil.errors import InputError
 from veil.ml._base import (
+    DPEstimatorMixin,
     check_array_2d,
     check_n_features,
     check_privacy_params,
@@ -24,7 +25,7 @@ from veil.ml._noise import add_laplace, resolve_rng
 __all__ = ["GaussianNB"]
 
 
-class GaussianNB(ClassifierMixin, BaseEstimator):
+class GaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Gaussian naive Bayes with epsilon-differential privacy.
 
     Per class, the count, the per-feature sum and the per-feature sum of squares (of values
@@ -120,7 +121,8 @@ class GaussianNB(ClassifierMixin, BaseEstimator):
             theta = np.clip(noisy_sums / noisy_counts[:, None], -half, half)
             second = np.clip(noisy_sqs / noisy_counts[:, None], 0.0, half**2)
             var = np.clip(second - theta**2, 0.0, half**2)
-            floor = self.var_smoothing * float(np.max((2 * half) ** 2)) + 1e-6 * half**2
+            # floor: a DP variance cannot resolve below ~1% of the half-width anyway
+            floor = self.var_smoothing * float(np.max((2 * half) ** 2)) + 1e-4 * half**2
             self.var_ = var + floor
             self.theta_ = theta + mid
             self.classes_ = classes
@@ -147,9 +149,12 @@ class GaussianNB(ClassifierMixin, BaseEstimator):
     def predict_log_proba(self, X: Any) -> np.ndarray:
         jll = self._joint_log_likelihood(X)
         m = jll.max(axis=1, keepdims=True)
-        return jll - (m + np.log(np.exp(jll - m).sum(axis=1, keepdims=True)))
+        out = jll - (m + np.log(np.exp(jll - m).sum(axis=1, keepdims=True)))
+        # floored at log(1e-300): consistent with predict_proba, never -inf
+        return np.maximum(out, -690.0)
 
     def predict_proba(self, X: Any) -> np.ndarray:
+        # floor at ~1e-300 so that log(predict_proba) stays finite
         return np.exp(self.predict_log_proba(X))
 
     def predict(self, X: Any) -> np.ndarray:

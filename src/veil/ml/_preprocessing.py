@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from veil.errors import ConfigError, InputError
 from veil.ml._base import (
+    DPEstimatorMixin,
     check_array_2d,
     check_n_features,
     check_privacy_params,
@@ -58,7 +59,7 @@ def noisy_moments(
     return n, mean_z * half + mid, var
 
 
-class StandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+class StandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Standardise features with a differentially private mean and variance.
 
     Parameters
@@ -140,7 +141,7 @@ class StandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         return Xa
 
 
-class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Principal component analysis with epsilon-differential privacy (Wishart mechanism).
 
     Rows are centred (on a DP mean computed from ``bounds`` with half the budget, unless
