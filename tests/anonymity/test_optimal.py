@@ -39,7 +39,9 @@ def test_optimum_equals_brute_force(oracle, seed, limit):
         assert node == best[2], (name, node, best)
 
 
-@pytest.mark.parametrize("seed", range(2))
+@pytest.mark.parametrize(
+    "seed", [0, pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow)]
+)
 def test_optimum_with_l_and_t(oracle, seed):
     df, hiers = oracle.random_table(100 + seed, n=100)
     for limit in (0.0, 0.1):
