@@ -86,3 +86,20 @@ def test_argparse_errors_exit_2(table: Path) -> None:
 def test_missing_file_exit_2(tmp_path: Path, capsys) -> None:
     rc = main(["query", str(tmp_path / "none.csv"), "SELECT COUNT(*) FROM data", "--epsilon", "1"])
     assert rc == 2
+
+
+def test_headerless_file_with_names_and_integer_median(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "raw.csv"
+    path.write_text("".join(f"{20 + i % 30},{'ab'[i % 2]}\n" for i in range(400)))
+    out = tmp_path / "o.csv"
+    rc = main(
+        ["query", str(path), "SELECT grp, MEDIAN(age) AS med FROM data GROUP BY grp",
+         "--names", "age,grp", "--epsilon", "1e6", "--bounds", "age=0:100",
+         "--keys", "grp=a,b", "--out", str(out), "--seed", "2"]
+    )  # fmt: skip
+    assert rc == 0
+    res = pd.read_csv(out)
+    raw = pd.read_csv(path, names=["age", "grp"])
+    for grp, med in zip(res["grp"], res["med"]):
+        ages = raw.loc[raw["grp"] == grp, "age"].to_numpy()
+        assert (ages < med).sum() <= ages.size / 2 <= (ages <= med).sum()  # a true median

@@ -106,6 +106,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--delimiter", help="field delimiter (sniffed by default)")
     p.add_argument("--encoding", help="text encoding (sniffed by default)")
     p.add_argument("--missing", action="append", metavar="TEXT", help="cell text read as missing")
+    p.add_argument("--names", help="comma-separated column names for a file without header")
     p.set_defaults(func=run)
 
 
@@ -117,6 +118,8 @@ def _read(args: argparse.Namespace) -> Any:
         opts["encoding"] = args.encoding
     if args.missing:
         opts["missing_values"] = list(args.missing)
+    if args.names:
+        opts["names"] = [n.strip() for n in args.names.split(",")]
     try:
         from veil.io import read
     except ImportError:  # pragma: no cover - io package not installed
