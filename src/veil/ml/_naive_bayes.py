@@ -121,9 +121,14 @@ class GaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
             theta = np.clip(noisy_sums / noisy_counts[:, None], -half, half)
             second = np.clip(noisy_sqs / noisy_counts[:, None], 0.0, half**2)
             var = np.clip(second - theta**2, 0.0, half**2)
-            # floor: a DP variance cannot resolve below ~1% of the half-width anyway
-            floor = self.var_smoothing * float(np.max((2 * half) ** 2)) + 1e-4 * half**2
-            self.var_ = var + floor
+            # An underestimated variance is catastrophic for naive Bayes (one feature then
+            # dominates every likelihood), an overestimated one is benign: floor each variance
+            # at three noise standard deviations of its estimate (post-processing of the noisy
+            # count, so free), plus scikit-learn's var_smoothing.
+            noise_sd = np.sqrt(2.0) / (eps_each * noisy_counts)[:, None] * half**2
+            floor = np.maximum(3.0 * noise_sd, 1e-4 * half**2)
+            floor = floor + self.var_smoothing * float(np.max((2 * half) ** 2))
+            self.var_ = np.maximum(var, floor)
             self.theta_ = theta + mid
             self.classes_ = classes
             self.class_count_ = noisy_counts
