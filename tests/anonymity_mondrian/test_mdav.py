@@ -108,7 +108,7 @@ def test_errors(adult_small):
         mdav(bad, ["age"], 2)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     data=st.lists(
         st.tuples(st.integers(-50, 50), st.sampled_from([0.0, 1.5, 3.0, 1e6])),

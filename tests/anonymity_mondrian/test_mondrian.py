@@ -300,7 +300,7 @@ def tables(draw):
 QI_SMALL = ["num", "flt", "cat", "hier"]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(df=tables(), k=st.integers(1, 12), relaxed=st.booleans())
 def test_property_k(df, k, relaxed):
     k = min(k, len(df))

@@ -24,7 +24,7 @@ def hierarchies(draw):
     return mapping
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(mapping=hierarchies(), data=st.data())
 def test_tree_matches_brute_force(mapping, data):
     tree = tree_from_hierarchy(mapping)
