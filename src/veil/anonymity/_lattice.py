@@ -212,11 +212,9 @@ class EncodedTable:
         changed = [a for a, (s, d) in enumerate(zip(src.levels, levels)) if d != s]
         if src.key is not None:
             key = src.key
-            if changed:
-                key = key.copy()
-                for a in changed:
-                    c = src.code(a)
-                    key += (self.level_map(a, src.levels[a], levels[a])[c] - c) << self.shifts[a]
+            for a in changed:
+                c = src.code(a)
+                key = key + ((self.level_map(a, src.levels[a], levels[a])[c] - c) << self.shifts[a])
             inv, new_key = factorize_int64(key)
             g = len(new_key)
             codes = None

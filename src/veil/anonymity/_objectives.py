@@ -72,6 +72,7 @@ class _Separable(Objective):
         self.const = 0.0
         self.norm = 1.0
         self._setup()
+        self.full_sum = float(sum(self.full))
         self.tables = []  # [attr] -> total cost of the column at each level (no suppression)
         for a, h in enumerate(enc.hier):
             count0 = enc.value_counts[a]
@@ -97,8 +98,10 @@ class _Separable(Objective):
         if vi.size:
             sizes = t.sizes[vi].astype(np.float64)
             n_sup = float(sizes.sum())
+            cell = np.zeros(vi.size)
             for a, lv in enumerate(t.levels):
-                total += n_sup * self.full[a] - float(sizes @ self.cells[a][lv][t.code(a, vi)])
+                cell += self.cells[a][lv][t.code(a, vi)]
+            total += n_sup * self.full_sum - float(sizes @ cell)
         return total / self.norm
 
 

@@ -35,6 +35,7 @@ __all__ = ["SearchOutcome", "LatticeSearch", "MAX_OPTIMAL_NODES"]
 
 MAX_OPTIMAL_NODES = 2_000_000
 _UNKNOWN, _ANON, _NOT, _PRUNED = 0, 1, -1, 2
+_BIG = np.iinfo(np.int64).max
 
 
 @dataclass
@@ -86,7 +87,7 @@ class LatticeSearch:
             return t
         m = self._cache_n
         ok = (self._cache_levels[:m] <= np.asarray(levels)).all(axis=1)
-        i = int(np.argmin(np.where(ok, self._cache_classes[:m], np.iinfo(np.int64).max)))
+        i = int(np.argmin(np.where(ok, self._cache_classes[:m], _BIG)))
         src = self.cache[tuple(int(x) for x in self._cache_levels[i])]
         t, _ = self.enc.rollup(src, levels)
         self._cache_entries += t.n_classes
@@ -115,19 +116,19 @@ class LatticeSearch:
         st = t.stats()
         viol = np.zeros(t.n_classes, dtype=bool)
         viol_mono = np.zeros(t.n_classes, dtype=bool)
-        failed_models: list[str] = []
+        failed_models: list[PrivacyModel] = []
         for m, mono in zip(self.models, self.mono):
             if m.table_level:
                 continue
             v = m.violating(st)
             if v.any():
-                failed_models.append(m.describe())
+                failed_models.append(m)
                 viol |= v
                 if mono:
                     viol_mono |= v
-        n_sup = int(t.sizes[viol].sum())
-        mono_fail = int(t.sizes[viol_mono].sum()) > self.max_sup
-        failed = failed_models if n_sup > self.max_sup else []
+        n_sup = int(t.sizes[viol].sum()) if failed_models else 0
+        mono_fail = int(t.sizes[viol_mono].sum()) > self.max_sup if failed_models else False
+        failed = [m.describe() for m in failed_models] if n_sup > self.max_sup else []
         keep = ~viol
         for m, mono in zip(self.models, self.mono):
             if m.table_level and not m.holds(st, keep):
