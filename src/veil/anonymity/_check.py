@@ -299,16 +299,27 @@ def check(
             }
         )
     holds = all(p["holds"] for p in per_model)
-    first = np.empty(g, dtype=np.int64)
-    first[ids[::-1]] = np.arange(n - 1, -1, -1)
-    reps = pd.DataFrame({col: df[col].iloc[first].to_numpy() for col in qi})
-    reps["size"] = sizes
-    order = np.lexsort((np.arange(g), sizes))
-    smallest = reps.iloc[order[:show]].reset_index(drop=True)
+    order = np.lexsort((np.arange(g), sizes))[:show]
     vidx = np.flatnonzero(viol_any)
-    vidx = vidx[np.lexsort((vidx, sizes[vidx]))]
-    violating = reps.iloc[vidx[:show]].reset_index(drop=True)
-    violating["models"] = [", ".join(m.name for m, v in viol_by_model if v[i]) for i in vidx[:show]]
+    vidx = vidx[np.lexsort((vidx, sizes[vidx]))][:show]
+    wanted = np.union1d(order, vidx)
+    # first row of each wanted class (rows are scanned once, classes looked up in a small table)
+    slot = np.full(g, -1, dtype=np.int64)
+    slot[wanted] = np.arange(wanted.size)
+    hit = slot[ids]
+    pos = np.flatnonzero(hit >= 0)
+    first = np.empty(wanted.size, dtype=np.int64)
+    first[hit[pos[::-1]]] = pos[::-1]
+
+    def rows_of(classes: np.ndarray) -> pd.DataFrame:
+        at = first[slot[classes]]
+        out = pd.DataFrame({col: df[col].iloc[at].to_numpy() for col in qi})
+        out["size"] = sizes[classes]
+        return out
+
+    smallest = rows_of(order)
+    violating = rows_of(vidx)
+    violating["models"] = [", ".join(m.name for m, v in viol_by_model if v[i]) for i in vidx]
     return CheckResult(
         holds=holds,
         models=per_model,
