@@ -18,6 +18,7 @@ __all__ = ["SourceFormat", "read", "read_table"]
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 DEFAULT_MISSING = ("?", "NA", "")
+_PANDAS_MAJOR = int(pd.__version__.split(".")[0])
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,8 @@ def _csv(
     kwargs: dict[str, Any] = {}
     if names is not None:
         kwargs["names"] = list(names)
+    if _PANDAS_MAJOR < 3:  # pandas 3 parses floats exactly by default (and deprecates this)
+        kwargs["float_precision"] = "round_trip"
     return pd.read_csv(
         path,
         sep=fmt.delimiter,

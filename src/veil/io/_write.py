@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import csv
 import io
 import json
 import os
@@ -86,21 +87,27 @@ def write_json(obj: Any, path: str | os.PathLike[str]) -> Path:
 def _arrow_csv(df: pd.DataFrame, fh: IO[bytes], sep: str, header: bool, *, bom: bool) -> bool:
     """Write ``df`` as UTF-8 CSV with pyarrow (several times faster than ``DataFrame.to_csv``).
 
-    Only integer and text columns take this path, so the output is what pandas writes (values
-    are left unquoted unless one of them needs quoting; then every text value is quoted, which
-    CSV readers read the same).  Returns False, having written nothing, otherwise (floats,
-    booleans, dates, mixed objects...): the caller then uses pandas.
+    Only integer, float and text columns take this path.  The output reads back to the same
+    values as pandas' (values are left unquoted unless one of them needs quoting, then every
+    text value is quoted; a float such as 78000.0 is written 78000).  Returns False, having
+    written nothing, otherwise (booleans, dates, mixed objects...): the caller then uses pandas.
     """
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
-    if not {df[c].dtype.kind for c in df.columns} <= {"i", "u", "O", "T"}:
+    if not {df[c].dtype.kind for c in df.columns} <= {"i", "u", "f", "O", "T"}:
         return False
     try:
         table = pa.Table.from_pandas(df, preserve_index=False)
     except (pa.ArrowException, TypeError, ValueError):
         return False
-    ok = (pa.types.is_integer, pa.types.is_string, pa.types.is_large_string, pa.types.is_null)
+    ok = (
+        pa.types.is_integer,
+        pa.types.is_floating,
+        pa.types.is_string,
+        pa.types.is_large_string,
+        pa.types.is_null,
+    )
     if not all(any(f(t) for f in ok) for t in table.schema.types):
         return False
     data = None
@@ -201,7 +208,21 @@ def write(
     encoding = fmt.encoding if fmt and fmt.format == "csv" else "utf-8"
     header = fmt.header if fmt and fmt.format == "csv" else True
 
+    # One column with missing values: an empty field would be a blank line, which readers
+    # skip; quoting writes it as "".
+    lone_missing = df.shape[1] == 1 and bool(df.iloc[:, 0].isna().any())
+
     def _write(fh: IO[bytes]) -> None:
+        if lone_missing:
+            text = df.to_csv(
+                sep=sep,
+                index=False,
+                header=header,
+                lineterminator="\n",
+                quoting=csv.QUOTE_NONNUMERIC,
+            )
+            fh.write(text.encode(encoding, errors="strict") if encoding else text.encode())
+            return
         if encoding.lower().replace("_", "-") in ("utf-8", "utf8", "utf-8-sig") and _arrow_csv(
             df, fh, sep, header, bom=encoding.lower().endswith("sig")
         ):
