@@ -333,9 +333,10 @@ class Hierarchy:
             miss = [str(v) for v in ustr[lut < 0]]
             where = f" in column {column!r}" if column else ""
             more = f" (and {len(miss) - 5} more)" if len(miss) > 5 else ""
+            hint = "; empty cells are matched as 'nan'" if "nan" in miss else ""
             raise InputError(
                 f"{len(miss)} value(s){where} missing from the hierarchy: "
-                f"{', '.join(map(repr, miss[:5]))}{more}"
+                f"{', '.join(map(repr, miss[:5]))}{more}{hint}"
             )
         return lut[codes].astype(np.int32, copy=False)
 
