@@ -55,7 +55,7 @@ def test_atomic_on_failure(tmp_path: Path) -> None:
             raise RuntimeError("disk full")
 
     with pytest.raises(RuntimeError):
-        write(Boom({"a": [1.5]}), target)  # floats take the pandas path
+        write(Boom({"a": [True]}), target)  # booleans take the pandas path
     assert target.read_text() == "old\n"
     assert os.listdir(tmp_path) == ["o.csv"]
 
