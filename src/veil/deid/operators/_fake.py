@@ -17,6 +17,7 @@ from veil.deid.operators._util import (
     canonical_str,
     check_column,
     derive_key,
+    from_codes,
     keyed_uint64,
     replace_column,
     string_dtype_for,
@@ -223,7 +224,7 @@ class Fake(Operator):
         return ctx.rng.bytes(32)
 
     def _gender(self, value: Any) -> str:
-        if value is None or (isinstance(value, float) and np.isnan(value)):
+        if value is None or pd.isna(value):
             return "neutral"
         return self.gender_map.get(canonical_str(value).strip().lower(), "neutral")
 
@@ -285,9 +286,9 @@ class Fake(Operator):
         na = s.isna().to_numpy()
         if self.choices is not None and not self.consistent:
             idx = np.searchsorted(self.cdf, ctx.rng.random(len(s)), side="right")
-            vals = np.asarray(self.choices, dtype=object)[idx]
-            vals[na] = None
-            return replace_column(df, col, self._series(vals, s))
+            return replace_column(
+                df, col, from_codes(self.choices, np.where(na, -1, idx), s, self._dtype(s))
+            )
         codes, uniques = pd.factorize(s, use_na_sentinel=True)
         parts = [codes.astype(np.int64)]
         if self.gender_column is not None:
@@ -309,11 +310,7 @@ class Fake(Operator):
             c = codes[r]
             g = self._gender(gcol[r]) if gcol is not None else "neutral"
             nm = ncol[r] if ncol is not None else None
-            nm = (
-                None
-                if nm is None or (isinstance(nm, float) and np.isnan(nm))
-                else canonical_str(nm)
-            )
+            nm = None if nm is None or pd.isna(nm) else canonical_str(nm)
             keys.append(
                 canonical_str(uniques[c]) + "\x00" + g + ("\x00" + nm if nm else "")
                 if c >= 0
@@ -334,14 +331,13 @@ class Fake(Operator):
         table[:] = None
         for i, v in zip(valid, generated):
             table[i] = v
-        vals = table[group_of_row]
-        vals[na] = None
-        return replace_column(df, col, self._series(vals, s))
+        new = from_codes(table, np.where(na, -1, group_of_row), s, self._dtype(s))
+        return replace_column(df, col, new)
 
-    def _series(self, vals: np.ndarray, like: pd.Series) -> pd.Series:
-        out = pd.Series(vals, index=like.index, name=like.name, dtype=object)
-        dtype = string_dtype_for(like)
-        return out if dtype is object else out.astype(dtype)
+    def _dtype(self, like: pd.Series) -> Any:
+        if self.choices is not None and not all(isinstance(c, str) for c in self.choices):
+            return object
+        return string_dtype_for(like)
 
     def describe(self) -> str:
         extra = f" following {self.gender_column!r}" if self.gender_column else ""

@@ -20,13 +20,13 @@ from veil.deid.operators._bins import (
 from veil.deid.operators._util import (
     canonical_str,
     check_column,
+    from_codes,
     map_uniques,
     numeric_values,
     replace_column,
     require_choice,
     require_int,
     resolve_path,
-    string_dtype_for,
 )
 from veil.errors import ConfigError, InputError
 
@@ -226,13 +226,7 @@ class Generalize(Operator):
         return self._from_index(s, idx, labels)
 
     def _from_index(self, s: pd.Series, idx: np.ndarray, labels: list[str]) -> pd.Series:
-        table = np.empty(len(labels) + 1, dtype=object)
-        table[: len(labels)] = labels
-        table[-1] = None
-        idx = np.where(idx < 0, len(labels), idx)
-        out = pd.Series(table.take(idx), index=s.index, name=s.name, dtype=object)
-        dtype = string_dtype_for(s)
-        return out if dtype is object else out.astype(dtype)
+        return from_codes(labels, np.where(idx < 0, -1, idx), s)
 
     def _split(self, s: pd.Series) -> pd.Series:
         x = numeric_values(s, self.name)

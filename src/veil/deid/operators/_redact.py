@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from veil.deid.operators._base import Operator, OperatorContext, register
-from veil.deid.operators._util import check_column, replace_column, string_dtype_for
+from veil.deid.operators._util import check_column, from_codes, replace_column
 from veil.errors import ConfigError
 
 __all__ = ["Redact"]
@@ -47,13 +47,11 @@ class Redact(Operator):
     def apply(self, df: pd.DataFrame, column: str | None, ctx: OperatorContext) -> pd.DataFrame:
         col = check_column(df, column, self.name)
         s = df[col]
-        out = np.full(len(s), self.value, dtype=object)
+        codes = np.zeros(len(s), dtype=np.intp)
         if self.keep_missing:
-            out[s.isna().to_numpy()] = None
-        dtype = string_dtype_for(s) if isinstance(self.value, str) else object
-        new = pd.Series(out, index=s.index, name=col, dtype=object)
-        if dtype is not object:
-            new = new.astype(dtype)
+            codes[s.isna().to_numpy()] = -1
+        dtype = None if isinstance(self.value, str) else object
+        new = from_codes([self.value], codes, s, dtype)
         return replace_column(df, col, new)
 
     def describe(self) -> str:

@@ -24,6 +24,7 @@ __all__ = [
     "check_column",
     "replace_column",
     "map_uniques",
+    "from_codes",
     "canonical_str",
     "derive_key",
     "keyed_uint64",
@@ -65,6 +66,28 @@ def string_dtype_for(series: pd.Series) -> Any:
     return object
 
 
+def from_codes(values: Any, codes: np.ndarray, like: pd.Series, dtype: Any = None) -> pd.Series:
+    """Series whose row i is ``values[codes[i]]`` (missing where ``codes[i] < 0``).
+
+    With a string extension dtype (pandas 3's default ``str``), only the distinct ``values`` are
+    converted and the gather runs inside the extension array, so a 1M-row column of a few
+    labels costs one small conversion.
+    """
+    if dtype is None:
+        dtype = string_dtype_for(like)
+    table = np.empty(len(values), dtype=object)
+    table[:] = values if not isinstance(values, np.ndarray) else values.astype(object, copy=False)
+    codes = np.asarray(codes, dtype=np.intp)
+    if dtype is not object:
+        arr = pd.array(table, dtype=dtype).take(codes, allow_fill=True)
+        return pd.Series(arr, index=like.index, name=like.name)
+    full = np.empty(len(values) + 1, dtype=object)
+    full[:-1] = table
+    full[-1] = None
+    out = full.take(np.where(codes < 0, len(values), codes))
+    return pd.Series(out, index=like.index, name=like.name, dtype=object)
+
+
 def map_uniques(
     series: pd.Series,
     func: Callable[[np.ndarray], Sequence[Any] | np.ndarray],
@@ -78,18 +101,8 @@ def map_uniques(
     """
     codes, uniques = pd.factorize(series, use_na_sentinel=True)
     uvals = np.asarray(uniques, dtype=object)
-    mapped = np.empty(len(uvals) + 1, dtype=object)
-    if len(uvals):
-        res = func(uvals)
-        mapped[: len(uvals)] = np.asarray(res, dtype=object) if not isinstance(res, list) else res
-    mapped[-1] = None  # code -1 (missing) takes the last slot
-    out = mapped.take(codes)
-    if dtype is None:
-        dtype = string_dtype_for(series)
-    result = pd.Series(out, index=series.index, name=series.name, dtype=object)
-    if dtype is not object:
-        result = result.astype(dtype)
-    return result
+    res = func(uvals) if len(uvals) else []
+    return from_codes(res, codes, series, dtype)
 
 
 def canonical_str(value: Any) -> str:
@@ -130,6 +143,7 @@ def hmac_sha256_many(key: bytes, messages: Iterable[bytes]) -> list[bytes]:
 
     Examples
     --------
+    >>> import hmac
     >>> hmac_sha256_many(b"key", [b"msg"]) == [hmac.digest(b"key", b"msg", "sha256")]
     True
     """
