@@ -157,3 +157,39 @@ def test_quantile_utility_sensitivity(vals, extra, q) -> None:
     counts2[extra] += 1
     diff = np.abs(integer_utility(counts2, q) - integer_utility(counts, q))
     assert diff.max() <= max(q, 1 - q) + 1e-12
+
+
+def test_gaussian_count_noise_is_discrete_gaussian() -> None:
+    df = many_groups(2)
+    pf = PrivateFrame(df, accountant=False, random_state=18, mechanism="gaussian")
+    plan = pf.groupby("g", keys=range(G)).plan(n="count", epsilon=1.0, delta=1e-6)
+    (comp,) = plan.components
+    assert comp.mechanism == "discrete_gaussian"
+    sigma = comp.scale
+    noise = plan.execute()["n"].to_numpy() - 2
+    support = int(4 * sigma)
+    ks = np.arange(-60, 61)
+    norm = np.exp(-(ks**2) / (2 * sigma**2)).sum()
+
+    def pmf(k):
+        return np.exp(-(k**2) / (2 * sigma**2)) / norm
+
+    assert chi2_discrete(noise, pmf, support) > ALPHA
+
+
+@pytest.mark.parametrize(
+    ("spec", "truth"),
+    [("count", 3.0), (("x", "sum", (0.0, 10.0)), 15.0), (("x", "mean", (0.0, 10.0)), 5.0)],
+)
+def test_confidence_intervals_cover(spec, truth) -> None:
+    """Released CI half-widths hold: at most alpha of the groups miss (binomial, 1e-6)."""
+    alpha = 0.1
+    df = many_groups(3, value=5.0)
+    pf = PrivateFrame(df, accountant=False, random_state=19)
+    out = (
+        pf.groupby("g", keys=range(G)).plan(v=spec, epsilon=0.5).execute(with_ci=True, alpha=alpha)
+    )
+    miss = int((np.abs(out["v"] - truth) > out["v_ci"]).sum())
+    assert stats.binomtest(miss, G, alpha, alternative="greater").pvalue > ALPHA
+    if spec == "count" or spec[1] == "sum":  # exact intervals: coverage is not far above
+        assert miss > 0.5 * alpha * G
