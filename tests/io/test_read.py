@@ -137,3 +137,13 @@ def test_corrupt_parquet(tmp_path: Path) -> None:
     (tmp_path / "t.parquet").write_bytes(b"PAR1 not really")
     with pytest.raises(InputError, match="Parquet"):
         read(tmp_path / "t.parquet")
+
+
+def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    p = tmp_path / "t.csv"
+    p.write_text("a\n1\n")
+    monkeypatch.setattr(
+        "veil.io._read.os.access", lambda *a, **k: False
+    )  # as root, chmod cannot deny
+    with pytest.raises(InputError, match="permission denied"):
+        read(p)
