@@ -281,3 +281,14 @@ def test_bounding_caps_hold_even_when_random_keys_tie() -> None:
         priorities=lambda n: np.zeros(n, dtype=np.uint64),
     )  # fmt: skip
     assert np.bincount(persons[keep], minlength=50).tolist() == [3] * 50
+
+
+@pytest.mark.parametrize("scale", [1, 2**50])
+def test_persons_per_group_matches_pandas(scale: int) -> None:
+    from veil.dp.frame._bounding import persons_per_group
+
+    rng = np.random.default_rng(4)
+    p, g = rng.integers(0, 500, 5000), rng.integers(0, 7, 5000)
+    exp = pd.DataFrame({"p": p, "g": g}).groupby("g")["p"].nunique().to_numpy()
+    n_groups = 7 if scale == 1 else 2**10  # the wide case takes the pandas fallback
+    assert persons_per_group(p * scale, g, n_groups)[:7].tolist() == exp.tolist()

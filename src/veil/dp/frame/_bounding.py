@@ -29,7 +29,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-__all__ = ["bound_contributions", "rank_within"]
+__all__ = ["bound_contributions", "rank_within", "persons_per_group"]
 
 
 def rank_within(keys: np.ndarray, priorities: np.ndarray) -> np.ndarray:
@@ -221,3 +221,27 @@ def _bound_lexsort(
     if not pair_keep.all():
         keep &= pair_keep[pair_codes]
     return keep
+
+
+def persons_per_group(persons: np.ndarray, groups: np.ndarray, n_groups: int) -> np.ndarray:
+    """Number of distinct persons in each group (one packed-key value sort).
+
+    Example
+    -------
+    >>> persons_per_group(np.array([0, 0, 1]), np.array([1, 1, 1]), 2).tolist()
+    [0, 2]
+    """
+    persons = np.asarray(persons, dtype=np.int64)
+    groups = np.asarray(groups, dtype=np.int64)
+    if persons.size == 0:
+        return np.zeros(n_groups, dtype=np.int64)
+    gb = _bits(max(n_groups - 1, 0))
+    if _bits(int(persons.max())) + gb > 64:
+        pairs = pd.DataFrame({"p": persons, "g": groups}).drop_duplicates()
+        return np.bincount(pairs["g"].to_numpy(dtype=np.int64), minlength=n_groups)
+    key = persons.view(np.uint64) << np.uint64(gb)
+    key |= groups.view(np.uint64)
+    key.sort()
+    starts, _ = _runs(key)
+    mask = (np.uint64(1) << np.uint64(gb)) - np.uint64(1)
+    return np.bincount((key[starts] & mask).view(np.int64), minlength=n_groups)

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from veil.dp.frame import _noise
-from veil.dp.frame._bounding import bound_contributions
+from veil.dp.frame._bounding import bound_contributions, persons_per_group
 from veil.dp.frame._budget import (
     Component,
     allocate,
@@ -273,8 +273,7 @@ class QueryPlan:
         if persons is None:
             distinct = np.bincount(codes, minlength=n_groups)
         else:
-            pairs = pd.unique(persons * np.int64(max(n_groups, 1)) + codes)
-            distinct = np.bincount(pairs % max(n_groups, 1), minlength=n_groups)
+            distinct = persons_per_group(persons, codes, n_groups)
         scale = self.max_groups / self.eps_selection
         noisy = distinct + _noise.discrete_laplace(rng, scale, n_groups)
         kept = noisy >= self.selection_threshold
