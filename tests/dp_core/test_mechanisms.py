@@ -254,3 +254,13 @@ def test_seed_warns_insecure():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         M.Laplace(epsilon=1.0, sensitivity=1.0)  # secure default: no warning
+
+
+def test_scalar_fast_path_matches_distribution_and_grid():
+    m = M.Laplace(epsilon=1.0, sensitivity=1.0, random_state=20)
+    out = np.array([m.randomise(2.5) for _ in range(20_000)])
+    assert stats.kstest(out - 2.5, stats.laplace(scale=1.0).cdf).pvalue > ALPHA
+    assert np.all(np.mod(out / grid_for(1.0), 1) == 0)
+    with pytest.raises(InputError):
+        m.randomise(float("inf"))
+    assert M.Laplace(epsilon=1.0, sensitivity=0.0).randomise(3.0) == 3.0

@@ -56,6 +56,7 @@ __all__ = [
     "discrete_laplace",
     "discrete_gaussian",
     "laplace_fp",
+    "laplace_fp_scalar",
     "gaussian_fp",
     "grid_for",
     "fp_laplace_params",
@@ -124,9 +125,18 @@ def _bern_exp_neg(
     """
     n = gamma_hat.size
     r = rng.raw(n)
-    f = _unit(r)
-    p_hi = np.exp(-(gamma_hat - err)) * (1 + _REL) + 1e-300
-    p_lo = np.exp(-(gamma_hat + err)) * (1 - _REL)
+    f = _unit(r)  # U in [f, f + 2^-53)
+    p = np.exp(-gamma_hat)
+    if n and float(np.max(err)) <= 1e-6:
+        # exp(-gamma) in [p e^-err, p e^err] (one exp pass); e^err - 1 <= 1.01 err here
+        d = err * 1.01
+        d += _REL
+        p_lo = p * (1 - d)
+        p_hi = p * (1 + d)
+    else:
+        p_lo = np.exp(-(gamma_hat + err)) * (1 - _REL)
+        p_hi = np.exp(-(gamma_hat - err)) * (1 + _REL)
+    p_hi += 1e-300
     out = f + _TWO53 <= p_lo
     amb = ~out & (f < p_hi)
     if amb.any():
@@ -284,6 +294,22 @@ def _discrete_laplace_small(scale: float | Fraction, size: int, rng: BitSource) 
     return np.array(out, dtype=np.int64)
 
 
+def laplace_fp_scalar(value: float, g: float, t: int, rng: BitSource) -> float:
+    """Scalar twin of :func:`laplace_fp` with precomputed ``(g, t) = fp_laplace_params(...)``:
+    pure Python, no numpy call overhead (~5x faster for one value)."""
+    if not math.isfinite(value):
+        raise InputError("cannot add noise to NaN or infinite values")
+    t_frac = Fraction(t)
+    tf = float(t)
+    while True:
+        w = int(rng.raw(1)[0])
+        x = _geom_word(w, tf, t_frac, rng)
+        neg = w & 1
+        if not (neg and x == 0):
+            z = -x if neg else x
+            return (round(value / g) + z) * g  # round() is half-even like numpy.rint
+
+
 def discrete_laplace_variance(scale: float) -> float:
     """Variance ``2q / (1 - q)^2`` (``q = exp(-1/scale)``) of :func:`discrete_laplace`."""
     q = math.exp(-1.0 / scale)
@@ -310,22 +336,31 @@ def discrete_gaussian(sigma: float | Fraction, size: int, rng: BitSource) -> np.
     t = math.floor(sig) + 1
     s2_over_t = float(s2 / t)
     s2f = float(s2)
-    out = np.empty(size, dtype=np.int64)
-    todo = np.arange(size)
-    while todo.size:
-        m = todo.size
-        y = discrete_laplace(Fraction(t), m, rng)
-        a = np.abs(y).astype(np.float64) - s2_over_t
-        g = a * a / (2.0 * s2f)
-        err = 1e-13 * (1.0 + g + np.abs(a) / sf)
+    t_frac = Fraction(t)
+    chunks: list[np.ndarray] = []
+    have = 0
+    while have < size:
+        # i.i.d. proposals; the accepted ones are i.i.d. discrete Gaussian, take a prefix
+        m = min(int((size - have) / 0.7) + 32, 1 << 24)
+        y = discrete_laplace(t_frac, m, rng)
+        a = np.abs(y).astype(np.float64)
+        a -= s2_over_t
+        g = a * a
+        g /= 2.0 * s2f
+        # |gamma_hat - gamma| <= 1e-13 (1 + g + |a| / sigma) <= 2e-13 (1 + g), since
+        # |a| / sigma <= 1 + (a / sigma)^2 / 2 = 1 + g
+        err = g * 2e-13
+        err += 2e-13
 
         def exact(i: int, _y: np.ndarray = y) -> Fraction:
             return (abs(int(_y[i])) - s2 / t) ** 2 / (2 * s2)
 
         ok = _bern_exp_neg(g, err, [exact], rng)  # type: ignore[list-item]
-        out[todo[ok]] = y[ok]
-        todo = todo[~ok]
-    return out
+        acc = y[ok]
+        chunks.append(acc)
+        have += acc.size
+    out = np.concatenate(chunks)
+    return out[:size] if out.size > size else out
 
 
 # ----------------------------------------------------------------------------- FP-safe noise

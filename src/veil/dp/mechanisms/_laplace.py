@@ -11,9 +11,14 @@ from typing import Any
 
 import numpy as np
 
-from veil.dp._samplers import discrete_laplace_variance, fp_laplace_params, laplace_fp
+from veil.dp._samplers import (
+    discrete_laplace_variance,
+    fp_laplace_params,
+    laplace_fp,
+    laplace_fp_scalar,
+)
 from veil.dp.mechanisms._base import DPMechanism, TruncationAndFoldingMixin
-from veil.errors import ConfigError
+from veil.errors import ConfigError, InputError
 
 __all__ = [
     "Laplace",
@@ -92,9 +97,24 @@ class Laplace(DPMechanism):
 
     def randomise(self, value: Any) -> Any:
         """Return ``value`` plus Laplace noise (scalar in, scalar out; array in, array out)."""
+        if type(value) in (float, int) and type(self)._post is Laplace._post:
+            return self._randomise_scalar(float(value))
         x, scalar = self._values(value)
         out = self._post(self._noisy(x))
         return float(out) if scalar else out
+
+    def _randomise_scalar(self, value: float) -> float:
+        """Fast path for one Python number (same distribution as the array path)."""
+        b = self.scale
+        if b == 0:
+            if not math.isfinite(value):
+                raise InputError("value must be finite (NaN/inf cannot be randomised privately)")
+            return value
+        key = (b, self.sensitivity)
+        if getattr(self, "_fp_key", None) != key:
+            self._fp_key, self._fp = key, fp_laplace_params(b, self.sensitivity)
+        g, t = self._fp
+        return laplace_fp_scalar(value, g, t, self._rng)
 
     def _post(self, y: np.ndarray) -> np.ndarray:
         return y
