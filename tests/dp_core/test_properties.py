@@ -29,7 +29,7 @@ def test_laplace_output_always_on_the_public_grid(x, eps, sens):
         assert (out / g) == round(out / g)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(
     lo=st.floats(min_value=-100, max_value=0),
     width=st.floats(min_value=0.1, max_value=100),

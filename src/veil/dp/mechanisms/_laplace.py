@@ -281,7 +281,7 @@ class LaplaceBoundedDomain(LaplaceTruncated):
         hi = lo * 2
         while self.sensitivity / hi + self._log_ratio(hi) > target:
             hi *= 2
-        for _ in range(100):
+        for _ in range(60):  # relative precision 2^-60 of the bracket: far below the margin
             mid = (lo + hi) / 2
             if self.sensitivity / mid + self._log_ratio(mid) > target:
                 lo = mid
