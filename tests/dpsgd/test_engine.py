@@ -463,3 +463,20 @@ def test_custom_dataset_embedding_model_and_empty_collation() -> None:
     assert opt.steps == len(loader) == 10
     ids, y = loader._fetch(np.array([], dtype=np.int64))
     assert ids.shape == (0, 5) and y.shape == (0,)
+
+
+def test_noise_sources() -> None:
+    from veil.ml.dpsgd._noise import _LocalAesCtr
+
+    words = _LocalAesCtr().raw(100_000)
+    u = (words >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    assert stats.kstest(u, "uniform").pvalue > ALPHA
+    assert NoiseSource().secure
+    with pytest.warns(InsecureRandomWarning):
+        a = NoiseSource(secure=False, seed=5).normal((4,), std=1.0)
+    with pytest.warns(InsecureRandomWarning):
+        b = NoiseSource(secure=False, seed=5).normal((4,), std=1.0)
+    assert torch.equal(a, b)
+    with pytest.raises(ConfigError, match="seed"):
+        NoiseSource(secure=True, seed=5)
+    assert "secure=True" in repr(NoiseSource())
