@@ -414,3 +414,19 @@ def test_scan_headerless_with_names_and_parquet(
     capsys.readouterr()
     assert main(["scan", str(pq), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["n_rows"] == 500
+
+
+def test_engine_error_names_privacy_line(
+    tmp_path: Path, insurance_csv: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("veil.anonymity._policy_bridge")
+    pol = _policy(
+        tmp_path,
+        "columns:\n  id: {role: identifier, operator: drop}\n  County: quasi\ndefault_role: insensitive\n"
+        "privacy:\n  k: 5\n  algorithm: optimal\n",
+    )
+    out = tmp_path / "o"
+    assert main(["anonymize", str(insurance_csv), "--policy", str(pol), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"veil: error: {pol.name}, line 7: privacy:") and "hierarchy" in err
+    assert not out.exists()

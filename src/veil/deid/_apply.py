@@ -82,7 +82,12 @@ def _enforce(df: pd.DataFrame, policy: Policy, report: dict[str, Any]) -> pd.Dat
         warnings.warn(msg, RuntimeWarning, stacklevel=3)
         report["warnings"].append(msg)
         return df
-    out, info = bridge.enforce(df, policy)
+    try:
+        out, info = bridge.enforce(df, policy)
+    except VeilError as exc:
+        line = policy.line("privacy", "algorithm") or policy.line("privacy")
+        where = f"{policy.source}, line {line}" if line else policy.source
+        raise type(exc)(f"{where}: privacy: {exc}") from exc
     report["anonymity"] = info
     return out
 
