@@ -22,6 +22,8 @@ from veil.deid.operators._mask import mask_email, mask_partial, mask_phone
 from veil.schema import Hierarchy
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# fewer examples where each one runs many operators on a frame
+FEW = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 texts = st.text(min_size=0, max_size=30)
 
 
@@ -104,7 +106,7 @@ PARAMS = [
 ]
 
 
-@SETTINGS
+@FEW
 @given(frames)
 def test_input_never_mutated(df: pd.DataFrame) -> None:
     before = df.copy(deep=True)
@@ -140,7 +142,7 @@ AGE_CSV = Path(__file__).resolve().parents[2] / "datasets" / "adult_hierarchies"
 AGE_HIERARCHY = Hierarchy.from_csv(AGE_CSV)
 
 
-@SETTINGS
+@FEW
 @given(
     st.lists(st.sampled_from([int(v) for v in AGE_HIERARCHY.values]), min_size=1, max_size=50),
     st.integers(0, 6),
@@ -155,7 +157,7 @@ def test_generalized_values_come_from_the_hierarchy(ages: list[int], level: int)
     assert set(out) <= set(frame.iloc[:, level])
 
 
-@SETTINGS
+@FEW
 @given(frames, st.integers(0, 120), st.sampled_from(["<", "<=", ">", ">=", "==", "!="]))
 def test_suppress_matches_pandas_query(df: pd.DataFrame, t: int, op: str) -> None:
     mask = parse_condition(f"age {op} {t} and sex in ['F', 'X']").evaluate(df)
