@@ -216,7 +216,7 @@ def adult_age() -> np.ndarray:
     return df["age"].to_numpy(dtype=np.float64)
 
 
-def _veil_frame(age: np.ndarray):
+def _veil_frame(age: np.ndarray, neighbouring: str = "add_remove"):
     from veil.dp.frame import PrivateFrame
 
     bins = np.linspace(*BOUNDS, 11)
@@ -316,7 +316,10 @@ def bench_error(runs: int) -> pd.DataFrame:
         "median": float(np.median(clipped)),
         "histogram": np.histogram(clipped, bins=bins)[0].astype(float),
     }
-    libs: dict[str, Callable] = {"Veil frame": _veil_frame(age)}
+    libs: dict[str, Callable] = {
+        "Veil frame": _veil_frame(age),
+        "Veil frame replace": _veil_frame(age, "replace"),
+    }
     for name, factory in (
         ("Veil tools", _veil_tools),
         ("diffprivlib", _diffprivlib),
@@ -343,7 +346,9 @@ def bench_error(runs: int) -> pd.DataFrame:
                 rows.append(row)
     table = pd.DataFrame(rows)
     peers = [c for c in ("diffprivlib", "OpenDP") if c in table.columns]
-    for veil in [c for c in ("Veil frame", "Veil tools") if c in table.columns]:
+    for veil in [
+        c for c in ("Veil frame", "Veil frame replace", "Veil tools") if c in table.columns
+    ]:
         best = table[peers].min(axis=1)
         best_se = pd.concat([table[p + " se"].where(table[p] == best) for p in peers], axis=1).max(
             axis=1
@@ -352,6 +357,7 @@ def bench_error(runs: int) -> pd.DataFrame:
         table[f"{veil} <= best peer?"] = np.where(
             table[veil] <= best, "yes", np.where(table[veil] <= best + slack, "tie (2 se)", "NO")
         )
+        table.loc[table[veil].isna(), f"{veil} <= best peer?"] = "n/a"
     return table
 
 

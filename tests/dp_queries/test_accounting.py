@@ -129,3 +129,10 @@ def test_real_budget_accountant_and_default(df: pd.DataFrame) -> None:
     with BudgetAccountant(epsilon=2.0) as default:
         pf_default.agg(n="count", epsilon=0.5)
         assert tuple(default.total()) == pytest.approx((0.5, 0.0))
+
+
+def test_replacement_query_charged_once(df: pd.DataFrame) -> None:
+    acc = Recorder()
+    pf = PrivateFrame(df, accountant=acc, random_state=4)
+    pf.agg(n="count", s=("x", "sum", B), m=("x", "mean", B), epsilon=0.4, neighbouring="replace")
+    assert acc.calls == [(0.4, 0.0)]

@@ -292,3 +292,22 @@ def test_persons_per_group_matches_pandas(scale: int) -> None:
     exp = pd.DataFrame({"p": p, "g": g}).groupby("g")["p"].nunique().to_numpy()
     n_groups = 7 if scale == 1 else 2**10  # the wide case takes the pandas fallback
     assert persons_per_group(p * scale, g, n_groups)[:7].tolist() == exp.tolist()
+
+
+def test_replacement_neighbours_is_restricted(people: pd.DataFrame) -> None:
+    full = people.dropna()
+    pf = frame(full)
+    with pytest.raises(ConfigError, match="ungrouped"):
+        pf.groupby("county", keys=["north"]).plan(n="count", epsilon=1, neighbouring="replace")
+    with pytest.raises(ConfigError, match="ungrouped"):
+        pf.where("age > 3").plan(n="count", epsilon=1, neighbouring="replace")
+    with pytest.raises(ConfigError, match="ungrouped"):
+        frame(full, privacy_unit="pid").plan(n="count", epsilon=1, neighbouring="replace")
+    with pytest.raises(ConfigError, match="missing values"):
+        frame(people).plan(m=("age", "mean", B), epsilon=1, neighbouring="replace")
+    with pytest.raises(ConfigError, match="neighbouring"):
+        pf.plan(n="count", epsilon=1, neighbouring="swap")
+    out = pf.agg(m=("age", "mean", B), v=("age", "var", B), epsilon=HUGE, neighbouring="replace")
+    clipped = full["age"].clip(*B)
+    assert out["m"].iloc[0] == pytest.approx(clipped.mean(), rel=1e-6)
+    assert out["v"].iloc[0] == pytest.approx(clipped.var(ddof=0), rel=1e-5)

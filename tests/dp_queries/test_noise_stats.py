@@ -193,3 +193,16 @@ def test_confidence_intervals_cover(spec, truth) -> None:
     assert stats.binomtest(miss, G, alpha, alternative="greater").pvalue > ALPHA
     if spec == "count" or spec[1] == "sum":  # exact intervals: coverage is not far above
         assert miss > 0.5 * alpha * G
+
+
+def test_replacement_neighbours_sum_noise_and_exact_count() -> None:
+    """neighbouring='replace': public count, centred-sum noise of scale (hi - lo) / eps."""
+    df = pd.DataFrame({"x": np.arange(10, dtype=np.int64)})  # sum 45, no missing values
+    pf = PrivateFrame(df, accountant=False, random_state=20)
+    plan = pf.plan(n="count", s=("x", "sum", (-2, 8)), epsilon=0.5, neighbouring="replace")
+    kinds = {c.kind: (c.mechanism, c.sensitivity) for c in plan.components}
+    assert kinds == {"count": ("exact", 0.0), "csum": ("laplace", 10.0)}
+    draws = np.array([plan.execute()[["n", "s"]].to_numpy()[0] for _ in range(2000)])
+    assert (draws[:, 0] == 10).all()
+    noise = draws[:, 1] - 45.0
+    assert stats.kstest(noise, stats.laplace(scale=10.0 / 0.5).cdf).pvalue > ALPHA

@@ -67,16 +67,24 @@ class Component:
             return _noise.laplace_halfwidth(self.scale, alpha)
         if self.mechanism in ("gaussian", "discrete_gaussian"):
             return _noise.gaussian_halfwidth(self.scale, alpha)
+        if self.mechanism == "exact":
+            return 0.0
         return math.nan
 
 
-def output_components(agg: Agg) -> list[tuple]:
-    """Keys of the components an output column is computed from."""
+def output_components(agg: Agg, replace: bool = False) -> list[tuple]:
+    """Keys of the components an output column is computed from.
+
+    Under replacement neighbours (``replace``: the row count is public) a sum is
+    ``n * mid + centred sum``, whose sensitivity ``hi - lo`` beats ``max(|lo|, |hi|)``.
+    """
     b, c = agg.bounds, agg.column
     if agg.func == "count":
         return [("count", c, None, None)]
     if agg.func == "sum":
-        return [("sum", c, b, None)]
+        return (
+            [("count", c, None, None), ("csum", c, b, None)] if replace else [("sum", c, b, None)]
+        )
     if agg.func == "mean":
         return [("count", c, None, None), ("csum", c, b, None)]
     if agg.func in ("var", "std"):
@@ -85,8 +93,20 @@ def output_components(agg: Agg) -> list[tuple]:
 
 
 def _sensitivity(
-    kind: str, bounds: tuple[float, float] | None, max_rows: int, q: float | None = None
+    kind: str,
+    bounds: tuple[float, float] | None,
+    max_rows: int,
+    q: float | None = None,
+    replace: bool = False,
 ) -> float:
+    if replace:  # one row replaced by another; n is public (diffprivlib's bounded DP)
+        if kind == "count":
+            return 0.0
+        if kind == "quantile":  # a rank moves by at most one, m is fixed
+            return 1.0
+        assert bounds is not None
+        width = bounds[1] - bounds[0]
+        return width if kind == "csum" else width * width / 4.0  # csq spans h^2
     if kind == "count":
         return float(max_rows)
     if kind == "quantile":  # rank utility: one added row moves it by at most max(q, 1 - q)
@@ -102,16 +122,19 @@ def _sensitivity(
     return max_rows * half * half / 2.0  # csq: (x - mid)^2 - half^2 / 2 lies in +-half^2 / 2
 
 
-def build_components(aggs: dict[str, Agg], *, max_rows: int) -> dict[tuple, Component]:
+def build_components(
+    aggs: dict[str, Agg], *, max_rows: int, replace: bool = False
+) -> dict[tuple, Component]:
     """Unique components needed by the outputs, in first-use order."""
     comps: dict[tuple, Component] = {}
     for agg in aggs.values():
-        for key in output_components(agg):
+        for key in output_components(agg, replace):
             if key not in comps:
                 kind, column, bounds, q = key
-                comps[key] = Component(
-                    kind, column, bounds, q, sensitivity=_sensitivity(kind, bounds, max_rows, q)
-                )
+                sens = _sensitivity(kind, bounds, max_rows, q, replace)
+                comps[key] = Component(kind, column, bounds, q, sensitivity=sens)
+                if sens == 0.0:
+                    comps[key].mechanism = "exact"  # public (the row count under replacement)
     return comps
 
 
@@ -134,8 +157,9 @@ def allocate(
         raise ConfigError(f"mechanism must be 'laplace' or 'gaussian', got {mechanism!r}")
     eps_sel = delta_sel = 0.0
     eps_rest = float(epsilon)
+    noisy = {k: c for k, c in comps.items() if c.mechanism != "exact"}
     n_gauss = (
-        sum(1 for c in comps.values() if c.kind != "quantile") if mechanism == "gaussian" else 0
+        sum(1 for c in noisy.values() if c.kind != "quantile") if mechanism == "gaussian" else 0
     )
     if private_selection:
         if not 0 < selection_fraction < 1:
@@ -151,8 +175,8 @@ def allocate(
     delta_gauss = float(delta) - delta_sel
     if n_gauss and delta_gauss <= 0:
         raise ConfigError("the Gaussian mechanism needs delta > 0")
-    eps_c = eps_rest / max(len(comps), 1)
-    for comp in comps.values():
+    eps_c = eps_rest / max(len(noisy), 1)
+    for comp in noisy.values():
         comp.epsilon = eps_c
         comp.coords = max_groups
         if comp.kind == "quantile":
@@ -176,17 +200,18 @@ def halfwidths(
     comps: dict[tuple, Component],
     alpha: float,
     counts: np.ndarray | float | None,
+    replace: bool = False,
 ) -> np.ndarray | float:
     """CI half-width of an output at level ``1 - alpha`` (union bound over its components).
 
     ``counts`` is the (noisy) number of values per group, needed for means and variances;
     ``None`` gives NaN for them.  Quantiles always give NaN (their error depends on the data).
     """
-    keys = output_components(agg)
-    k = len(keys)
+    keys = output_components(agg, replace)
+    k = max(sum(comps[key].mechanism != "exact" for key in keys), 1)
     hw = [comps[key].halfwidth(alpha / k) for key in keys]
     if agg.func in ("count", "sum"):
-        return hw[0]
+        return hw[-1]
     if agg.func in ("median", "quantile") or counts is None:
         return math.nan
     lo, hi = agg.bounds  # type: ignore[misc]

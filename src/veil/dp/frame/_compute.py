@@ -185,6 +185,8 @@ def noisy_component(
             comp.sensitivity, rng, integer_valued=integer_valued,
         )  # fmt: skip
     assert exact is not None
+    if comp.mechanism == "exact":  # public statistic (row count under replacement neighbours)
+        return exact
     if comp.mechanism == "discrete_laplace":
         return exact + _noise.discrete_laplace(rng, comp.scale, n_groups)
     if comp.mechanism == "discrete_gaussian":
@@ -198,11 +200,13 @@ def finish_output(func: str, bounds: tuple[float, float] | None, parts: list[np.
     """Post-process noisy components into the released statistic."""
     if func == "count":
         return parts[0].astype(np.int64)
-    if func in ("sum", "median", "quantile"):
+    if func in ("median", "quantile") or (func == "sum" and len(parts) == 1):
         return parts[0]
     assert bounds is not None
     lo, hi = bounds
     mid, h = (lo + hi) / 2.0, (hi - lo) / 2.0
+    if func == "sum":  # replacement neighbours: exact public count, noisy centred sum
+        return mid * parts[0] + parts[1]
     n = np.maximum(parts[0], 1.0)
     m1 = np.clip(parts[1] / n, -h, h)
     if func == "mean":

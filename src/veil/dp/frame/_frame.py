@@ -201,17 +201,38 @@ class PrivateFrame:
         return GroupedFrame(self, cols, keys, max_groups, max_rows)
 
     def plan(
-        self, *, epsilon: float, delta: float = 0.0, mechanism: str | None = None, **aggs: Any
+        self,
+        *,
+        epsilon: float,
+        delta: float = 0.0,
+        mechanism: str | None = None,
+        neighbouring: str = "add_remove",
+        **aggs: Any,
     ) -> QueryPlan:
-        """Plan an ungrouped query (one output row); see :meth:`GroupedFrame.plan`."""
+        """Plan an ungrouped query (one output row); see :meth:`GroupedFrame.plan`.
+
+        ``neighbouring="replace"`` switches to diffprivlib's bounded DP (one row replaced, the
+        row count public): counts are exact and sums use sensitivity ``hi - lo`` instead of
+        ``max(|lo|, |hi|)``.  Only for tables without privacy unit, filter or missing values.
+        """
         grouped = GroupedFrame(self, [], None, None, None)
-        return grouped.plan(epsilon=epsilon, delta=delta, mechanism=mechanism, **aggs)
+        return grouped.plan(
+            epsilon=epsilon, delta=delta, mechanism=mechanism, neighbouring=neighbouring, **aggs
+        )
 
     def agg(
-        self, *, epsilon: float, delta: float = 0.0, mechanism: str | None = None, **aggs: Any
+        self,
+        *,
+        epsilon: float,
+        delta: float = 0.0,
+        mechanism: str | None = None,
+        neighbouring: str = "add_remove",
+        **aggs: Any,
     ) -> pd.DataFrame:
-        """Run an ungrouped query (one output row); see :meth:`GroupedFrame.agg`."""
-        return self.plan(epsilon=epsilon, delta=delta, mechanism=mechanism, **aggs).execute()
+        """Run an ungrouped query (one output row); see :meth:`plan`."""
+        return self.plan(
+            epsilon=epsilon, delta=delta, mechanism=mechanism, neighbouring=neighbouring, **aggs
+        ).execute()
 
     def sql(
         self,
@@ -314,6 +335,7 @@ class GroupedFrame:
         delta: float = 0.0,
         mechanism: str | None = None,
         selection_fraction: float = 0.25,
+        neighbouring: str = "add_remove",
         **aggs: Any,
     ) -> QueryPlan:
         """Calibrate a query without touching the budget or the data values.
@@ -326,6 +348,9 @@ class GroupedFrame:
             ``"laplace"`` or ``"gaussian"`` (default: the frame's).
         selection_fraction
             Share of epsilon spent on private partition selection (when keys are not public).
+        neighbouring
+            ``"add_remove"`` (default: adding or removing one person's rows) or ``"replace"``
+            (ungrouped queries only, see :meth:`PrivateFrame.plan`).
         **aggs
             ``name=spec`` with spec ``"count"``, ``(column, func)``,
             ``(column, func, (lower, upper))``, ``(column, "quantile", (lower, upper), q)`` or
@@ -366,6 +391,7 @@ class GroupedFrame:
             max_groups=self.max_groups,
             max_rows=self.max_rows,
             selection_fraction=selection_fraction,
+            neighbouring=neighbouring,
         )
 
     def agg(

@@ -38,11 +38,32 @@ from veil.dp.frame._partition import (
     selection_threshold,
 )
 from veil.dp.frame._spec import Agg
+from veil.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
     from veil.dp.frame._frame import PrivateFrame
 
 __all__ = ["QueryPlan"]
+
+
+def _check_neighbouring(frame: Any, by: list[str], aggs: dict[str, Agg], neighbouring: str) -> bool:
+    """Validate the neighbouring relation; True for replacement neighbours."""
+    if neighbouring == "add_remove":
+        return False
+    if neighbouring != "replace":
+        raise ConfigError(f"neighbouring must be 'add_remove' or 'replace', got {neighbouring!r}")
+    if by or frame.privacy_unit is not None or frame._mask is not None:
+        raise ConfigError(
+            "neighbouring='replace' (public row count, diffprivlib's bounded DP) is only "
+            "available for ungrouped queries without privacy unit or filter"
+        )
+    for agg in aggs.values():
+        if agg.column is not None and frame._df[agg.column].isna().any():
+            raise ConfigError(
+                f"neighbouring='replace' needs column {agg.column!r} without missing values "
+                "(the number of values must be public)"
+            )
+    return True
 
 
 class QueryPlan:
@@ -76,8 +97,10 @@ class QueryPlan:
         max_groups: int,
         max_rows: int,
         selection_fraction: float,
+        neighbouring: str = "add_remove",
     ) -> None:
         self._frame = frame
+        self.replace = _check_neighbouring(frame, by, aggs, neighbouring)
         self.by = by
         self.keys = None if keys is None else key_frame(keys, by)
         self.aggs = aggs
@@ -85,7 +108,7 @@ class QueryPlan:
         self.max_groups = max_groups
         self.max_rows = max_rows
         self.private_selection = bool(by) and keys is None
-        self._comps = build_components(aggs, max_rows=max_rows)
+        self._comps = build_components(aggs, max_rows=max_rows, replace=self.replace)
         self.eps_selection, self.delta_selection, self.epsilon, self.delta = allocate(
             self._comps,
             epsilon=epsilon,
@@ -132,17 +155,15 @@ class QueryPlan:
             ``ci_halfwidth``.
         """
         if not 0 < alpha < 1:
-            from veil.errors import ConfigError
-
             raise ConfigError(f"alpha must lie in (0, 1), got {alpha}")
         rows = []
         for name, agg in self.aggs.items():
-            comps = [self._comps[k] for k in output_components(agg)]
+            comps = [self._comps[k] for k in output_components(agg, self.replace)]
             counts = None
             if group_size is not None:
                 cnt = comps[0]
                 counts = max(float(group_size) - cnt.halfwidth(alpha / len(comps)), 1.0)
-            hw = halfwidths(agg, self._comps, alpha, counts)
+            hw = halfwidths(agg, self._comps, alpha, counts, self.replace)
             note = ""
             if agg.func in ("median", "quantile"):
                 note = "exponential mechanism: error depends on the data's spread"
@@ -210,11 +231,11 @@ class QueryPlan:
             )
         out = keyframe.reset_index(drop=True).copy()
         for name, agg in self.aggs.items():
-            parts = [noisy[k] for k in output_components(agg)]
+            parts = [noisy[k] for k in output_components(agg, self.replace)]
             out[name] = finish_output(agg.func, agg.bounds, parts)
             if with_ci:
                 counts = parts[0] if agg.func in ("mean", "var", "std") else None
-                hw = halfwidths(agg, self._comps, alpha, counts)
+                hw = halfwidths(agg, self._comps, alpha, counts, self.replace)
                 out[f"{name}_ci"] = np.broadcast_to(np.asarray(hw, dtype=np.float64), len(out))
         if self.private_selection and self.by:
             out = out.sort_values(self.by, na_position="last", kind="stable").reset_index(drop=True)
