@@ -103,3 +103,15 @@ def test_headerless_file_with_names_and_integer_median(tmp_path: Path, capsys) -
     for grp, med in zip(res["grp"], res["med"]):
         ages = raw.loc[raw["grp"] == grp, "age"].to_numpy()
         assert (ages < med).sum() <= ages.size / 2 <= (ages <= med).sum()  # a true median
+
+
+def test_numeric_keys_are_coerced(table: Path, tmp_path: Path) -> None:
+    out = tmp_path / "o.csv"
+    sql = "SELECT pid, COUNT(*) AS n FROM data GROUP BY pid"
+    rc = main(
+        ["query", str(table), sql, "--epsilon", "1e8", "--keys", "pid=1,2,99",
+         "--out", str(out), "--seed", "3"]
+    )  # fmt: skip
+    assert rc == 0
+    res = pd.read_csv(out)
+    assert res["pid"].tolist() == [1, 2, 99] and res["n"].tolist() == [2, 1, 0]
