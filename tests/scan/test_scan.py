@@ -166,3 +166,17 @@ def test_draft_of_synthetic_pii_applies_without_key(monkeypatch: pytest.MonkeyPa
         if c in release.columns:
             assert not set(release[c].dropna().astype(str)) & set(df[c].dropna().astype(str)), c
     assert rep["targets"]["mode"] == "verified"
+
+
+def test_free_text_with_embedded_identifiers() -> None:
+    notes = [
+        f"customer asked to be called back, mail: user{i}@example.org"
+        if i % 4 == 0
+        else f"visit {i} ok"
+        for i in range(200)
+    ]
+    r = scan(pd.DataFrame({"notes": notes, "plain": [f"visit {i} ok" for i in range(200)]}))
+    assert (r["notes"].role.value, r["notes"].kind) == ("identifier", "free_text")
+    assert "e-mail" in r["notes"].reason
+    assert r["plain"].role.value == "insensitive"
+    assert r.to_policy()["columns"]["notes"]["operator"] == "drop"

@@ -30,6 +30,7 @@ __all__ = [
     "detect_ip",
     "detect_url",
     "detect_person_name",
+    "detect_embedded",
     "luhn_valid",
     "iban_valid",
     "name_lexicon",
@@ -213,6 +214,26 @@ def detect_person_name(values: np.ndarray) -> np.ndarray:
     multi = (ntok >= 2) & (known_first_any | known_last_any)
     single = (ntok == 1) & tok_first
     return shape & (multi | single)
+
+
+_EMBEDDED = {
+    "email": r"(?<![\w.%+'-])" + _EMAIL + r"(?![\w-])",
+    "url": r"(?i)\b(?:(?:https?|ftp)://|www\.)\S+",
+    "ssn": r"\b" + _SSN + r"\b",
+}
+
+
+def detect_embedded(values: np.ndarray) -> dict[str, np.ndarray]:
+    """Free text containing e-mail addresses, URLs or SSNs somewhere inside: kind -> mask.
+
+    Examples
+    --------
+    >>> m = detect_embedded(np.array(["call me: ann@x.org", "nothing here"], dtype=object))
+    >>> m["email"].tolist(), m["url"].tolist()
+    ([True, False], [False, False])
+    """
+    s = _s(values)
+    return {k: s.str.contains(rx, regex=True).to_numpy(bool) for k, rx in _EMBEDDED.items()}
 
 
 DETECTORS: dict[str, Callable[[np.ndarray], np.ndarray]] = {

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from veil.deid._detectors import DETECTORS
+from veil.deid._detectors import DETECTORS, detect_embedded
 from veil.deid._headers import header_hint
 from veil.errors import InputError
 from veil.schema import Role
@@ -28,6 +28,9 @@ __all__ = ["ColumnFinding", "ScanResult", "scan"]
 
 #: Share of (sampled, non-missing) values a detector must recognise to classify a column.
 MATCH_THRESHOLD = 0.6
+#: Share of values of a free-text column that must contain an e-mail, URL or SSN.
+EMBEDDED_THRESHOLD = 0.1
+_PLURAL = {"email": "e-mail addresses", "url": "web addresses", "ssn": "social security numbers"}
 _GENDER = {
     "m",
     "f",
@@ -161,6 +164,18 @@ def _content_identifier(vc: pd.Series) -> tuple[str, float] | None:
     return best
 
 
+def _embedded_identifier(vc: pd.Series) -> tuple[str, float] | None:
+    """The most frequent kind of identifier embedded in free text, if frequent enough."""
+    values = np.array([str(v) for v in np.asarray(vc.index, dtype=object)], dtype=object)
+    weights = vc.to_numpy(dtype=float)
+    best: tuple[str, float] | None = None
+    for kind, mask in detect_embedded(values).items():
+        share = float(weights[mask].sum() / weights.sum())
+        if share >= EMBEDDED_THRESHOLD and (best is None or share > best[1]):
+            best = (kind, share)
+    return best
+
+
 def _content_quasi(s: pd.Series, vc: pd.Series) -> tuple[str, str, float, Role] | None:
     if pd.api.types.is_datetime64_any_dtype(s):
         return ("date", "values are dates", 0.6, Role.QUASI)
@@ -243,6 +258,21 @@ def _classify(name: str, s: pd.Series, sample_rows: int) -> ColumnFinding:
         else:
             return finding(
                 Role.IDENTIFIER, kind, why + (f"; header '{name}'" if agree else ""), conf
+            )
+    if (
+        content is None
+        and not pd.api.types.is_numeric_dtype(s)
+        and not pd.api.types.is_datetime64_any_dtype(s)
+    ):
+        embedded = _embedded_identifier(vc)
+        if embedded is not None:
+            kind, share = embedded
+            why = f"{share:.0%} of values contain {_PLURAL[kind]} in free text"
+            return finding(
+                Role.IDENTIFIER,
+                "free_text",
+                why,
+                0.5 + 0.4 * min(1.0, share / EMBEDDED_THRESHOLD / 2),
             )
     id_like = _id_like(s, distinct, n)
     if hint is not None and hint.role is Role.IDENTIFIER:
