@@ -480,3 +480,30 @@ def test_noise_sources() -> None:
     with pytest.raises(ConfigError, match="seed"):
         NoiseSource(secure=True, seed=5)
     assert "secure=True" in repr(NoiseSource())
+
+
+@pytest.mark.parametrize("rnn", [nn.LSTM, nn.GRU])
+def test_empty_batch_through_vmap_and_rnn_layers(rnn) -> None:  # type: ignore[no-untyped-def]
+    class Net(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb = nn.Embedding(20, 4)
+            self.rnn = rnn(4, 6, batch_first=True)
+            self.norm = nn.LayerNorm(6)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.norm(self.rnn(self.emb(x))[0]).mean(1)[:, :2]
+
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    data = _TokenData()
+    dp_model, opt, loader = make_private(
+        model, opt, DataLoader(data, batch_size=6), noise_multiplier=1.0, max_grad_norm=1.0
+    )
+    before = [p.detach().clone() for p in model.parameters()]
+    for ids, y in [loader._fetch(np.array([], dtype=np.int64)), loader._fetch(np.arange(4))]:
+        opt.zero_grad()
+        nn.functional.cross_entropy(dp_model(ids), y, reduction="sum").backward()
+        opt.step()
+    assert opt.steps == 2
+    assert all(not torch.equal(b, p) for b, p in zip(before, model.parameters()))

@@ -217,8 +217,7 @@ class PerSampleGrads:
                 raise InputError(f"{layer.name}: expected a batch dimension first")
             bsz = x.shape[0]
             if bsz == 0:
-                layer.records.append(bsz)
-                return orig(*args, **kwargs)
+                return self._empty_call(layer, args, kwargs)
             expanded = {
                 n: p.detach().unsqueeze(0).expand(bsz, *p.shape).requires_grad_(True)
                 for n, p in layer.params.items()
@@ -243,6 +242,26 @@ class PerSampleGrads:
 
         return vmap_forward
 
+    def _empty_call(self, layer: _Layer, args: tuple, kwargs: dict) -> Any:
+        """Empty (Poisson) batch: run with detached parameters so that no ordinary gradient
+        reaches them, keeping the output in the autograd graph through a dummy leaf."""
+        detached = {n: p.detach() for n, p in layer.params.items()}
+        self._state.inside = True
+        try:
+            out = functional_call(layer.module, detached, args, kwargs)
+        finally:
+            self._state.inside = False
+        layer.records.append(0)
+        anchor = torch.zeros((), requires_grad=True)
+        return tree_map(
+            lambda t: (
+                t + anchor.to(t.dtype) * 0
+                if isinstance(t, torch.Tensor) and t.is_floating_point()
+                else t
+            ),
+            out,
+        )
+
     def _rnn_call(self, layer: _Layer, args: tuple, kwargs: dict) -> Any:
         sub = layer.module
         x = args[0]
@@ -254,7 +273,7 @@ class PerSampleGrads:
         bd = 0 if sub.batch_first else 1
         bsz = x.shape[bd]
         if bsz == 0:
-            raise InputError(f"{layer.name}: empty batch")
+            return self._empty_call(layer, args, kwargs)
         expanded = {
             n: p.detach().unsqueeze(0).expand(bsz, *p.shape).requires_grad_(True)
             for n, p in layer.params.items()
