@@ -67,6 +67,7 @@ __all__ = [
 
 GRID_BITS = 30
 _SMALL = 16  # draws up to this many use the pure-Python path
+_BLOCK = 1 << 17  # elements per block of the vectorized FP-safe samplers (1 MiB arrays)
 _TWO53 = 2.0**-53
 _TWO52 = 2.0**-52
 _REL = 1e-15  # relative error bound of one numpy log/exp/multiply chain (>= 4.5 ulp)
@@ -429,11 +430,16 @@ def laplace_fp(
     """
     x = _check_values(values)
     g, t = fp_laplace_params(scale, sensitivity, coords)
-    z = discrete_laplace(Fraction(t), x.size, rng).reshape(x.shape)
-    out = np.divide(x, g, out=np.empty_like(x))  # exact: g is a power of two
-    np.rint(out, out=out)
-    out += z  # exact below 2^53, else one correctly rounded addition (post-processing)
-    out *= g
+    t_frac = Fraction(t)
+    out = np.empty_like(x)
+    flat_in, flat_out = x.reshape(-1), out.reshape(-1)
+    for start in range(0, x.size, _BLOCK):  # cache-sized blocks: temporaries stay in L2/L3
+        stop = min(start + _BLOCK, x.size)
+        o = flat_out[start:stop]
+        np.divide(flat_in[start:stop], g, out=o)  # exact: g is a power of two
+        np.rint(o, out=o)
+        o += discrete_laplace(t_frac, stop - start, rng)  # exact below 2^53, else one
+        o *= g  # correctly rounded addition (post-processing); * g is exact
     return out
 
 
@@ -458,5 +464,14 @@ def gaussian_fp(
     """
     x = _check_values(values)
     g, sg = fp_gaussian_params(sigma, sensitivity, coords)
-    z = discrete_gaussian(sg, x.size, rng).reshape(x.shape)
-    return (np.rint(x / g) + z) * g
+    sg_frac = Fraction(sg)
+    out = np.empty_like(x)
+    flat_in, flat_out = x.reshape(-1), out.reshape(-1)
+    for start in range(0, x.size, _BLOCK):
+        stop = min(start + _BLOCK, x.size)
+        o = flat_out[start:stop]
+        np.divide(flat_in[start:stop], g, out=o)
+        np.rint(o, out=o)
+        o += discrete_gaussian(sg_frac, stop - start, rng)
+        o *= g
+    return out
