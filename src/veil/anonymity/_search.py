@@ -78,6 +78,9 @@ class LatticeSearch:
         self.n_total = int(np.prod(enc.heights))
         #: Climb from each failing path node to a maximal failing node (Flash-like tagging).
         self.climb = True
+        #: Climb past the objective bound when the excess of suppressed records is this many
+        #: times the suppression budget.
+        self.climb_margin = 1.0
 
     # ------------------------------------------------------------------ node evaluation
     def table(self, levels: tuple[int, ...]) -> ClassTable:
@@ -197,6 +200,7 @@ class LatticeSearch:
         dyn = np.zeros(len(nodes))  # best dynamic lower bound inherited from predecessors
         holds = np.zeros(len(nodes), dtype=bool)
         mono_fail_at = np.zeros(len(nodes), dtype=bool)
+        excess = np.zeros(len(nodes), dtype=np.int64)  # records over the suppression budget
 
         top_t, top_ev = self.check_top()
         best_idx = len(nodes) - 1
@@ -236,6 +240,7 @@ class LatticeSearch:
             else:
                 status[idx] = _NOT
                 mono_fail_at[idx] = mono_fail
+                excess[idx] = ev.n_suppressed - self.max_sup
                 if mono_fail:
                     pred = predecessors(idx)
                     status[pred] = _NOT
@@ -311,10 +316,15 @@ class LatticeSearch:
                         if nodes_l[cur][a] >= tops[a]:
                             continue
                         nxt = cur + strides_l[a]
+                        # beyond the bound only when the failure is large enough that the
+                        # successor probably fails too (then it tags many more nodes)
                         if (
                             status[nxt] in (_UNKNOWN, _PRUNED)
                             and not visited[nxt]
-                            and can_win(max(lb[nxt], dyn[nxt]), nxt)
+                            and (
+                                excess[cur] > self.climb_margin * max(self.max_sup, 1)
+                                or can_win(max(lb[nxt], dyn[nxt]), nxt)
+                            )
                         ):
                             if not visit(nxt) and mono_fail_at[nxt]:
                                 cur, moved = nxt, True
