@@ -7,7 +7,8 @@
 * :func:`dp_optimizer` -- TF-Privacy-style constructor (``l2_norm_clip``,
   ``noise_multiplier``, ``num_microbatches``, ``learning_rate``).
 * :func:`fix_module` / :func:`validate_module` -- BatchNorm -> GroupNorm and layer checks.
-* :class:`RDPAccountant` -- the accountant (also :mod:`veil.dp._rdp`, torch-free).
+* :class:`RDPAccountant` -- the accountant (also :mod:`veil.dp._rdp`, torch-free), and the
+  tighter :class:`PLDAccountant` / :func:`pld_epsilon` for reporting (:mod:`veil.dp._pld`).
 
 References: Abadi et al. (2016) "Deep Learning with Differential Privacy"; Mironov, Talwar &
 Zhang (2019) for the accountant; Li et al. (2021) / Bu et al. (2022) for ghost clipping.
@@ -32,6 +33,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without torch
         "veil.ml.dpsgd needs PyTorch, an optional dependency: pip install veil[torch]"
     ) from exc
 
+from veil.dp._pld import PLDAccountant, pld_epsilon
 from veil.dp._rdp import RDPAccountant, compute_rdp, noise_multiplier_for, rdp_to_epsilon
 from veil.errors import BudgetError
 
@@ -54,6 +56,8 @@ __all__ = [
     "fix_module",
     "validate_module",
     "RDPAccountant",
+    "PLDAccountant",
+    "pld_epsilon",
     "compute_rdp",
     "rdp_to_epsilon",
     "noise_multiplier_for",
