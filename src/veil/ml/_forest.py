@@ -260,34 +260,10 @@ def _noisy_leaf_counts(
 
 
 def _leaf_distribution(counts: np.ndarray, eps: float) -> np.ndarray:
-    """Class distribution per leaf from noisy leaf counts, smoothed up the tree.
+    """Class distribution per leaf from its noisy counts (negative counts clipped to 0).
 
-    A leaf whose noisy total is small relative to the noise is mostly noise, so it borrows the
-    distribution of its nearest ancestor that has enough (noisy) mass; an ancestor's counts are
-    the sums of its leaves' noisy counts.  Pure post-processing: no extra privacy cost.
+    (Borrowing an ancestor's distribution for low-mass leaves was tried and measured: on
+    Adult it lowered accuracy, pulling leaves towards the majority class.)
     """
-    n_leaves, n_classes = counts.shape
-    levels = [counts]
-    while levels[-1].shape[0] > 1:
-        c = levels[-1]
-        levels.append(c[0::2] + c[1::2])
-    chosen = np.maximum(counts, 0.0)
-    settled = np.maximum(counts, 0.0).sum(axis=1) >= _threshold(1, n_classes, eps)
-    leaf_ids = np.arange(n_leaves)
-    for depth_up, level in enumerate(levels[1:], start=1):
-        if settled.all():
-            break
-        node = leaf_ids >> depth_up
-        total = np.maximum(level, 0.0).sum(axis=1)
-        ok = ~settled & (total[node] >= _threshold(2**depth_up, n_classes, eps))
-        chosen[ok] = np.maximum(level[node[ok]], 0.0)
-        settled |= ok
-    if not settled.all():  # not even the root has enough mass: use the root anyway
-        chosen[~settled] = np.maximum(levels[-1][0], 0.0)
-    c = chosen + 1e-3
+    c = np.maximum(counts, 0.0) + 1e-3
     return c / c.sum(axis=1, keepdims=True)
-
-
-def _threshold(n_leaves: int, n_classes: int, eps: float) -> float:
-    # three standard deviations of the summed Laplace(1/eps) noise (sd sqrt(2)/eps per count)
-    return 3.0 * np.sqrt(2.0 * n_leaves * n_classes) / eps
