@@ -418,3 +418,16 @@ def test_large_integers_are_exact():
         res.data["id"].tolist()
         == [f"[{2**60}, {2**60 + 3}]"] * 4 + [f"[{2**60 + 4}, {2**60 + 7}]"] * 4
     )
+
+
+@pytest.mark.slow
+def test_large_resampled_adult_with_l_and_t(adult_full, adult_hier):
+    big = adult_full.sample(300_000, replace=True, random_state=5).reset_index(drop=True)
+    big["age"] = big["age"] + np.random.default_rng(5).integers(-2, 3, size=len(big))
+    res = mondrian(big, QI, 10, l=("salary", 2), t=("relationship", 0.3), hierarchies=adult_hier)
+    check_release(big, res, QI, 10, adult_hier)
+    assert big["salary"].groupby(res.partitions).nunique().min() >= 2
+    glob = big["relationship"].value_counts(normalize=True)
+    local = pd.crosstab(res.partitions, big["relationship"].to_numpy(), normalize="index")
+    emd = 0.5 * (local.reindex(columns=glob.index, fill_value=0) - glob).abs().sum(axis=1)
+    assert emd.max() <= 0.3 + 1e-9
