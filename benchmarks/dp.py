@@ -226,11 +226,13 @@ def _veil_frame(age: np.ndarray, neighbouring: str = "add_remove"):
 
     def run(stat: str, eps: float) -> Any:
         if stat == "histogram":
-            return (
-                pf.groupby("bin", keys=list(range(10))).agg(n="count", epsilon=eps)["n"].to_numpy()
-            )
+            if neighbouring != "add_remove":
+                raise NotImplementedError("grouped queries use add/remove neighbours")
+            grouped = pf.groupby("bin", keys=list(range(10)))
+            return grouped.agg(n="count", epsilon=eps)["n"].to_numpy()
         func = {"sum": "sum", "mean": "mean", "median": "median"}[stat]
-        return float(pf.agg(v=("age", func, BOUNDS), epsilon=eps)["v"].iloc[0])
+        out = pf.agg(v=("age", func, BOUNDS), epsilon=eps, neighbouring=neighbouring)
+        return float(out["v"].iloc[0])
 
     return run
 
