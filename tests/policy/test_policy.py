@@ -223,3 +223,9 @@ def test_examples_parse() -> None:
     for name in ("insurance_ke.yaml", "adult.yaml"):
         p = Policy.from_yaml(root / name)
         assert p.privacy is not None and p.privacy.k == 5
+
+
+@pytest.mark.parametrize("key", ["{}", "{env: A, file: b}"])
+def test_key_needs_exactly_one_source(tmp_path: Path, key: str) -> None:
+    with pytest.raises(PolicyError, match=r"line 1: key: give exactly one of env or file"):
+        Policy.from_yaml(_write(tmp_path, f"key: {key}\ncolumns:\n  a: quasi\n"))

@@ -231,3 +231,6 @@ def validate_policy(data: Any, source: str, lines: dict) -> None:
     if shorthand:
         view["columns"] = {k: ({"role": v} if k in shorthand else v) for k, v in cols.items()}
     _validate(POLICY, view, (), source, lines)
+    key = data.get("key")
+    if isinstance(key, Mapping) and len(key) != 1:
+        raise policy_error(source, lines, ("key",), "give exactly one of env or file")
