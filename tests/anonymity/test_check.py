@@ -144,3 +144,41 @@ def test_cli_exit_codes(tmp_path, capsys):
     import json
 
     assert json.loads(capsys.readouterr().out)["holds"] is True
+
+
+def test_cli_population_hierarchy_and_risk(tmp_path, capsys):
+    df = _table(2, 200)
+    p = tmp_path / "t.csv"
+    df.to_csv(p, index=False)
+    pop = tmp_path / "pop.csv"
+    pd.concat([df, df, df]).to_csv(pop, index=False)
+    h = tmp_path / "dx.csv"
+    h.write_text("flu,respiratory,*\ncold,respiratory,*\nhiv,infection,*\nnone,healthy,*\n")
+    rc = main(
+        ["check", str(p), "--qi", "zip", "--k", "3", "--population", str(pop), "--t", "dx:0.5",
+         "--t-distance", "hierarchical", "--hierarchy", f"dx={h}", "--average-risk", "0.5",
+         "--json"]
+    )  # fmt: skip
+    import json
+
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["holds"] is True
+    names = [m["model"] for m in out["models"]]
+    assert any(n.startswith("k-map") for n in names)
+    assert any("hierarchical" in n for n in names)
+    assert out["risk"]["journalist"]["highest"] <= 1 / 3 + 1e-12
+
+
+def test_check_on_a_release_with_categoricals():
+    from veil.anonymity import AnonymizationConfig, Hierarchy, anonymize
+
+    df = _table(6, 300)
+    qi = {
+        "zip": Hierarchy.from_mapping(
+            {z: [z[0] + "**", "*"] for z in ["100", "101", "102", "200"]}
+        ),
+        "sex": Hierarchy.flat(["F", "M"]),
+    }
+    res = anonymize(df, AnonymizationConfig(qi, k=40, suppression_limit=0.1))
+    kept = res.data[~res.suppressed]
+    assert check(kept, ["zip", "sex"], k=40).holds
