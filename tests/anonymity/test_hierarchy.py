@@ -79,3 +79,14 @@ def test_file_errors(tmp_path):
 def test_whitespace_tolerant_lookup():
     h = Hierarchy.from_mapping({"Male": ["*"], "Female": ["*"]})
     assert h.generalize([" Male", "Female"], 0).tolist() == ["Male", "Female"]
+
+
+def test_from_intervals_nests():
+    ages = list(range(17, 91))
+    h = Hierarchy.from_intervals(ages, [5, 10, 20])
+    assert h.height == 5
+    assert h.generalize([17, 20, 89], 1).tolist() == ["[15, 20[", "[20, 25[", "[85, 90["]
+    assert h.generalize([17, 89], 3).tolist() == ["[0, 20[", "[80, 100["]
+    assert h.generalize([17.0], 4).tolist() == ["*"]
+    with pytest.raises(InputError, match="multiple"):
+        Hierarchy.from_intervals(ages, [5, 7])

@@ -256,6 +256,43 @@ class Hierarchy:
         return cls.from_csv(path)
 
     @classmethod
+    def from_intervals(
+        cls, values: Iterable[Any], widths: Sequence[float], *, origin: float = 0, top: str = "*"
+    ) -> Hierarchy:
+        """Interval hierarchy for numeric values: level ``i`` groups values in
+        ``[origin + j w, origin + (j + 1) w[`` with ``w = widths[i - 1]``, then ``top``.
+
+        Each width must be a multiple of the previous one (so that intervals nest).
+
+        Examples
+        --------
+        >>> h = Hierarchy.from_intervals([17, 23, 38], [5, 10])
+        >>> h.generalize([17, 38], 2).tolist()
+        ['[10, 20[', '[30, 40[']
+        """
+        ws = [float(w) for w in widths]
+        if not ws or any(w <= 0 for w in ws):
+            raise InputError("interval widths must be positive numbers")
+        for a, b in zip(ws, ws[1:]):
+            if abs(b / a - round(b / a)) > 1e-9:
+                raise InputError(f"interval width {b:g} is not a multiple of {a:g}")
+        nums = sorted({float(v) for v in values if v is not None and v == v})
+        if not nums:
+            raise InputError("no numeric values to build an interval hierarchy from")
+
+        def fmt(x: float) -> str:
+            return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+        rows = []
+        for v in nums:
+            row: list[Any] = [v]
+            for w in ws:
+                lo = origin + np.floor((v - origin) / w) * w
+                row.append(f"[{fmt(lo)}, {fmt(lo + w)}[")
+            rows.append([*row, top])
+        return cls(rows)
+
+    @classmethod
     def flat(cls, values: Iterable[Any], top: str = "*") -> Hierarchy:
         """Two-level hierarchy: each value, then ``top`` (keep or suppress the column)."""
         uniq = dict.fromkeys(_scalar_str(v) for v in values)
