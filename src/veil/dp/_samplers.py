@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -264,6 +265,8 @@ def discrete_laplace(scale: float | Fraction, size: int, rng: BitSource) -> np.n
     if size <= _SMALL:
         return _discrete_laplace_small(scale, size, rng)
     s_frac = _check_scale(scale)
+    if size > _BLOCK:
+        return _blocked(discrete_laplace, s_frac, size, rng)
     r = rng.raw(size)
     neg = (r & np.uint64(1)).astype(bool)  # bit 0: independent of the 52 bits used for U
     x = _geom_words(r, float(s_frac), s_frac, rng)
@@ -272,6 +275,15 @@ def discrete_laplace(scale: float | Fraction, size: int, rng: BitSource) -> np.n
     if bad.size:
         x[bad] = discrete_laplace(s_frac, bad.size, rng)
     return x
+
+
+def _blocked(fn: Any, param: Fraction, size: int, rng: BitSource) -> np.ndarray:
+    """Fill ``size`` draws of ``fn`` block by block (temporaries stay cache-sized)."""
+    out = np.empty(size, dtype=np.int64)
+    for start in range(0, size, _BLOCK):
+        stop = min(start + _BLOCK, size)
+        out[start:stop] = fn(param, stop - start, rng)
+    return out
 
 
 def _check_scale(scale: float | Fraction) -> Fraction:
@@ -333,6 +345,8 @@ def discrete_gaussian(sigma: float | Fraction, size: int, rng: BitSource) -> np.
     sf = float(sig)
     if not (sf > 0 and math.isfinite(sf)) or sf > 2.0**40:
         raise ConfigError(f"discrete_gaussian: sigma must be in (0, 2^40], got {sf}")
+    if size > _BLOCK:
+        return _blocked(discrete_gaussian, sig, size, rng)
     s2 = sig * sig
     t = math.floor(sig) + 1
     s2_over_t = float(s2 / t)
@@ -390,7 +404,9 @@ def fp_gaussian_params(sigma: float, sensitivity: float, coords: int = 1) -> tup
 
 def _check_values(values: np.ndarray) -> np.ndarray:
     x = np.asarray(values, dtype=np.float64)
-    if not np.isfinite(x).all():
+    # one fast pass: a finite sum proves every value finite (NaN/inf propagate); an overflowing
+    # sum falls back to the elementwise check
+    if not math.isfinite(float(np.sum(x))) and not np.isfinite(x).all():
         raise InputError("cannot add noise to NaN or infinite values")
     return x
 

@@ -81,8 +81,8 @@ class DPMechanism:
         arr = np.asarray(value)
         if arr.dtype.kind not in "biuf":
             raise InputError(f"value must be numeric, got dtype {arr.dtype}")
-        arr = arr.astype(np.float64)
-        if not np.isfinite(arr).all():
+        arr = np.asarray(arr, dtype=np.float64)  # no copy when already float64
+        if not math.isfinite(float(np.sum(arr))) and not np.isfinite(arr).all():
             raise InputError("value must be finite (NaN/inf cannot be randomised privately)")
         return arr, arr.ndim == 0
 
