@@ -206,3 +206,19 @@ def test_replacement_neighbours_sum_noise_and_exact_count() -> None:
     assert (draws[:, 0] == 10).all()
     noise = draws[:, 1] - 45.0
     assert stats.kstest(noise, stats.laplace(scale=10.0 / 0.5).cdf).pvalue > ALPHA
+
+
+@pytest.mark.parametrize(("eps", "delta", "sens"), [(1.0, 1e-6, 1), (2.0, 1e-3, 1), (0.5, 1e-5, 3)])
+def test_discrete_gaussian_calibration_meets_delta(eps, delta, sens) -> None:
+    """The counts' sigma is (eps, delta)-DP by a brute-force hockey-stick divergence."""
+    from veil.dp.frame._noise import discrete_gaussian_delta, discrete_gaussian_sigma
+
+    sigma = discrete_gaussian_sigma(float(sens), eps, delta, 1, sens)
+    k = np.arange(-int(60 * sigma) - 10, int(60 * sigma) + 10)
+    p = np.exp(-(k**2) / (2 * sigma**2))
+    p /= p.sum()
+    q = np.exp(-((k - sens) ** 2) / (2 * sigma**2))
+    q /= q.sum()
+    hockey = np.maximum(p - np.exp(eps) * q, 0).sum()  # sup over events of P - e^eps Q
+    assert hockey <= delta * (1 + 1e-9)
+    assert discrete_gaussian_delta(sigma, sens, eps) == pytest.approx(hockey, rel=1e-6, abs=1e-15)

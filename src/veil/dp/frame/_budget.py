@@ -184,9 +184,17 @@ def allocate(
             comp.scale = eps_c / max_groups
         elif mechanism == "gaussian":
             comp.delta = delta_gauss / n_gauss
-            comp.mechanism = "discrete_gaussian" if comp.kind == "count" else "gaussian"
             comp.noise_sensitivity = math.sqrt(max_groups) * comp.sensitivity
-            comp.scale = _noise.analytic_gaussian_sigma(comp.noise_sensitivity, eps_c, comp.delta)
+            if comp.kind == "count":
+                comp.mechanism = "discrete_gaussian"
+                comp.scale = _noise.discrete_gaussian_sigma(
+                    comp.noise_sensitivity, eps_c, comp.delta, max_groups, int(comp.sensitivity)
+                )
+            else:
+                comp.mechanism = "gaussian"
+                comp.scale = _noise.analytic_gaussian_sigma(
+                    comp.noise_sensitivity, eps_c, comp.delta
+                )
         else:
             comp.mechanism = "discrete_laplace" if comp.kind == "count" else "laplace"
             comp.noise_sensitivity = max_groups * comp.sensitivity

@@ -28,6 +28,8 @@ __all__ = [
     "gaussian",
     "gumbel",
     "analytic_gaussian_sigma",
+    "discrete_gaussian_delta",
+    "discrete_gaussian_sigma",
     "laplace_halfwidth",
     "discrete_laplace_halfwidth",
     "gaussian_halfwidth",
@@ -87,6 +89,46 @@ def analytic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) ->
 
     lo, hi = math.log(sensitivity) - 20, math.log(sensitivity) + 20
     return math.exp(optimize.brentq(excess, lo, hi, xtol=1e-12)) * (1 + 1e-9)
+
+
+def discrete_gaussian_delta(sigma: float, sensitivity: int, epsilon: float) -> float:
+    """Exact delta of the 1-D discrete Gaussian for an integer ``sensitivity``.
+
+    ``delta = P[Y > eps s^2/D - D/2] - e^eps P[Y > eps s^2/D + D/2]`` with ``Y`` discrete
+    Gaussian (Canonne, Kamath & Steinke, "The discrete Gaussian for differential privacy",
+    NeurIPS 2020, Theorem 7), summed exactly over the integers.
+    """
+    half = int(math.ceil(40.0 * sigma)) + 2 * int(sensitivity) + 2
+    k = np.arange(-half, half + 1, dtype=np.float64)
+    logw = -(k * k) / (2.0 * sigma * sigma)
+    w = np.exp(logw - logw.max())
+    w /= w.sum()
+    t = epsilon * sigma * sigma / sensitivity
+    upper = w[k > t - sensitivity / 2.0].sum()
+    tail = w[k > t + sensitivity / 2.0].sum()
+    return float(upper - math.exp(epsilon) * tail)
+
+
+def discrete_gaussian_sigma(
+    l2: float, epsilon: float, delta: float, coords: int, linf: int
+) -> float:
+    """Noise for integer counts with the discrete Gaussian, (epsilon, delta)-DP.
+
+    One coordinate per person (``coords == 1``): start from the analytic continuous sigma and
+    enlarge it until the exact discrete delta (:func:`discrete_gaussian_delta`) fits.  Several
+    coordinates: zero-concentrated DP, ``rho = l2^2 / (2 sigma^2)`` (CKS 2020, Theorem 14) and
+    ``epsilon = rho + 2 sqrt(rho ln(1/delta))`` (Bun & Steinke, TCC 2016) -- conservative.
+    """
+    if coords > 1:
+        log_inv = math.log(1.0 / delta)
+        rho = (math.sqrt(log_inv + epsilon) - math.sqrt(log_inv)) ** 2
+        return l2 / math.sqrt(2.0 * rho)
+    sigma = analytic_gaussian_sigma(l2, epsilon, delta)
+    if sigma > 1e4:  # the exact sum would be large; the curves coincide there
+        return sigma * (1 + 1e-6)
+    while discrete_gaussian_delta(sigma, linf, epsilon) > delta:
+        sigma *= 1.001
+    return sigma
 
 
 def laplace_halfwidth(scale: float, alpha: float) -> float:
