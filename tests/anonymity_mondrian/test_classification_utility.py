@@ -26,7 +26,7 @@ FEATURES = [*QI, "hours-per-week", "relationship"]
 
 @pytest.fixture(scope="module")
 def sample(adult_full):
-    return adult_full.sample(3000, random_state=11)
+    return adult_full.sample(2500, random_state=11)
 
 
 def test_identity_release_scores_the_same(sample):
