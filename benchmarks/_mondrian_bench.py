@@ -222,10 +222,12 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
         ]
         return {key: float(np.mean([o[key] for o in outs])) for key in outs[0] if "accuracy" in key}
 
+    t_cu = time.perf_counter()
     cu_veil = mean_acc(res.data)
     row = {
         "name": f"Classification utility (logistic, mean of 3 splits), k={k}, {label}",
-        "veil_s": None,
+        "kind": "accuracy",
+        "veil_s": time.perf_counter() - t_cu,  # time of the 3 evaluations (6 model fits)
         "acc_original": cu_veil["original_accuracy"],
         "acc_veil": cu_veil["release_accuracy"],
         "acc_baseline": cu_veil["baseline_accuracy"],
@@ -318,7 +320,7 @@ def main() -> None:
     print(head)
     print("|" + "|".join("-" * (len(c)) for c in head.split("|")[1:-1]) + "|")
     for r in rows:
-        if r.get("veil_s") is None:
+        if r.get("kind") == "accuracy":
             acc = (
                 f"accuracy: original {r['acc_original']:.2%}, Veil release {r['acc_veil']:.2%}, "
                 f"peer release {_fmt(r.get('acc_peer'), '.2%')}, majority {r['acc_baseline']:.2%}"
