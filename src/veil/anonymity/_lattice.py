@@ -148,6 +148,9 @@ class EncodedTable:
                 c[pinv] = rc
                 self.population_codes.append(c)
         self._maps: dict[tuple[int, int, int], np.ndarray] = {}
+        self._shifted: dict[tuple[int, int], np.ndarray] = {}
+        n_levels = sum(h.height for h in self.hier)
+        self._shift_ok = self.keyed and nb * n_levels * 8 <= 256 << 20
         self._cards = [[h.n_labels(lv) for lv in range(h.height)] for h in self.hier]
         if self.keyed:
             self.base = ClassTable(zero, stats.sizes, stats.sensitive, base_key, shifts, masks)
@@ -210,7 +213,16 @@ class EncodedTable:
         if any(d < s for s, d in zip(src.levels, levels)):
             raise ValueError("rollup target must be more general than the source")
         changed = [a for a, (s, d) in enumerate(zip(src.levels, levels)) if d != s]
-        if src.key is not None:
+        if src is self.base and src.key is not None and len(changed) > 1 and self._shift_ok:
+            # from the base: sum of cached, pre-shifted generalized code columns
+            key = None
+            for a, lv in enumerate(levels):
+                part = self._base_shifted(a, lv)
+                key = part if key is None else key + part
+            inv, new_key = factorize_int64(key)
+            g = len(new_key)
+            codes = None
+        elif src.key is not None:
             key = src.key
             for a in changed:
                 c = src.code(a)
@@ -230,7 +242,8 @@ class EncodedTable:
                 out[inv] = c
                 codes.append(out)
             new_key = None  # type: ignore[assignment]
-        sizes = np.rint(np.bincount(inv, weights=src.sizes, minlength=g)).astype(np.int64)
+        # sums of integers below 2**53 are exact in float64
+        sizes = np.bincount(inv, weights=src.sizes, minlength=g).astype(np.int64)
         sens = {
             name: SensitiveStats.from_pairs(ss.column, inv[ss.cls], ss.val, g, ss.cnt)
             for name, ss in src.sens.items()
@@ -239,6 +252,18 @@ class EncodedTable:
         if src.population is not None:
             t.population = self._population_sizes(t)
         return t, inv
+
+    def _base_shifted(self, a: int, level: int) -> np.ndarray:
+        """Level-``level`` codes of QI ``a`` for the base classes, shifted into their bit field."""
+        k = (a, level)
+        arr = self._shifted.get(k)
+        if arr is None:
+            c = self.base.code(a)
+            if level:
+                c = self.level_map(a, 0, level)[c].astype(np.int64)
+            arr = c << self.shifts[a]
+            self._shifted[k] = arr
+        return arr
 
     def row_classes(self, levels: tuple[int, ...]) -> tuple[ClassTable, np.ndarray]:
         """Classes of node ``levels`` and the class id of every row."""

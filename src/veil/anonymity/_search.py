@@ -69,6 +69,7 @@ class LatticeSearch:
         with_sup = self.max_sup > 0
         self.mono = [(m.monotone_with_suppression if with_sup else m.monotone) for m in models]
         self.all_mono = all(self.mono)
+        self._single = models[0] if len(models) == 1 and not models[0].table_level else None
         self.n_checked = 0
         self._cache_levels = np.zeros((4096, len(enc.heights)), dtype=np.int64)
         self._cache_classes = np.zeros(4096, dtype=np.int64)
@@ -91,7 +92,7 @@ class LatticeSearch:
         m = self._cache_n
         ok = (self._cache_levels[:m] <= np.asarray(levels)).all(axis=1)
         i = int(np.argmin(np.where(ok, self._cache_classes[:m], _BIG)))
-        src = self.cache[tuple(int(x) for x in self._cache_levels[i])]
+        src = self._cache_tables[i]
         t, _ = self.enc.rollup(src, levels)
         self._cache_entries += t.n_classes
         if self._cache_entries > self.cache_budget or m == self._cache_levels.shape[0]:
@@ -99,6 +100,7 @@ class LatticeSearch:
             m = self._cache_n
         self._cache_levels[m] = levels
         self._cache_classes[m] = t.n_classes
+        self._cache_tables.append(t)
         self._cache_n = m + 1
         self.cache[levels] = t
         return t
@@ -109,6 +111,7 @@ class LatticeSearch:
         self.cache = {base.levels: base}
         self._cache_levels[0] = base.levels
         self._cache_classes[0] = base.n_classes
+        self._cache_tables = [base]
         self._cache_n = 1
         self._cache_entries = 0
 
@@ -117,6 +120,13 @@ class LatticeSearch:
         self.n_checked += 1
         t = self.table(levels)
         st = t.stats()
+        if self._single is not None:  # fast path: one class-level model (e.g. k-anonymity)
+            m = self._single
+            v = m.violating(st)
+            n_sup = int(t.sizes[v].sum()) if v.any() else 0
+            fail = n_sup > self.max_sup
+            ev = Evaluation(not fail, v, n_sup, [m.describe()] if fail else [])
+            return t, ev, fail and self.mono[0]
         viol = np.zeros(t.n_classes, dtype=bool)
         viol_mono = np.zeros(t.n_classes, dtype=bool)
         failed_models: list[PrivacyModel] = []
