@@ -182,3 +182,11 @@ def test_check_on_a_release_with_categoricals():
     res = anonymize(df, AnonymizationConfig(qi, k=40, suppression_limit=0.1))
     kept = res.data[~res.suppressed]
     assert check(kept, ["zip", "sex"], k=40).holds
+
+
+def test_check_with_suppression_budget():
+    df = pd.DataFrame({"z": ["a"] * 10 + ["b"] * 2, "y": ["u", "v"] * 6})
+    assert not check(df, ["z"], k=3).holds
+    r = check(df, ["z"], k=3, suppression_limit=2 / 12)
+    assert r.holds and r.n_suppressed == 2 and "would be suppressed" in r.report()
+    assert not check(df, ["z"], k=3, suppression_limit=1 / 12).holds
