@@ -115,3 +115,18 @@ def test_numeric_keys_are_coerced(table: Path, tmp_path: Path) -> None:
     assert rc == 0
     res = pd.read_csv(out)
     assert res["pid"].tolist() == [1, 2, 99] and res["n"].tolist() == [2, 1, 0]
+
+
+def test_private_partition_selection_via_cli(tmp_path: Path, capsys) -> None:
+    rows = [(i, "big") for i in range(300)] + [(1000, "rare")]
+    path = tmp_path / "t.csv"
+    pd.DataFrame(rows, columns=["pid", "city"]).to_csv(path, index=False)
+    rc = main(
+        ["query", str(path), "SELECT city, COUNT(*) FROM data GROUP BY city", "--epsilon", "2",
+         "--delta", "1e-6", "--privacy-unit", "pid", "--out", str(tmp_path / "o.csv")]
+    )  # fmt: skip
+    assert rc == 0
+    printed = " ".join(capsys.readouterr().out.split())  # rich wraps the caption
+    assert "groups kept if noisy persons >=" in printed
+    res = pd.read_csv(tmp_path / "o.csv")
+    assert res["city"].tolist() == ["big"]  # 'rare' (one person) is below the threshold
