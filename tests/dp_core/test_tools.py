@@ -194,3 +194,38 @@ def test_estimated_bounds_opt_in():
     acc = dp.BudgetAccountant(epsilon=1.0)
     m = dp.tools.mean(x, epsilon=1.0, bounds="estimate", accountant=acc)
     assert abs(m - x.mean()) < 1.0 and acc.total().epsilon == pytest.approx(1.0)
+
+
+def test_pandas_inputs_follow_the_nan_rules():
+    import pandas as pd
+
+    s = pd.Series([20, 30, None, 50], dtype="Int64")
+    with pytest.raises(InputError, match="NaN"):
+        dp.tools.mean(s, epsilon=1, bounds=(0, 100))
+    assert 0 <= dp.tools.nanmean(s, epsilon=1, bounds=(0, 100)) <= 100
+    df = pd.DataFrame({"a": np.arange(100.0), "b": np.arange(100.0)}, index=np.arange(100) * 7)
+    assert dp.tools.mean(df, epsilon=1, bounds=(0, 100), axis=0).shape == (2,)
+    h, _ = dp.tools.histogram(df["a"], epsilon=1, bins=4, range=(0, 100))
+    assert h.shape == (4,)
+    with pytest.raises(InputError):
+        dp.tools.mean(pd.Series(["x", "y"]), epsilon=1, bounds=(0, 1))
+
+
+def test_secure_generator_reseeds_after_fork():
+    import os
+
+    from veil.dp._rng import SecureRandom
+
+    rng = SecureRandom()
+    rng.raw(1)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: report its next words and exit immediately
+        os.close(r)
+        os.write(w, rng.raw(4).tobytes())
+        os._exit(0)
+    os.close(w)
+    child = os.read(r, 32)
+    os.close(r)
+    os.waitpid(pid, 0)
+    assert child != rng.raw(4).tobytes()

@@ -19,7 +19,7 @@ import numpy as np
 from veil.dp._rng import resolve_rng
 from veil.dp._samplers import discrete_laplace, laplace_fp
 from veil.dp.mechanisms._base import as_float
-from veil.dp.tools._common import check_epsilon, spend, warn_unused
+from veil.dp.tools._common import _pandas_to_numpy, check_epsilon, spend, warn_unused
 from veil.errors import ConfigError, InputError
 
 __all__ = ["histogram", "histogram2d", "histogramdd"]
@@ -31,6 +31,8 @@ def _explicit_edges(bins: Any) -> bool:
 
 def _check_sample(sample: Any, name: str) -> np.ndarray:
     try:
+        if hasattr(sample, "to_numpy") and not isinstance(sample, np.ndarray):
+            sample = _pandas_to_numpy(sample)
         arr = np.asarray(sample, dtype=np.float64)
     except (TypeError, ValueError):
         raise InputError(f"{name}: the data must be numeric") from None
