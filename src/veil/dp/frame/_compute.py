@@ -42,8 +42,7 @@ def _chunked_sum(x: np.ndarray, lo: float, hi: float, centre: float | None) -> f
     for i in range(0, x.size, _CHUNK):
         chunk = x[i : i + _CHUNK]
         b = buf[: chunk.size]
-        np.minimum(chunk, hi, out=b)  # minimum/maximum propagate NaN
-        np.maximum(b, lo, out=b)
+        np.clip(chunk, lo, hi, out=b)  # one ufunc pass in cache; NaN propagates
         if centre is not None:
             b -= centre
             b *= b
