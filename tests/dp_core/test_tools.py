@@ -229,3 +229,18 @@ def test_secure_generator_reseeds_after_fork():
     os.close(r)
     os.waitpid(pid, 0)
     assert child != rng.raw(4).tobytes()
+
+
+def test_accuracy_before_release_covers_the_noise():
+    x = np.random.default_rng(6).uniform(0, 100, 500)
+    h = dp.tools.accuracy("mean", 0.5, bounds=(0, 100), n=x.size, alpha=0.1)
+    est = np.array([dp.tools.mean(x, epsilon=0.5, bounds=(0, 100)) for _ in range(2000)])
+    cover = np.mean(np.abs(est - x.mean()) <= h)
+    assert 0.9 - 4.9 * math.sqrt(0.09 / 2000) <= cover <= 0.95
+    hs = dp.tools.accuracy("sum", 1.0, bounds=(0, 1), alpha=0.05)
+    assert hs == pytest.approx(math.log(20), rel=1e-3)
+    assert dp.tools.accuracy("histogram", 1.0) == 3.0
+    with pytest.raises(ConfigError):
+        dp.tools.accuracy("median", 1.0, bounds=(0, 1))
+    with pytest.raises(ConfigError):
+        dp.tools.accuracy("mean", 1.0, bounds=(0, 1))

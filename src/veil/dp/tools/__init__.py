@@ -7,6 +7,7 @@ Each takes ``epsilon``, ``bounds`` (or ``range`` for histograms), ``axis``, ``ke
 docs/dp.md): bounds/range are required (``bounds="estimate"`` opts into private estimation);
 NaN raises in the plain functions and is handled privately by the ``nan*`` ones; weighted
 histograms need ``weight_bound``; statistics over axis 0 split epsilon across the outputs.
+``accuracy(statistic, epsilon, bounds=, n=, alpha=)`` gives the noise interval before release.
 
 Examples
 --------
@@ -20,6 +21,7 @@ Examples
 
 from __future__ import annotations
 
+from veil.dp.tools._accuracy import accuracy
 from veil.dp.tools._bounds import estimate_bounds
 from veil.dp.tools._histograms import histogram, histogram2d, histogramdd
 from veil.dp.tools._moments import (
@@ -62,4 +64,5 @@ __all__ = [
     "histogram2d",
     "histogramdd",
     "estimate_bounds",
+    "accuracy",
 ]

@@ -1,0 +1,85 @@
+"""Accuracy before release: noise intervals of the DP statistics, computed from public inputs.
+
+``accuracy(statistic, epsilon, bounds=..., n=..., alpha=0.05)`` returns the half-width ``h``
+such that the released value lies within ``h`` of the (clipped) true statistic with probability
+at least ``1 - alpha`` — known before any data is touched, to choose epsilon or bounds.  The
+intervals are those of the exact noise distributions the tools use (see
+:meth:`veil.dp.mechanisms.DPMechanism.confidence_interval`); projection onto the feasible range
+can only shrink the error.  Quantiles have no additive-noise interval (their error depends on
+the data) and are refused.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from veil.dp.mechanisms._geometric import Geometric
+from veil.dp.mechanisms._laplace import laplace_halfwidth
+from veil.dp.tools._common import check_epsilon
+from veil.errors import ConfigError
+
+__all__ = ["accuracy"]
+
+_NEEDS_N = ("mean", "var", "std")
+
+
+def accuracy(
+    statistic: str,
+    epsilon: float,
+    *,
+    bounds: Any = None,
+    n: int | None = None,
+    alpha: float = 0.05,
+) -> float:
+    """Half-width of a ``1 - alpha`` interval for the noise of a DP statistic.
+
+    Parameters
+    ----------
+    statistic : {"count_nonzero", "histogram", "sum", "mean", "var", "std"}
+        ``histogram`` is per bin.
+    epsilon : float
+    bounds : (lower, upper)
+        Needed for sum / mean / var / std.
+    n : int
+        Public number of records; needed for mean / var / std.
+    alpha : float in (0, 1)
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(accuracy("mean", 0.5, bounds=(0, 100), n=1000), 3)
+    0.599
+    >>> accuracy("count_nonzero", 1.0)
+    3.0
+    """
+    eps = check_epsilon(epsilon)
+    if not 0 < alpha < 1:
+        raise ConfigError("alpha must be in (0, 1)")
+    if statistic in ("count_nonzero", "histogram"):
+        return Geometric(epsilon=eps, sensitivity=1)._noise_halfwidth(alpha)
+    if statistic not in ("sum", *_NEEDS_N):
+        raise ConfigError(
+            f"no a-priori interval for {statistic!r}; choose count_nonzero, histogram, sum, "
+            "mean, var or std (quantile errors depend on the data)"
+        )
+    if bounds is None:
+        raise ConfigError(f"accuracy of {statistic} needs bounds=(lower, upper)")
+    lo, hi = float(bounds[0]), float(bounds[1])
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
+        raise ConfigError("bounds must be finite with lower <= upper")
+    if statistic == "sum":
+        sens = hi - lo
+    else:
+        if n is None or n < 1:
+            raise ConfigError(f"accuracy of {statistic} needs the public record count n")
+        sens = (hi - lo) / n if statistic == "mean" else (hi - lo) ** 2 * (n - 1) / n**2
+    if sens == 0:
+        return 0.0
+    h = laplace_halfwidth(sens / eps, sens, alpha)
+    if statistic == "std":
+        return math.sqrt(h)  # |sqrt(a) - sqrt(b)| <= sqrt(|a - b|)
+    return h
