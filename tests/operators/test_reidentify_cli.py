@@ -130,3 +130,28 @@ def test_unknown_column_and_missing_key(
         ]
     )
     assert rc == 2 and "NO_SUCH_KEY" in capsys.readouterr().err and not out.exists()
+
+
+def test_reidentify_parquet(key_env: str, tmp_path: Path) -> None:
+    df = pd.DataFrame({"member": [1001, 1002, 1001], "county": ["Kisii", "Lamu", "Kisii"]})
+    rel = get_operator("tokenize", {"prefix": "tk_"}).apply(df, "member", ctx())
+    src = tmp_path / "release.parquet"
+    rel.to_parquet(src, index=False)
+    out = tmp_path / "back.parquet"
+    args = ["reidentify", str(src), "--columns", "member", "--prefix", "tk_", "--out", str(out)]
+    assert main([*args, "--key-env", key_env]) == 0
+    back = pd.read_parquet(out)
+    assert back["member"].tolist() == [1001, 1002, 1001]
+    assert back["county"].tolist() == ["Kisii", "Lamu", "Kisii"]
+
+
+def test_renamed_column_needs_context(key_env: str, tmp_path: Path) -> None:
+    df = pd.DataFrame({"ssn": ["078-05-1120"]})
+    rel = get_operator("tokenize").apply(df, "ssn", ctx()).rename(columns={"ssn": "col_1"})
+    src = tmp_path / "r.csv"
+    rel.to_csv(src, index=False)
+    out = tmp_path / "b.csv"
+    base = ["reidentify", str(src), "--columns", "col_1", "--out", str(out), "--key-env", key_env]
+    assert main(base) == 2 and not out.exists()
+    assert main([*base, "--context", "col_1=ssn"]) == 0
+    assert pd.read_csv(out)["col_1"].tolist() == ["078-05-1120"]
