@@ -38,11 +38,13 @@ def row_counts(groups: np.ndarray | None, n_rows: int, n_groups: int) -> np.ndar
 def _chunked_sum(x: np.ndarray, lo: float, hi: float, centre: float | None) -> float:
     """``sum(clip(x))`` or ``sum((clip(x) - centre)^2)`` in cache-sized chunks (NaN propagates)."""
     buf = np.empty(min(_CHUNK, max(x.size, 1)))
+    lo64, hi64 = np.float64(lo), np.float64(hi)
     total = 0.0
     for i in range(0, x.size, _CHUNK):
         chunk = x[i : i + _CHUNK]
         b = buf[: chunk.size]
-        np.clip(chunk, lo, hi, out=b)  # one ufunc pass in cache; NaN propagates
+        np.minimum(chunk, hi64, out=b)  # minimum/maximum propagate NaN; np.clip is
+        np.maximum(b, lo64, out=b)  # 4x slower on numpy 2.0
         if centre is not None:
             b -= centre
             b *= b
