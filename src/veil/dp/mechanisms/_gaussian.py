@@ -133,7 +133,7 @@ class _GaussianBase(DPMechanism):
         return fp_gaussian_params(self.sigma, self.sensitivity)
 
     def variance(self, value: Any = None) -> float:
-        """Variance of the noise (``sigma^2`` up to a relative ``2^-29``)."""
+        """Variance of the noise (``sigma^2`` up to a relative ``2e-6``)."""
         if self.sigma == 0:
             return 0.0
         g, sg = self._grid
