@@ -106,3 +106,33 @@ def test_token_context_param_and_contexts_mapping() -> None:
     with pytest.raises(CryptoError):
         detokenize_frame(tok, ["a"], KEY)
     assert detokenize_frame(tok, ["a"], KEY, contexts={"a": "orig"})["a"].tolist() == ["x", "y"]
+
+
+def test_dictionary_attack_without_the_key_fails() -> None:
+    # small domain (4-digit PINs): unkeyed hashes are reversed by enumeration, pseudonyms are not
+    import hashlib
+
+    pins = [f"{i:04d}" for i in range(10_000)]
+    released = get_operator("pseudonymize").apply(pd.DataFrame({"pin": pins[:50]}), "pin", ctx())
+    for guess_key in (b"", b"\x00" * 32, b"veil"):
+        table = set(pseudonyms(pins, guess_key)) if guess_key else set()
+        table |= {hashlib.sha256(p.encode()).hexdigest()[:20] for p in pins}
+        assert not table & set(released["pin"])
+    # the key holder re-links every value
+    assert set(pseudonyms(pins, KEY)) >= set(released["pin"])
+
+
+def test_fake_mapping_with_a_known_seed_is_recomputable() -> None:
+    # documented caveat: a public seed lets anyone rebuild the fake mapping and test guesses
+    df = pd.DataFrame({"name": ["Ann Lee", "Bob Ray"]})
+    op = get_operator("fake", {"kind": "name", "seed": 11})
+    released = op.apply(df, "name", ctx())["name"]
+    guesses = pd.DataFrame({"name": ["Zed Zo", "Bob Ray", "Ann Lee"]})
+    rebuilt = get_operator("fake", {"kind": "name", "seed": 11}).apply(guesses, "name", ctx())
+    lookup = dict(zip(rebuilt["name"], guesses["name"]))
+    assert [lookup[v] for v in released] == ["Ann Lee", "Bob Ray"]
+    # keyed instead: another key holder cannot rebuild it
+    keyed = get_operator("fake", {"kind": "name"}).apply(df, "name", ctx())["name"]
+    other = get_operator("fake", {"kind": "name"}).apply(guesses, "name", ctx(key=b"\x09" * 32))
+    wrong = dict(zip(guesses["name"], other["name"]))
+    assert [wrong["Ann Lee"], wrong["Bob Ray"]] != keyed.tolist()
