@@ -1,7 +1,7 @@
 """Selection mechanisms: exponential mechanism, permute-and-flip, report-noisy-max.
 
 * :class:`Exponential` — McSherry & Talwar (2007): ``P(r) ~ measure_r * exp(eps u_r / 2 Delta)``
-  (``eps u_r / Delta`` for monotonic utilities).
+  (``eps u_r / Delta`` for monotonic utilities); exact rejection sampling without a measure.
 * :class:`PermuteAndFlip` — McKenna & Sheldon (2020): never worse in expected utility than the
   exponential mechanism; every coin is an *exact* ``Bernoulli(exp(-gamma))``.
 * :class:`ReportNoisyMax` — Dwork & Roth (2014, Claim 3.9): argmax of FP-safe Laplace-noised
@@ -157,8 +157,27 @@ class Exponential(_Selection):
         return lw
 
     def randomise(self, value: Any = None) -> Any:
-        """Draw one candidate (index when no ``candidates`` were given)."""
-        return self._out(sample_log_weights(self._logw(), self._rng))
+        """Draw one candidate (index when no ``candidates`` were given).
+
+        Without a ``measure`` the draw is exact: uniform proposals accepted with an exact
+        ``Bernoulli(exp(-factor * (u* - u)))`` coin (rejection sampling; at most ``m``
+        proposals expected).  With a ``measure`` it samples the float64 log-space weights.
+        """
+        if self.measure is not None:
+            return self._out(sample_log_weights(self._logw(), self._rng))
+        u = self.utility
+        if self.sensitivity:
+            gamma = (u.max() - u) * self._factor
+        else:
+            gamma = np.where(u == u.max(), 0.0, np.inf)
+        m = u.size
+        batch = int(min(max(64, 2 * m), 1 << 16))
+        while True:
+            idx = self._rng.integers(0, m, size=batch)
+            coins = bernoulli_exp(gamma[idx], batch, self._rng)
+            hit = np.flatnonzero(coins)
+            if hit.size:
+                return self._out(int(idx[hit[0]]))
 
 
 class PermuteAndFlip(_Selection):
