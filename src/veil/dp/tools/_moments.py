@@ -84,14 +84,21 @@ def _moment(
     name = ("nan" if nan else "") + kind
     eps = check_epsilon(epsilon)
     arr = as_array(array, nan=nan, name=name, check=nan)
-    if not nan and arr.size:
-        # one min and one max pass validate the data (NaN/inf propagate) and tell whether
-        # clipping is needed at all: the fast path costs ~3 reductions over the data
-        gmin, gmax = float(arr.min()), float(arr.max())
-        if not (math.isfinite(gmin) and math.isfinite(gmax)):
-            check_finite(arr, nan=False, name=name)
     axes, out_shape, shares = plan_axis(arr, axis)
     n_out = int(np.prod(out_shape)) if out_shape else 1
+    scan: tuple[float, float, float, float] | None = None
+    if not nan and arr.size:
+        # validate the data (NaN/inf propagate into min/max) and learn whether clipping is
+        # needed at all.  A single statistic is scanned in cache-sized blocks (min, max, sum and
+        # sum of squares in one traversal of memory); nothing is noised or released before the
+        # budget is charged below.
+        if n_out == 1:
+            scan = _scan(arr.reshape(-1), squares=kind in ("var", "std"))
+            gmin, gmax = scan[0], scan[1]
+        else:
+            gmin, gmax = float(arr.min()), float(arr.max())
+        if not (math.isfinite(gmin) and math.isfinite(gmax)):
+            check_finite(arr, nan=False, name=name)
     estimate = isinstance(bounds, str) and bounds == "estimate"
     if not estimate:
         lo_all, hi_all = parse_bounds(bounds, name, n_out)
@@ -111,21 +118,24 @@ def _moment(
             lo, hi = float(lo_all[i]), float(hi_all[i])
         if nan:
             return _nan_cell(kind, v, lo, hi, e, rng)
-        inside = n_out == 1 and lo <= gmin and gmax <= hi
+        inside = scan is not None and lo <= gmin and gmax <= hi
         x = v if inside else np.minimum(np.maximum(v, lo), hi)
         n = x.size
+        total = scan[2] if inside and scan is not None else float(x.sum())
         if kind == "sum":
             if integer and float(lo).is_integer() and float(hi).is_integer():
-                out = _geo(int(x.sum()), hi - lo, e, rng)
+                out = _geo(round(total), hi - lo, e, rng)
             else:
-                out = _lap(float(x.sum()), hi - lo, e, rng)
+                out = _lap(total, hi - lo, e, rng)
             return float(np.clip(out, n * lo, n * hi))
         if kind == "mean":
-            return float(np.clip(_lap(float(x.mean()), (hi - lo) / n, e, rng), lo, hi))
+            return float(np.clip(_lap(total / n, (hi - lo) / n, e, rng), lo, hi))
         sens = (hi - lo) ** 2 * (n - 1) / n**2
-        v_noisy = float(
-            np.clip(_lap(_population_var(x, lo, hi), sens, e, rng), 0.0, (hi - lo) ** 2 / 4)
-        )
+        if inside and scan is not None and _dot_ok(lo, hi, n):
+            true_var = max(scan[3] / n - (total / n) ** 2, 0.0)
+        else:
+            true_var = _population_var(x, lo, hi)
+        v_noisy = float(np.clip(_lap(true_var, sens, e, rng), 0.0, (hi - lo) ** 2 / 4))
         return math.sqrt(v_noisy) if kind == "std" else v_noisy
 
     out = apply_axis(arr, axes, keepdims, cell)
@@ -138,9 +148,33 @@ def _moment(
     return out
 
 
+_SCAN_BLOCK = 1 << 15  # 256 KiB of float64: stays in L2 for the three reductions
+
+
+def _scan(x: np.ndarray, *, squares: bool) -> tuple[float, float, float, float]:
+    """(min, max, sum, sum of squares) in one traversal, block by block."""
+    mn, mx, s, sq = math.inf, -math.inf, 0.0, 0.0
+    for i in range(0, x.size, _SCAN_BLOCK):
+        b = x[i : i + _SCAN_BLOCK]
+        mn = min(mn, float(b.min()))
+        mx = max(mx, float(b.max()))
+        s += float(b.sum())
+        if squares:
+            sq += float(np.dot(b, b))
+    if math.isnan(s):
+        mn = mx = math.nan
+    return mn, mx, s, sq
+
+
+def _dot_ok(lo: float, hi: float, n: int) -> bool:
+    """``E[x^2] - E[x]^2`` is accurate far below the noise when the data are not offset far
+    from zero relative to their range."""
+    return max(abs(lo), abs(hi)) <= 16 * (hi - lo) and n > 1024
+
+
 def _population_var(x: np.ndarray, lo: float, hi: float) -> float:
     """``x.var()``; one BLAS pass (``x.x``) when the cancellation error is far below the noise."""
-    if max(abs(lo), abs(hi)) <= 16 * (hi - lo) and x.size > 1024:
+    if _dot_ok(lo, hi, x.size):
         mean = float(x.sum()) / x.size
         return max(float(np.dot(x, x)) / x.size - mean * mean, 0.0)
     return float(x.var())
