@@ -155,6 +155,8 @@ def apply(
         locale=pol.locale,
         artifacts={},
         base_dir=str(pol.base_dir),
+        hierarchies={c: s.hierarchy for c, s in pol.columns.items() if s.hierarchy is not None},
+        seed=rng_seed,
     )
     report: dict[str, Any] = {"warnings": [], "actions": []}
     suppress_mask = pol.suppressor.mask(original) if pol.suppressor is not None else None
@@ -180,6 +182,7 @@ def apply(
                 "description": op.describe(),
                 "params": op.params(),
                 "records_removed": n_before - len(work),
+                "stats": op.stats(),
             }
         )
     removed_by_operators = len(original) - len(work)

@@ -68,7 +68,12 @@ def build_report(
             "role": roles[col].value if roles[col] is not None else None,
             "listed_in_policy": spec is not None,
             "operators": [
-                {"name": op.name, "description": op.describe(), "params": op.params()}
+                {
+                    "name": op.name,
+                    "description": op.describe(),
+                    "params": op.params(),
+                    "stats": op.stats(),
+                }
                 for op in (spec.operators if spec else [])
             ],
             "hierarchy": spec.hierarchy_source if spec else None,
