@@ -147,3 +147,14 @@ def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     )  # as root, chmod cannot deny
     with pytest.raises(InputError, match="permission denied"):
         read(p)
+
+
+def test_leading_zeros_are_kept_as_text(tmp_path):
+    path = tmp_path / "zips.csv"
+    path.write_text("zip,phone,n\n02139,0123456789,1\n10001,0612345678,2\n")
+    from veil.io import read as _read
+
+    df = _read(path)
+    assert df["zip"].tolist() == ["02139", "10001"]
+    assert df["phone"].tolist() == ["0123456789", "0612345678"]
+    assert df["n"].tolist() == [1, 2]  # plain numbers stay numeric

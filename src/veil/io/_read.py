@@ -64,10 +64,15 @@ def _read_parquet(path: Path, columns: Sequence[str] | None) -> pd.DataFrame:
 
 
 def _csv(
-    path: Path, enc: str, fmt: Any, names: Sequence[str] | None, na: list[str]
+    path: Path,
+    enc: str,
+    fmt: Any,
+    names: Sequence[str] | None,
+    na: list[str],
+    **extra: Any,
 ) -> pd.DataFrame:
     header: int | None = 0 if fmt.header else None
-    kwargs: dict[str, Any] = {}
+    kwargs: dict[str, Any] = dict(extra)
     if names is not None:
         kwargs["names"] = list(names)
     if _PANDAS_MAJOR < 3:  # pandas 3 parses floats exactly by default (and deprecates this)
@@ -85,6 +90,29 @@ def _csv(
         low_memory=False,
         **kwargs,
     )
+
+
+_LEADING_ZERO = r"^[+-]?0[0-9]"
+
+
+def _keep_leading_zeros(
+    df: pd.DataFrame, path: Path, enc: str, fmt: Any, names: Sequence[str] | None, na: list[str]
+) -> pd.DataFrame:
+    """Re-read as text the numeric-looking columns whose values have leading zeros.
+
+    Postcodes, phone numbers and ID codes such as ``02139`` must not become ``2139``.  The first
+    20,000 rows are inspected as text; affected columns are read again as strings.
+    """
+    numeric = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])]
+    if not numeric:
+        return df
+    sample = _csv(path, enc, fmt, names, na, nrows=20000, dtype=str, usecols=numeric)
+    padded = [
+        c for c in numeric if sample[c].dropna().astype(str).str.match(_LEADING_ZERO).any()
+    ]
+    if not padded:
+        return df
+    return _csv(path, enc, fmt, names, na, dtype={c: str for c in padded})
 
 
 def _read_text(
@@ -125,6 +153,7 @@ def _read_text(
             msg = " ".join(str(exc).split())
             raise InputError(f"cannot parse {path.name}: {msg}") from None
     assert df is not None
+    df = _keep_leading_zeros(df, path, enc, fmt, names, na)
     if not fmt.header and names is None:
         df.columns = [f"col_{j + 1}" for j in range(df.shape[1])]
     source = SourceFormat(str(path), "csv", fmt.delimiter, enc, fmt.header)
