@@ -244,3 +244,12 @@ def test_accuracy_before_release_covers_the_noise():
         dp.tools.accuracy("median", 1.0, bounds=(0, 1))
     with pytest.raises(ConfigError):
         dp.tools.accuracy("mean", 1.0, bounds=(0, 1))
+
+
+def test_data_dependent_bins_are_refused():
+    with pytest.raises(ConfigError, match="leaks"):
+        dp.tools.histogram(AGES, epsilon=1, bins="auto", range=(0, 100))
+    with pytest.raises(ConfigError, match="leaks"):
+        dp.tools.histogramdd(np.c_[AGES, AGES], epsilon=1, bins=["auto", 3], range=[(0, 100)] * 2)
+    h, e = dp.tools.histogram(AGES, epsilon=1, bins=[0, 50, 100])
+    assert h.shape == (2,) and e.tolist() == [0, 50, 100]

@@ -29,6 +29,14 @@ def _explicit_edges(bins: Any) -> bool:
     return not isinstance(bins, (int, np.integer, str)) and np.ndim(bins) == 1
 
 
+def _no_estimator(bins: Any, name: str) -> None:
+    if isinstance(bins, str):
+        raise ConfigError(
+            f"{name}: bins={bins!r} picks the bins from the data, which leaks; give a number "
+            "of bins with range=, or explicit edges"
+        )
+
+
 def _check_sample(sample: Any, name: str) -> np.ndarray:
     try:
         if hasattr(sample, "to_numpy") and not isinstance(sample, np.ndarray):
@@ -122,6 +130,7 @@ def histogram(
     warn_unused(unused_args)
     eps = check_epsilon(epsilon)
     arr = _check_sample(sample, "histogram").ravel()
+    _no_estimator(bins, "histogram")
     if range is None and not _explicit_edges(bins):
         raise ConfigError(
             "histogram: range=(low, high) (or explicit bin edges) is required; it is never "
@@ -170,6 +179,8 @@ def histogramdd(
     if arr.ndim == 1:
         arr = arr[:, None]
     dims = arr.shape[1]
+    for b_ in bins if isinstance(bins, (list, tuple)) else [bins]:
+        _no_estimator(b_, "histogramdd")
     explicit = isinstance(bins, (list, tuple)) and all(_explicit_edges(b_) for b_ in bins)
     if range is None and not explicit:
         raise ConfigError(
