@@ -10,7 +10,8 @@ Design
   come from the operating system's CSPRNG (:func:`os.urandom`).  AES-CTR output is
   indistinguishable from uniform bits to anyone who does not know the key (the PRP/PRF
   security of AES); this is the same construction that ``/dev/urandom`` and most TLS stacks
-  rely on.  After every request the generator re-keys itself from its own keystream
+  rely on.  After every large request, and every refill of the 32 KiB buffer serving small
+  requests (served words are zeroed), the generator re-keys itself from its own keystream
   (*backtracking resistance*: a later memory disclosure does not reveal earlier noise) and it
   re-keys from :func:`os.urandom` after a ``fork`` so that parent and child never share noise.
   Producing 8 MB of random bits costs about 4 ms, i.e. hundreds of millions of 64-bit words
