@@ -82,6 +82,9 @@ class LatticeSearch:
         #: Climb past the objective bound when the excess of suppressed records is this many
         #: times the suppression budget.
         self.climb_margin = 1.0
+        #: Roll up far nodes through the meet with the previous far node (reusable hubs).
+        self.hubs = True
+        self._last_base_target: tuple[int, ...] | None = None
 
     # ------------------------------------------------------------------ node evaluation
     def table(self, levels: tuple[int, ...]) -> ClassTable:
@@ -93,7 +96,20 @@ class LatticeSearch:
         ok = (self._cache_levels[:m] <= np.asarray(levels)).all(axis=1)
         i = int(np.argmin(np.where(ok, self._cache_classes[:m], _BIG)))
         src = self._cache_tables[i]
+        if i == 0 and self.hubs and sum(levels) >= 3:
+            # from the base: go through the meet with the previous such target, a "hub" that
+            # later nodes of the same region can roll up from
+            last = self._last_base_target
+            self._last_base_target = levels
+            if last is not None:
+                hub = tuple(min(a, b) for a, b in zip(levels, last))
+                if sum(hub) >= 2 and hub != levels and hub not in self.cache:
+                    src = self._remember(hub, self.enc.rollup(src, hub)[0])
         t, _ = self.enc.rollup(src, levels)
+        return self._remember(levels, t)
+
+    def _remember(self, levels: tuple[int, ...], t: ClassTable) -> ClassTable:
+        m = self._cache_n
         self._cache_entries += t.n_classes
         if self._cache_entries > self.cache_budget or m == self._cache_levels.shape[0]:
             self._reset_cache()
