@@ -13,7 +13,7 @@ from veil.anonymity._config import l_model, t_model
 from veil.anonymity._lattice import combine_keys
 from veil.anonymity._models import AverageRisk, KAnonymity, KMap, PrivacyModel, TCloseness
 from veil.anonymity._result import to_jsonable
-from veil.anonymity._risk import class_size_histogram, risk_summary
+from veil.anonymity._risk import risk_summary
 from veil.anonymity._stats import ClassStats, encode_sensitive, group_keys
 from veil.errors import ConfigError, InputError
 from veil.schema._hierarchy import factorize_str_array
@@ -311,15 +311,16 @@ def check(
     first = np.empty(wanted.size, dtype=np.int64)
     first[hit[pos[::-1]]] = pos[::-1]
 
-    def rows_of(classes: np.ndarray) -> pd.DataFrame:
+    def rows_of(classes: np.ndarray, **extra: Any) -> pd.DataFrame:
         at = first[slot[classes]]
-        out = pd.DataFrame({col: df[col].iloc[at].to_numpy() for col in qi})
-        out["size"] = sizes[classes]
-        return out
+        cols: dict[str, Any] = {col: np.asarray(df[col].array.take(at)) for col in qi}
+        return pd.DataFrame({**cols, "size": sizes[classes], **extra})
 
     smallest = rows_of(order)
-    violating = rows_of(vidx)
-    violating["models"] = [", ".join(m.name for m, v in viol_by_model if v[i]) for i in vidx]
+    violating = rows_of(
+        vidx, models=[", ".join(m.name for m, v in viol_by_model if v[i]) for i in vidx]
+    )
+    risk = risk_summary(sizes, pop_sizes)
     return CheckResult(
         holds=holds,
         models=per_model,
@@ -329,8 +330,8 @@ def check(
         n_violating=int(viol_any.sum()),
         smallest=smallest,
         violating=violating,
-        class_sizes=class_size_histogram(sizes),
-        risk=risk_summary(sizes, pop_sizes),
+        class_sizes=risk["class_sizes"],
+        risk=risk,
     )
 
 
