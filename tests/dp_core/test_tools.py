@@ -253,3 +253,28 @@ def test_data_dependent_bins_are_refused():
         dp.tools.histogramdd(np.c_[AGES, AGES], epsilon=1, bins=["auto", 3], range=[(0, 100)] * 2)
     h, e = dp.tools.histogram(AGES, epsilon=1, bins=[0, 50, 100])
     assert h.shape == (2,) and e.tolist() == [0, 50, 100]
+
+
+def test_quantile_interval_choice_matches_smith_exactly(chi2_pvalue):
+    from veil.dp._rng import SecureRandom
+    from veil.dp.tools import _quantiles as Q
+
+    edges = np.array([0.0, 1.0, 2.0, 4.0, 7.0, 10.0])
+    length = np.diff(edges)
+    rng = SecureRandom(21)
+    mu, eps = 0.5 * 4, 1.0
+    draws = np.array([Q._exact_interval(length, mu, eps, rng) for _ in range(10_000)])
+    w = length * np.exp(-eps * np.abs(np.arange(5) - mu) / 2)
+    assert chi2_pvalue(draws, np.arange(5), w) > 1e-6
+    # zero-length intervals (ties) are never chosen
+    tied = np.array([0.0, 3.0, 0.0, 0.0, 2.0])
+    picks = {Q._exact_interval(tied, 2.0, 1.0, rng) for _ in range(300)}
+    assert picks <= {1, 4}
+
+
+def test_quantile_fallback_path(monkeypatch):
+    from veil.dp.tools import _quantiles as Q
+
+    monkeypatch.setattr(Q, "_MAX_PROPOSALS", 0)
+    m = dp.tools.median(np.arange(100.0), epsilon=1.0, bounds=(0, 100))
+    assert 0 <= m <= 100

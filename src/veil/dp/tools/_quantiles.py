@@ -2,7 +2,7 @@
 
 Sort the clipped data ``L = z_0 <= z_1 <= ... <= z_n <= z_{n+1} = U``; choose interval
 ``[z_i, z_{i+1}]`` with probability proportional to ``(z_{i+1} - z_i) exp(-eps |i - q n| / 2)``
-and return a uniform point inside it (Smith 2011, "Privacy-preserving statistical estimation
+(rejection sampling with exact coins) and return a uniform point inside it (Smith 2011, "Privacy-preserving statistical estimation
 with optimal convergence rates").  The utility has sensitivity 1 under replacement of one
 record (and under a value <-> NaN change for the ``nan*`` variants).  Several quantiles
 split epsilon equally; the answers are sorted to be monotone in ``q`` (post-processing).
@@ -10,11 +10,13 @@ split epsilon equally; the answers are sorted to be monotone in ``q`` (post-proc
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from veil.dp._rng import resolve_rng
+from veil.dp._samplers import bernoulli, bernoulli_exp, discrete_laplace
 from veil.dp.mechanisms._exponential import sample_log_weights
 from veil.dp.tools._bounds import estimate_bounds
 from veil.dp.tools._common import (
@@ -46,6 +48,13 @@ def smith_quantile(
 ) -> float:
     """One DP quantile of the 1-d ``values`` (NaN-free) within ``[lo, hi]``.
 
+    The interval is drawn by rejection with exact coins (no probability is rounded away):
+    propose ``i ~ exp(-eps |i - q n| / 2)`` from an exact discrete Laplace around ``q n``
+    (corrected by an exact ``Bernoulli(exp(-gamma))``), then accept with probability
+    ``length_i / max length`` (exact Bernoulli).  Pathological inputs that would need more
+    than ~4 million proposals (e.g. massive ties far from the quantile) fall back to float64
+    log-space sampling.
+
     Examples
     --------
     >>> import numpy as np
@@ -60,11 +69,42 @@ def smith_quantile(
         return float(lo)
     edges = np.concatenate([[lo], z, [hi]])
     length = np.diff(edges)
-    util = -np.abs(np.arange(n + 1) - q * n)
-    with np.errstate(divide="ignore"):
-        logw = np.log(length) + epsilon * util / 2
-    i = sample_log_weights(logw, rng)
+    i = _exact_interval(length, q * n, epsilon, rng)
+    if i is None:  # pathological: fall back to log-space float sampling
+        util = -np.abs(np.arange(n + 1) - q * n)
+        with np.errstate(divide="ignore"):
+            logw = np.log(length) + epsilon * util / 2
+        i = sample_log_weights(logw, rng)
     return float(edges[i] + rng.random() * length[i])
+
+
+_MAX_PROPOSALS = 1 << 22
+
+
+def _exact_interval(length: np.ndarray, mu: float, epsilon: float, rng: Any) -> int | None:
+    """Index ``i`` with probability ``~ length_i exp(-eps |i - mu| / 2)``, or None if too costly."""
+    n1 = length.size
+    longest = float(length.max())
+    c = epsilon / 2
+    m0 = round(mu)
+    off = abs(m0 - mu)
+    scale = Fraction(2) / Fraction(epsilon)
+    batch, spent = 64, 0
+    while spent < _MAX_PROPOSALS:
+        d = discrete_laplace(scale, batch, rng)
+        j = m0 + d
+        # target / proposal = exp(-c (|j - mu| - |d|)) <= exp(c off): the correction coin
+        gamma = c * (np.abs(j - mu) - np.abs(d) + off)
+        coin = bernoulli_exp(np.maximum(gamma, 0.0), batch, rng)
+        ok = coin & (j >= 0) & (j < n1)
+        jj = np.where(ok, j, 0)
+        keep = ok & bernoulli(length[jj] / longest, batch, rng)
+        hit = np.flatnonzero(keep)
+        if hit.size:
+            return int(j[hit[0]])
+        spent += batch
+        batch = min(batch * 8, 1 << 20)
+    return None
 
 
 def _quantiles(
