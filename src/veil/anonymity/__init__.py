@@ -6,6 +6,8 @@ Models: :class:`KAnonymity`, :class:`DistinctLDiversity`, :class:`EntropyLDivers
 :class:`RecursiveCLDiversity`, :class:`TCloseness`, :class:`AverageRisk`, :class:`KMap`.
 Running: :class:`AnonymizationConfig`, :func:`anonymize` -> :class:`AnonymizationResult`.
 Checking: :func:`check` -> :class:`CheckResult`.  Risk: :func:`risk`.
+Local recoding: :func:`mondrian`, :func:`mdav`; utility: :func:`partition_ncp`,
+:func:`classification_utility`.
 """
 
 from __future__ import annotations
@@ -47,8 +49,12 @@ __all__ = [
     "TCloseness",
     "anonymize",
     "check",
+    "classification_utility",
     "encode_sensitive",
     "evaluate",
+    "mdav",
+    "mondrian",
+    "partition_ncp",
     "risk",
 ]
 
@@ -57,6 +63,13 @@ _LAZY = {
     "check": ("veil.anonymity._check", "check"),
     "CheckResult": ("veil.anonymity._check", "CheckResult"),
     "risk": ("veil.anonymity._risk", "risk"),
+    "mondrian": ("veil.anonymity._mondrian", "mondrian"),
+    "partition_ncp": ("veil.anonymity._mondrian", "partition_ncp"),
+    "mdav": ("veil.anonymity._mdav", "mdav"),
+    "classification_utility": (
+        "veil.anonymity._classification_utility",
+        "classification_utility",
+    ),
 }
 
 
