@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
@@ -50,5 +50,8 @@ def seeded() -> Callable[[int], SecureRandom]:
 
 
 @pytest.fixture(autouse=True)
-def _quiet_insecure() -> None:
-    warnings.simplefilter("ignore", InsecureRandomWarning)
+def _quiet_insecure() -> Iterator[None]:
+    """Seeded generators are expected in these tests: silence their warning (scoped)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InsecureRandomWarning)
+        yield
