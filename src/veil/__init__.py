@@ -24,6 +24,10 @@ _LAZY = {
 __all__ = ["__version__", *_LAZY]
 
 
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib

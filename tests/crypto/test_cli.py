@@ -37,9 +37,16 @@ def test_keygen_refuses_short_keys(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "insecure" in capsys.readouterr().err
 
 
-def test_keygen_1024_bits_warns_on_one_line(
+def test_keygen_1024_bits_needs_the_insecure_flag(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["crypto", "keygen", "--bits", "1024", "--out", str(tmp_path)]) == 0
+    # the CLI refuses keys below 2048 bits without --insecure (the Python API only warns, so
+    # that generate_paillier_keypair(n_length=1024) from the seed material runs unchanged)
+    assert main(["crypto", "keygen", "--bits", "1024", "--out", str(tmp_path / "a")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("veil: warning: a 1024-bit Paillier key") and err.count("\n") == 1
+    assert "--insecure" in err and err.count("\n") == 1
+    assert not (tmp_path / "a").exists()
+    assert (
+        main(["crypto", "keygen", "--bits", "1024", "--insecure", "--out", str(tmp_path / "b")])
+        == 0
+    )

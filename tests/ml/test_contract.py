@@ -165,3 +165,22 @@ def test_randomforest_seed_call_warns_when_domains_read_from_data():
         with read_bounds_from_data():
             RandomForestClassifier(n_jobs=-1, epsilon=0.5, random_state=345).fit(onehot, y)
     assert any(issubclass(w.category, PrivacyLeakWarning) for w in caught)
+
+
+def test_accountant_survives_clone_pickle_and_cross_validation():
+    import pickle
+
+    acc = dp.BudgetAccountant(epsilon=10.0)
+    est = GaussianNB(epsilon=1.0, bounds=(0, 1), accountant=acc, random_state=0)
+    assert clone(est).accountant is acc  # clones charge the same budget
+    pipe = make_private_pipeline(
+        StandardScaler(bounds=(0, 1), random_state=0),
+        LogisticRegression(data_norm=5.0, random_state=0),
+        epsilon=1.0,
+        accountant=acc,
+    )
+    cross_val_score(pipe, X, Y_CLS, cv=3)
+    assert acc.total().epsilon == pytest.approx(3.0)  # one epsilon per fold
+    again = pickle.loads(pickle.dumps(est.fit(X, Y_CLS)))
+    assert again.accountant.total().epsilon == pytest.approx(4.0)
+    np.testing.assert_array_equal(again.predict(X), est.predict(X))

@@ -38,7 +38,14 @@ def _atomic_write(path: Path, text: str, mode: int, force: bool) -> None:
 def _keygen(args: argparse.Namespace) -> int:
     from veil.crypto.paillier import InsecureKeyWarning, dumps, generate_paillier_keypair
 
+    if args.bits < 2048 and not args.insecure:
+        raise ConfigError(
+            f"--bits {args.bits} is below 2048: such keys are breakable; pass --insecure for "
+            "tests and demonstrations only (3072 recommended)"
+        )
     out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} exists and is not a directory")
     out.mkdir(parents=True, exist_ok=True)
     for name in ("paillier_private.json", "paillier_public.json"):
         if (out / name).exists() and not args.force:

@@ -188,6 +188,11 @@ def run(args: argparse.Namespace) -> int:
     _check_bounds(args.sql, bounds)
     if args.privacy_unit is None and (args.max_groups or args.max_rows):
         raise ConfigError("--max-groups/--max-rows need --privacy-unit")
+    if args.out:
+        from veil.io import same_file
+
+        if same_file(args.input, args.out):
+            raise ConfigError("--out names the input file: refusing to overwrite the input")
     df = _read(args)
     try:
         from veil.dp import BudgetAccountant

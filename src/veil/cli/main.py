@@ -75,6 +75,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             msg = " ".join(str(exc).split())
             print(f"veil: error: {msg}", file=sys.stderr)
         return 2
+    except OSError as exc:  # disk full, permission denied, a path through a file, ...
+        if debug:
+            traceback.print_exc()
+        else:
+            where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
+            print(f"veil: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("veil: interrupted", file=sys.stderr)
         return 130

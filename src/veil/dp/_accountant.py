@@ -149,6 +149,23 @@ class BudgetAccountant:
                 raise BudgetError(f"changing the slack to {s} would exceed the budget")
             self._slack = s
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> BudgetAccountant:
+        # A budget is shared state: copies (e.g. scikit-learn's clone of an estimator holding
+        # this accountant) must keep charging the same budget, never a fresh copy of it.
+        return self
+
+    def __copy__(self) -> BudgetAccountant:
+        return self
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("_lock", None)  # locks cannot be pickled; a new one is made on load
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
+
     def __len__(self) -> int:
         return len(self._spent)
 
