@@ -22,12 +22,11 @@ from veil.ml import (
 )
 from veil.ml._linear import scaled_design
 
-RNG = np.random.default_rng(2024)
-
 
 def test_gaussian_nb_recovers_class_moments_at_large_epsilon():
-    X0 = RNG.normal([2.0, 5.0], [0.5, 1.0], (3000, 2))
-    X1 = RNG.normal([6.0, 3.0], [1.0, 0.5], (3000, 2))
+    rng = np.random.default_rng(2024)
+    X0 = rng.normal([2.0, 5.0], [0.5, 1.0], (3000, 2))
+    X1 = rng.normal([6.0, 3.0], [1.0, 0.5], (3000, 2))
     X, y = np.vstack([X0, X1]), np.repeat([0, 1], 3000)
     clf = GaussianNB(epsilon=500.0, bounds=(-2, 12), random_state=0).fit(X, y)
     np.testing.assert_allclose(clf.theta_, [[2, 5], [6, 3]], atol=0.1)
@@ -36,7 +35,8 @@ def test_gaussian_nb_recovers_class_moments_at_large_epsilon():
 
 
 def test_logistic_regression_learns_at_large_epsilon():
-    X = RNG.normal(size=(4000, 3))
+    rng = np.random.default_rng(2024)
+    X = rng.normal(size=(4000, 3))
     y = (X @ [2.0, -1.0, 0.0] + 0.5 > 0).astype(int)
     clf = LogisticRegression(epsilon=50.0, data_norm=4.0, C=10.0, random_state=0).fit(X, y)
     assert clf.score(X, y) > 0.93
@@ -48,8 +48,9 @@ def test_logistic_regression_learns_at_large_epsilon():
 
 
 def test_linear_regression_recovers_coefficients_with_asymmetric_bounds():
+    rng = np.random.default_rng(2024)
     # bounds far from zero: the diffprivlib #104 situation (lower bound used twice)
-    X = RNG.uniform(100, 101, (20000, 2))
+    X = rng.uniform(100, 101, (20000, 2))
     y = (X - 100) @ [3.0, -2.0] + 10.0
     reg = LinearRegression(epsilon=20.0, bounds_X=(100, 101), bounds_y=(5, 15), random_state=0).fit(
         X, y
@@ -77,8 +78,9 @@ def test_linear_regression_sensitivity_one_row_moves_each_entry_at_most_one(
 
 
 def test_kmeans_finds_separated_clusters_and_private_inertia():
+    rng = np.random.default_rng(2024)
     centers = np.array([[0.0, 0.0], [5.0, 5.0], [0.0, 5.0]])
-    X = np.vstack([RNG.normal(c, 0.3, (2000, 2)) for c in centers])
+    X = np.vstack([rng.normal(c, 0.3, (2000, 2)) for c in centers])
     km = KMeans(3, epsilon=20.0, bounds=(-1, 6), random_state=3).fit(X)
     dist = np.linalg.norm(km.cluster_centers_[:, None] - centers[None], axis=2)
     assert dist.min(axis=0).max() < 0.3
@@ -87,8 +89,9 @@ def test_kmeans_finds_separated_clusters_and_private_inertia():
 
 
 def test_pca_matches_principal_axis_at_large_epsilon():
-    X = RNG.normal(size=(5000, 3)) * [3.0, 1.0, 0.2]
-    rot = np.linalg.qr(RNG.normal(size=(3, 3)))[0]
+    rng = np.random.default_rng(2024)
+    X = rng.normal(size=(5000, 3)) * [3.0, 1.0, 0.2]
+    rot = np.linalg.qr(rng.normal(size=(3, 3)))[0]
     X = X @ rot.T + 1.0
     pca = PCA(2, epsilon=50.0, data_norm=15.0, bounds=(-12, 14), random_state=0).fit(X)
     ref = SkPCA(2).fit(X)
@@ -100,7 +103,8 @@ def test_pca_matches_principal_axis_at_large_epsilon():
 
 
 def test_standard_scaler_moments():
-    X = RNG.normal([40.0, 10.0], [12.0, 2.0], (20000, 2))
+    rng = np.random.default_rng(2024)
+    X = rng.normal([40.0, 10.0], [12.0, 2.0], (20000, 2))
     sc = StandardScaler(epsilon=20.0, bounds=([0, 0], [100, 20]), random_state=0).fit(X)
     np.testing.assert_allclose(sc.mean_, [40, 10], atol=0.3)
     np.testing.assert_allclose(sc.scale_, [12, 2], rtol=0.05)
@@ -108,7 +112,8 @@ def test_standard_scaler_moments():
 
 
 def test_random_trees_learn_a_threshold():
-    X = RNG.uniform(0, 1, (20000, 2))
+    rng = np.random.default_rng(2024)
+    X = rng.uniform(0, 1, (20000, 2))
     y = (X[:, 0] > 0.4).astype(int)
     tree = DecisionTreeClassifier(max_depth=8, epsilon=5.0, bounds=(0, 1), random_state=1).fit(X, y)
     forest = RandomForestClassifier(
@@ -132,13 +137,14 @@ def test_adult_naive_bayes_beats_majority_class(adult_xy):
 
 
 def test_naive_bayes_privacy_loss_audit():
+    rng = np.random.default_rng(2024)
     """Empirical audit on neighbouring datasets: no output bucket's probability ratio may
     exceed e^eps beyond sampling error (Clopper-Pearson bounds at alpha = 1e-6)."""
     eps, runs = 1.0, 2000
     base = np.concatenate([np.full(5, 0.2), np.full(5, 0.3)])[:, None]
     neighbour = np.vstack([base, [[1.0]]])  # one extra person at the upper bound
     y0, y1 = np.zeros(len(base), int), np.zeros(len(neighbour), int)
-    seeds = RNG.integers(0, 2**31, size=2 * runs)
+    seeds = rng.integers(0, 2**31, size=2 * runs)
 
     def release(X, y, seed):
         clf = GaussianNB(epsilon=eps, bounds=(0, 1), classes=[0], random_state=int(seed)).fit(X, y)
