@@ -161,8 +161,8 @@ class LogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
             method="L-BFGS-B",
             options={
                 "maxiter": int(self.max_iter) * 10,
-                "gtol": float(self.tol) * 1e-4,
-                "ftol": 1e-14,
+                "gtol": float(self.tol) * 1e-2,
+                "ftol": 1e-11,
             },
         )
         self.n_iter_ = np.array([int(res.nit)])
