@@ -4,8 +4,9 @@
 ``dp.BudgetAccountant``, ``dp.tools.*``, ``dp.mechanisms.*``, ``dp.models.*`` (from
 :mod:`veil.ml`), ``dp.BudgetError``, ``dp.PrivacyLeakWarning``,
 ``dp.DiffprivlibCompatibilityWarning``.  Beyond diffprivlib: ``dp.ZCDPAccountant``,
-``dp.RDPAccountant`` (DP-SGD), composition theorems, sensitivity helpers and the
-cryptographically secure generator (``dp.SecureRandom`` / ``dp.resolve_rng``).
+``dp.RDPAccountant`` and ``dp.PLDAccountant`` (DP-SGD), ``dp.PrivateFrame`` (DP group-by
+queries), composition theorems, sensitivity helpers and the cryptographically secure
+generator (``dp.SecureRandom`` / ``dp.resolve_rng``).
 
 Examples
 --------
@@ -36,6 +37,12 @@ _LAZY = {
     "Budget": ("veil.dp._accountant", "Budget"),
     "ZCDPAccountant": ("veil.dp._zcdp", "ZCDPAccountant"),
     "RDPAccountant": ("veil.dp._rdp", "RDPAccountant"),
+    "PLDAccountant": ("veil.dp._pld", "PLDAccountant"),
+    "compute_rdp": ("veil.dp._rdp", "compute_rdp"),
+    "rdp_to_epsilon": ("veil.dp._rdp", "rdp_to_epsilon"),
+    "noise_multiplier_for": ("veil.dp._rdp", "noise_multiplier_for"),
+    "pld_epsilon": ("veil.dp._pld", "pld_epsilon"),
+    "PrivateFrame": ("veil.dp.frame", "PrivateFrame"),
     "global_sensitivity": ("veil.dp._sensitivity", "global_sensitivity"),
     "empirical_sensitivity": ("veil.dp._sensitivity", "empirical_sensitivity"),
     "parallel_databases": ("veil.dp._sensitivity", "parallel_databases"),

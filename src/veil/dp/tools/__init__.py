@@ -1,12 +1,14 @@
 """Differentially private statistics with numpy-like, diffprivlib-compatible signatures.
 
-``count_nonzero``, ``sum``, ``mean``, ``var``, ``std``, ``median``, ``quantile``,
+``count``, ``count_nonzero``, ``sum``, ``mean``, ``var``, ``std``, ``median``, ``quantile``,
 ``percentile``, ``histogram``, ``histogram2d``, ``histogramdd`` and the ``nan*`` variants.
 Each takes ``epsilon``, ``bounds`` (or ``range`` for histograms), ``axis``, ``keepdims``,
 ``random_state`` and ``accountant``.  Differences from diffprivlib (all deliberate, see
 docs/dp.md): bounds/range are required (``bounds="estimate"`` opts into private estimation);
 NaN raises in the plain functions and is handled privately by the ``nan*`` ones; weighted
-histograms need ``weight_bound``; statistics over axis 0 split epsilon across the outputs.
+histograms need ``weight_bound``; statistics over axis 0 split epsilon across the outputs;
+``count`` (not in diffprivlib) releases the number of records under add/remove (sensitivity
+1, discrete Laplace).
 ``accuracy(statistic, epsilon, bounds=, n=, alpha=)`` gives the noise interval before release.
 
 Examples
@@ -25,6 +27,7 @@ from veil.dp.tools._accuracy import accuracy
 from veil.dp.tools._bounds import estimate_bounds
 from veil.dp.tools._histograms import histogram, histogram2d, histogramdd
 from veil.dp.tools._moments import (
+    count,
     count_nonzero,
     mean,
     nanmean,
@@ -45,6 +48,7 @@ from veil.dp.tools._quantiles import (
 )
 
 __all__ = [
+    "count",
     "count_nonzero",
     "sum",
     "mean",

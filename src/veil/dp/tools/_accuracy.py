@@ -36,7 +36,7 @@ def accuracy(
 
     Parameters
     ----------
-    statistic : {"count_nonzero", "histogram", "sum", "mean", "var", "std"}
+    statistic : {"count", "count_nonzero", "histogram", "sum", "mean", "var", "std"}
         ``histogram`` is per bin.
     epsilon : float
     bounds : (lower, upper)
@@ -59,12 +59,12 @@ def accuracy(
     eps = check_epsilon(epsilon)
     if not 0 < alpha < 1:
         raise ConfigError("alpha must be in (0, 1)")
-    if statistic in ("count_nonzero", "histogram"):
+    if statistic in ("count", "count_nonzero", "histogram"):
         return Geometric(epsilon=eps, sensitivity=1)._noise_halfwidth(alpha)
     if statistic not in ("sum", *_NEEDS_N):
         raise ConfigError(
-            f"no a-priori interval for {statistic!r}; choose count_nonzero, histogram, sum, "
-            "mean, var or std (quantile errors depend on the data)"
+            f"no a-priori interval for {statistic!r}; choose count, count_nonzero, histogram, "
+            "sum, mean, var or std (quantile errors depend on the data)"
         )
     if bounds is None:
         raise ConfigError(f"accuracy of {statistic} needs bounds=(lower, upper)")

@@ -1,10 +1,11 @@
-"""DP count, sum, mean, variance and standard deviation (numpy-like, diffprivlib signatures).
+"""DP count, count_nonzero, sum, mean, variance and standard deviation (numpy-like, diffprivlib signatures).
 
 Privacy unit: one record (a row along axis 0).  For the plain functions the neighbouring
 datasets differ by *replacing* one record and the number of records ``n`` is public (as in
 diffprivlib and OpenDP's sized data); the ``nan*`` functions treat the number of non-NaN
 values as private (a record may change between a value and NaN) and estimate it with part of
-the budget, so NaN never leaks.
+the budget, so NaN never leaks.  ``count`` releases the number of records itself, so it
+protects their addition or removal (sensitivity 1, discrete Laplace noise).
 
 Estimators (Laplace noise, FP-safe, outputs projected onto their feasible range, which can
 only reduce the error):
@@ -39,9 +40,10 @@ from veil.dp.tools._common import (
     spend,
     warn_unused,
 )
-from veil.errors import InputError
+from veil.errors import ConfigError, InputError
 
 __all__ = [
+    "count",
     "count_nonzero",
     "sum",
     "mean",
@@ -234,6 +236,70 @@ def count_nonzero(
 
     out = apply_axis(arr, axes, keepdims, cell)
     return np.asarray(out).astype(np.int64) if np.ndim(out) else int(out)
+
+
+def count(
+    array: Any,
+    epsilon: float = 1.0,
+    axis: Any = None,
+    random_state: Any = None,
+    accountant: Any = None,
+    **unused_args: Any,
+) -> int:
+    """DP number of records (rows along axis 0): exact discrete Laplace noise, clamped at 0.
+
+    Unlike the other plain statistics, the number of records is *not* public here: the privacy
+    unit is the addition or removal of one record, which changes the count by 1 (sensitivity
+    1), so the noise is discrete Laplace with scale ``1 / epsilon`` (exact sampler, secure
+    generator).  The accountant is charged ``epsilon`` once, before anything is computed.
+    Values are not looked at except for validation, which follows ``count_nonzero``: the data
+    must be numeric and NaN or infinite values raise :class:`~veil.errors.InputError` (drop
+    them first; nothing is silently counted or skipped).
+
+    Parameters
+    ----------
+    array : array_like
+        The records; a 2-d array counts its rows, a scalar is one record.
+    epsilon : float, default 1.0
+    axis : None or 0
+        Both count the records.  Other axes are refused (their length is part of the schema,
+        not of the data, so there is nothing private to count).
+    random_state : None (secure), int or numpy Generator (tests only)
+    accountant : BudgetAccountant, optional (default accountant if None)
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> import veil.dp as dp
+    >>> acc = dp.BudgetAccountant(epsilon=1.0)
+    >>> c = dp.tools.count([23, 35, 47, 51], epsilon=0.5, accountant=acc)
+    >>> isinstance(c, int) and c >= 0, acc.total().epsilon
+    (True, 0.5)
+    """
+    warn_unused(unused_args)
+    eps = check_epsilon(epsilon)
+    arr = as_array(array, nan=True, name="count")
+    if np.isnan(arr).any():
+        raise InputError(
+            "count: the data contain NaN; drop the rows first (as for count_nonzero, NaN is "
+            "never silently counted or skipped)"
+        )
+    if axis is not None:
+        try:
+            ok = int(axis) == 0 or (arr.ndim > 0 and int(axis) == -arr.ndim)
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise ConfigError(
+                f"count: axis must be None or 0 (the number of records), got {axis!r}"
+            )
+    n = int(arr.shape[0]) if arr.ndim else 1
+    spend(accountant, eps)  # before anything is computed
+    rng = resolve_rng(random_state)
+    return max(_geo(n, 1, eps, rng), 0)
 
 
 def _doc(kind: str, nan: bool) -> str:
