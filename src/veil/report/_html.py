@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from veil.report._anonymity_view import anonymity_view
 from veil.report._plots import distribution_png
 
 __all__ = ["render_html"]
@@ -52,7 +52,5 @@ def render_html(report: dict[str, Any], *, title: str = "Veil de-identification 
         r=report,
         title=title,
         plots=plots,
-        anonymity_json=json.dumps(report.get("anonymity"), indent=2, default=str)
-        if report.get("anonymity")
-        else None,
+        anon=anonymity_view(report.get("anonymity")),
     )
