@@ -337,13 +337,12 @@ def test_nothing_written_when_writing_fails_midway(
 
     out = tmp_path / "out"
     monkeypatch.setattr("veil.io.write_json", boom)
-    with pytest.raises(OSError):
-        main(["anonymize", str(src), "--policy", str(pol), "--out", str(out)])
+    # an OS error is reported on one line with exit code 2, and nothing is left behind
+    assert main(["anonymize", str(src), "--policy", str(pol), "--out", str(out)]) == 2
     assert not out.exists()
     out.mkdir()
     (out / "keep.txt").write_text("x")
-    with pytest.raises(OSError):
-        main(["anonymize", str(src), "--policy", str(pol), "--out", str(out)])
+    assert main(["anonymize", str(src), "--policy", str(pol), "--out", str(out)]) == 2
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
 
 
