@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from veil.report._factors import Factors
 from veil.report._metrics import distribution, information_loss
 from veil.report._risk import risk_indicators
 from veil.schema import Role
@@ -22,26 +23,30 @@ DEFAULT_K = 5
 
 
 def _distributions(
-    original: pd.DataFrame, release: pd.DataFrame, columns: list[str]
+    original: pd.DataFrame,
+    release: pd.DataFrame,
+    columns: list[str],
+    factors: tuple[Factors, Factors] | None = None,
 ) -> dict[str, Any]:
+    fo, fr = factors if factors is not None else (Factors(original), Factors(release))
     out: dict[str, Any] = {}
     for col in columns[:MAX_PLOTS]:
-        before = distribution(original[col])
+        before = distribution(original[col], factorized=fo(col))
         after = None
         if col in release.columns:
             edges = before.get("edges") if before["kind"] == "numeric" else None
             s1 = release[col]
             numeric = pd.api.types.is_numeric_dtype(s1) and not pd.api.types.is_bool_dtype(s1)
-            if edges is not None and numeric and len(s1.dropna()):
+            if edges is not None and numeric and bool((fr(col)[0] >= 0).any()):
                 lo, hi = (
                     float(np.nanmin(s1.to_numpy(dtype=float, na_value=np.nan))),
                     float(np.nanmax(s1.to_numpy(dtype=float, na_value=np.nan))),
                 )
                 if lo < edges[0] or hi > edges[-1]:
                     edges = None
-                after = distribution(s1, edges if edges is not None else None)
+                after = distribution(s1, edges, factorized=fr(col))
             else:
-                after = distribution(s1)
+                after = distribution(s1, factorized=fr(col))
         out[col] = {"original": before, "release": after}
     return out
 
@@ -61,6 +66,9 @@ def build_report(
     k = targets.k if targets is not None and targets.k else DEFAULT_K
     qis = [c for c, r in roles.items() if r is Role.QUASI]
     plotted = [c for c, r in roles.items() if r in (Role.QUASI, Role.SENSITIVE)]
+    # each column is factorized once: those used by several figures are kept meanwhile
+    reused = {*qis, *plotted[:MAX_PLOTS]}
+    fo, fr = Factors(original, reused), Factors(release, reused)
     columns: dict[str, Any] = {}
     for col in map(str, original.columns):
         spec = policy.columns.get(col)
@@ -95,9 +103,9 @@ def build_report(
             "quasi_identifiers": qis,
             "k": k,
             "k_is_default": not (targets is not None and targets.k),
-            "before": risk_indicators(original, qis, k),
-            "after": risk_indicators(release, qis, k),
+            "before": risk_indicators(original, qis, k, factors=fo),
+            "after": risk_indicators(release, qis, k, factors=fr),
         },
-        "information_loss": information_loss(original, release),
-        "distributions": _distributions(original, release, plotted),
+        "information_loss": information_loss(original, release, factors=(fo, fr)),
+        "distributions": _distributions(original, release, plotted, (fo, fr)),
     }

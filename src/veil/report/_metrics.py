@@ -13,27 +13,37 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from veil.report._factors import Factorized, Factors, factorize
+
 __all__ = ["information_loss", "distribution", "MAX_CATEGORIES"]
 
 MAX_CATEGORIES = 15
 HIST_BINS = 20
+# up to this many distinct values (input + release) a column's records are compared through a
+# dict of their texts, beyond it text by text
+_VOCAB_MAX = 4096
+# the sort Series.value_counts uses (stable from pandas 3): ties come out in the same order
+_VC_SORT_KIND: Any = "stable" if int(pd.__version__.split(".")[0]) >= 3 else "quicksort"
 
 
 def _is_num(s: pd.Series) -> bool:
     return pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
 
 
-def _factorize(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    codes, uniques = pd.factorize(s, use_na_sentinel=True)
-    return np.asarray(codes), np.asarray(uniques, dtype=object)
+def _str_keys(uniques: Any) -> np.ndarray:
+    """The string form (``str(v)``) of each distinct value, as an object array."""
+    arr = np.asarray(uniques, dtype=object)
+    if len(arr) == 0 or pd.api.types.infer_dtype(arr, skipna=False) == "string":
+        return arr  # already text: str(v) == v
+    return np.array([str(v) for v in arr], dtype=object)
 
 
 def _changed(
     a: pd.Series,
-    fa: tuple[np.ndarray, np.ndarray],
+    fa: Factorized,
     pos: np.ndarray | None,
     b: pd.Series,
-    fb: tuple[np.ndarray, np.ndarray],
+    fb: Factorized,
 ) -> int:
     """Number of records where the original ``a`` (at positions ``pos``; all when None) and the
     release ``b`` differ; missing == missing.
@@ -50,9 +60,13 @@ def _changed(
     ca, ua = fa
     cb, ub = fb
     ca = ca if pos is None else ca[pos]
-    sa = [str(u) for u in ua]
-    sb = [str(u) for u in ub]
-    vocab = {v: i for i, v in enumerate(dict.fromkeys(sa + sb))}
+    sa, sb = _str_keys(ua), _str_keys(ub)
+    if len(sa) + len(sb) > max(_VOCAB_MAX, len(cb) // 8):
+        # many distinct values (e.g. one per record): compare the texts record by record;
+        # the appended None stands for missing (code -1): None != None is False
+        ta, tb = np.append(sa, None), np.append(sb, None)
+        return int((ta[ca] != tb[cb]).sum())
+    vocab = {v: i for i, v in enumerate(dict.fromkeys([*sa, *sb]))}
     ma = np.append(np.fromiter((vocab[v] for v in sa), dtype=np.int64, count=len(sa)), -1)
     mb = np.append(np.fromiter((vocab[v] for v in sb), dtype=np.int64, count=len(sb)), -1)
     # code -1 (missing) indexes the appended -1: missing equals missing only
@@ -66,8 +80,16 @@ def _moments(s: pd.Series) -> tuple[float | None, float | None]:
     return float(np.nanmean(x)), float(np.nanstd(x))
 
 
-def information_loss(original: pd.DataFrame, release: pd.DataFrame) -> dict[str, Any]:
+def information_loss(
+    original: pd.DataFrame,
+    release: pd.DataFrame,
+    *,
+    factors: tuple[Factors, Factors] | None = None,
+) -> dict[str, Any]:
     """Per-column loss: changed-cell share, distinct values before/after, mean/std shift.
+
+    ``factors`` (of ``original`` and ``release``) shares the columns' factorizations with the
+    other report figures.
 
     Examples
     --------
@@ -81,11 +103,12 @@ def information_loss(original: pd.DataFrame, release: pd.DataFrame) -> dict[str,
     aligned = bool((kept >= 0).all())
     identity = len(kept) == len(original) and bool((kept == np.arange(len(kept))).all())
     pos = None if identity else kept
+    fo, fr = factors if factors is not None else (Factors(original), Factors(release))
     cols: dict[str, Any] = {}
     for col in original.columns:
         name = str(col)
         s0 = original[col]
-        f0 = _factorize(s0)
+        f0 = fo(col)
         d0 = len(f0[1])
         m0, sd0 = _moments(s0)
         if col not in release.columns:
@@ -94,7 +117,7 @@ def information_loss(original: pd.DataFrame, release: pd.DataFrame) -> dict[str,
                           "mean_before": m0, "std_before": sd0, "mean_after": None, "std_after": None}  # fmt: skip
             continue
         s1 = release[col]
-        f1 = _factorize(s1)
+        f1 = fr(col)
         d1 = len(f1[1])
         m1, sd1 = _moments(s1)
         changed = _changed(s0, f0, pos, s1, f1) / len(release) if aligned and len(release) else None
@@ -132,14 +155,37 @@ def _leading_number(label: str) -> float | None:
     return float(m.group(1)) if m else None
 
 
-def distribution(s: pd.Series, edges: Sequence[float] | None = None) -> dict[str, Any]:
+def _text_counts(s: pd.Series, f: Factorized) -> pd.Series:
+    """``s.dropna().astype(str).value_counts()``, computed from the factorization of ``s``.
+
+    Only the distinct values become text: their counts come from the codes, are summed over
+    values with the same text (30 and "30") and sorted the way ``value_counts`` sorts them
+    (keys in order of first appearance, then by count, descending, with the same sort kind).
+    """
+    codes, uniques = f
+    n_u = len(uniques)
+    counts = np.bincount(codes[codes >= 0], minlength=n_u).astype(np.int64, copy=False)
+    texts = pd.Series(uniques, dtype=s.dtype).astype(str)
+    kcodes, keys = pd.factorize(texts)
+    if len(keys) < n_u:
+        counts = np.bincount(kcodes, weights=counts, minlength=len(keys)).astype(np.int64)
+    return pd.Series(counts, index=pd.Index(keys), copy=False).sort_values(
+        ascending=False, kind=_VC_SORT_KIND
+    )
+
+
+def distribution(
+    s: pd.Series, edges: Sequence[float] | None = None, *, factorized: Factorized | None = None
+) -> dict[str, Any]:
     """A small JSON-able summary of a column's distribution for plotting.
 
     Numeric columns become a histogram (``edges`` + ``counts``); others the counts of the
-    ``MAX_CATEGORIES`` most frequent values, the rest pooled as ``(other)``.
+    ``MAX_CATEGORIES`` most frequent values, the rest pooled as ``(other)``.  ``factorized``:
+    the column's :func:`~veil.report._factors.factorize` result when already computed.
     """
-    missing = int(s.isna().sum())
-    if _is_num(s) and s.nunique() > MAX_CATEGORIES:
+    f = factorized if factorized is not None else factorize(s)
+    missing = int((f[0] < 0).sum())
+    if _is_num(s) and len(f[1]) > MAX_CATEGORIES:
         x = s.dropna().to_numpy(dtype=float)
         if edges is None:
             edges = np.histogram_bin_edges(x, bins=HIST_BINS) if len(x) else np.array([0.0, 1.0])
@@ -151,8 +197,9 @@ def distribution(s: pd.Series, edges: Sequence[float] | None = None) -> dict[str
             "missing": missing,
         }
     if pd.api.types.is_datetime64_any_dtype(s):
-        s = s.dt.strftime("%Y")
-    vc = s.dropna().astype(str).value_counts()
+        vc = s.dropna().dt.strftime("%Y").astype(str).value_counts()
+    else:
+        vc = _text_counts(s, f)
     top = vc.iloc[:MAX_CATEGORIES]
     labels, counts = [str(i) for i in top.index], [int(v) for v in top.to_numpy()]
     if len(vc) > MAX_CATEGORIES:

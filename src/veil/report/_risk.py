@@ -15,13 +15,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from veil.report._factors import Factors
+
 __all__ = ["class_codes", "risk_indicators"]
 
 
-def class_codes(df: pd.DataFrame, columns: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+def class_codes(
+    df: pd.DataFrame, columns: Sequence[str], factors: Factors | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Per-record equivalence-class code and the size of each class.
 
     Missing values are a value of their own.  With no columns, all records form one class.
+    Codes number the classes in order of first appearance.  ``factors`` (of ``df``) shares the
+    columns' factorizations with the other report figures.
 
     Examples
     --------
@@ -30,18 +36,34 @@ def class_codes(df: pd.DataFrame, columns: Sequence[str]) -> tuple[np.ndarray, n
     ([0, 0, 1], [2, 1])
     """
     n = len(df)
+    get = factors if factors is not None else Factors(df)
     codes = np.zeros(n, dtype=np.int64)
+    span = 1  # codes lie in [0, span)
+    combined = False
     for col in columns:
-        c, u = pd.factorize(df[col], use_na_sentinel=False)
-        codes = codes * (len(u) + 1) + np.asarray(c, dtype=np.int64)
-        codes, _ = pd.factorize(codes)
-        codes = np.asarray(codes, dtype=np.int64)
+        combined = True
+        c, u = get(col)
+        width = len(u) + 1  # missing (code -1) becomes code len(u)
+        if span * width >= 2**62:  # renumber the classes so far densely before combining
+            codes = np.asarray(pd.factorize(codes)[0], dtype=np.int64)
+            span = int(codes.max()) + 1 if n else 1
+        c64 = c.astype(np.int64)
+        c64[c64 < 0] = len(u)
+        codes *= width
+        codes += c64
+        span *= width
+    if combined:
+        codes = np.asarray(pd.factorize(codes)[0], dtype=np.int64)
     sizes = np.bincount(codes) if n else np.zeros(0, dtype=np.int64)
     return codes, sizes
 
 
 def risk_indicators(
-    df: pd.DataFrame, columns: Sequence[str], k: int | None = None
+    df: pd.DataFrame,
+    columns: Sequence[str],
+    k: int | None = None,
+    *,
+    factors: Factors | None = None,
 ) -> dict[str, Any]:
     """Risk figures of ``df`` on the quasi-identifiers ``columns``.
 
@@ -49,7 +71,7 @@ def risk_indicators(
     (records alone in their class), ``smallest_class``, ``average_class_size``,
     ``records_below_k`` / ``share_below_k`` (records in classes smaller than ``k``),
     ``average_risk`` (mean prosecutor risk over records = classes / records) and ``highest_risk``
-    (1 / smallest class).
+    (1 / smallest class).  ``factors``: as for :func:`class_codes`.
 
     Examples
     --------
@@ -64,7 +86,7 @@ def risk_indicators(
                 "unique_share": 0.0, "smallest_class": 0, "average_class_size": 0.0,
                 "k": k, "records_below_k": 0, "share_below_k": 0.0, "average_risk": 0.0,
                 "highest_risk": 0.0}  # fmt: skip
-    codes, sizes = class_codes(df, cols)
+    codes, sizes = class_codes(df, cols, factors)
     per_record = sizes[codes]
     unique = int((sizes == 1).sum())
     below = int((per_record < k).sum()) if k else 0
