@@ -106,6 +106,26 @@ def test_scan_then_anonymize(
         == 0
     )
     assert "id" not in read(tmp_path / "o" / "Insurance_data_ke.csv").columns
+    report = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert report["targets"]["all_met"] and report["targets"]["mode"] == "enforced"
+    assert d["privacy"]["algorithm"] == "mondrian"
+
+
+def test_scan_then_anonymize_adult_headerless(
+    tmp_path: Path, adult_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the drafted policy works as it stands: no hierarchies, no edits, targets enforced
+    draft = tmp_path / "draft.yaml"
+    assert main(["scan", str(adult_data), "--policy-out", str(draft)]) == 0
+    d = yaml.safe_load(draft.read_text())
+    assert d["privacy"]["algorithm"] == "mondrian" and d["privacy"]["k"] == 5
+    out = tmp_path / "o"
+    rc = main(["anonymize", str(adult_data), "--policy", str(draft), "--out", str(out)])
+    assert rc == 0, capsys.readouterr().err
+    report = json.loads((out / "report.json").read_text())
+    assert report["targets"]["all_met"] and report["targets"]["mode"] == "enforced"
+    assert report["risk"]["after"]["smallest_class"] >= 5
+    assert (out / "adult.data").exists()
 
 
 def test_scan_json(insurance_csv: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -429,3 +449,54 @@ def test_engine_error_names_privacy_line(
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"veil: error: {pol.name}, line 7: privacy:") and "hierarchy" in err
     assert not out.exists()
+
+
+# ------------------------------------------------------------------ unmet privacy targets
+
+UNMET = (
+    "columns:\n  id: {role: identifier, operator: drop}\n  Age: quasi\n  County: quasi\n"
+    "default_role: insensitive\nprivacy:\n  k: 5\n  suppression_limit: 0.0\n"
+)
+
+
+def test_unmet_targets_exit_1_and_write_nothing(
+    tmp_path: Path, insurance_csv: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pol = _policy(tmp_path, UNMET)
+    out = tmp_path / "o"
+    rc = main(["anonymize", str(insurance_csv), "--policy", str(pol), "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 1 and not out.exists()
+    assert len(err) == 1, err
+    assert err[0].startswith("veil: error: privacy targets not met: k=5 achieved 1;")
+    assert "privacy.algorithm" in err[0] and "--allow-unmet" in err[0]
+    assert "suppression_limit" not in err[0]  # met targets are not named
+    # an existing --out folder is left exactly as it was
+    out.mkdir()
+    (out / "keep.txt").write_text("x")
+    assert main(["anonymize", str(insurance_csv), "--policy", str(pol), "--out", str(out)]) == 1
+    assert [p.name for p in out.iterdir()] == ["keep.txt"]
+
+
+def test_allow_unmet_writes_and_says_not_met(
+    tmp_path: Path, insurance_csv: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pol = _policy(tmp_path, UNMET)
+    out = tmp_path / "o"
+    args = ["anonymize", str(insurance_csv), "--policy", str(pol), "--out", str(out)]
+    assert main([*args, "--allow-unmet"]) == 0
+    assert "privacy targets (verified): NOT met" in capsys.readouterr().out
+    assert {p.name for p in out.iterdir()} == {
+        "Insurance_data_ke.csv",
+        "report.json",
+        "report.html",
+    }
+    report = json.loads((out / "report.json").read_text())
+    assert report["targets"]["all_met"] is False and report["targets"]["k"]["met"] is False
+
+
+def test_anonymize_help_documents_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["anonymize", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--allow-unmet" in text and "1 privacy targets not met" in text

@@ -105,7 +105,17 @@ def test_draft_policy_roundtrip(insurance_csv: Path) -> None:
     assert d == r.to_policy()
     assert d["columns"]["id"]["role"] == "identifier"
     assert d["columns"]["Illness_category"] == {"role": "sensitive"}
-    assert d["privacy"]["k"] == 5
+    assert d["privacy"] == {
+        "k": 5,
+        "l": {"column": "Illness_category", "l": 2, "variant": "distinct"},
+        "algorithm": "mondrian",
+    }
+
+
+def test_draft_without_quasi_identifiers_proposes_no_targets() -> None:
+    df = pd.DataFrame({"email": [f"user{i}@example.org" for i in range(50)], "x": [1.5] * 50})
+    d = yaml.safe_load(scan(df).to_yaml())
+    assert "privacy" not in d and d == scan(df).to_policy()
 
 
 def test_luhn_and_iban_checksums() -> None:
@@ -165,7 +175,7 @@ def test_draft_of_synthetic_pii_applies_without_key(monkeypatch: pytest.MonkeyPa
     for c in ids:
         if c in release.columns:
             assert not set(release[c].dropna().astype(str)) & set(df[c].dropna().astype(str)), c
-    assert rep["targets"]["mode"] == "verified"
+    assert rep["targets"]["mode"] == "enforced" and rep["targets"]["all_met"]
 
 
 def test_free_text_with_embedded_identifiers() -> None:

@@ -28,12 +28,21 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="apply a policy: write the release, report.html and report.json",
         description="Apply a YAML policy to a table and write the release (same format as the "
         "input), report.html and report.json into DIR.",
+        epilog="exit status: 0 release written (privacy targets met, or --allow-unmet); "
+        "1 privacy targets not met, nothing written; 2 user error (bad input, policy, key or "
+        "path), nothing written.",
     )
     p.add_argument("input", help="CSV, TSV or Parquet file")
     p.add_argument("--policy", required=True, help="policy YAML file (draft one with veil scan)")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (created if needed)")
     p.add_argument("--key-file", help="secret key file for pseudonymize/tokenize (else $VEIL_KEY)")
     p.add_argument("--seed", type=int, help="seed for non-DP randomness (fake data, noise)")
+    p.add_argument(
+        "--allow-unmet",
+        action="store_true",
+        help="write the release even when the privacy targets are not met (the report says "
+        "NOT met); without it such a run writes nothing and exits 1",
+    )
     add_read_options(p)
     p.set_defaults(func=run)
 
@@ -84,6 +93,37 @@ def _write_artifact(name: str, obj: Any, folder: Path) -> str:
     return safe
 
 
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _unmet_message(targets: dict[str, Any], algorithm: str | None) -> str:
+    """One line naming every target that is not met, with its achieved value and the way out."""
+    failed = []
+    for name, verdict in targets.items():
+        if not isinstance(verdict, dict) or verdict.get("met") is not False:
+            continue
+        target = verdict.get("target")
+        if isinstance(target, dict):  # l / t: {column, l|t, ...}
+            target = f"{_fmt(target.get(name))} on {target.get('column')}"
+        achieved = verdict.get("achieved")
+        note = verdict.get("note")
+        got = note if achieved is None and note else f"achieved {_fmt(achieved)}"
+        failed.append(f"{name}={_fmt(target)} {got}")
+    if algorithm and targets.get("mode") == "enforced":
+        hint = "the engine did not meet them"
+    elif algorithm:
+        hint = "the k-anonymity engine is not available to enforce them"
+    else:
+        hint = "set privacy.algorithm (e.g. mondrian) to enforce them"
+    return (
+        f"privacy targets not met: {'; '.join(failed)}; {hint}, "
+        "or pass --allow-unmet to write anyway"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     from veil.deid import Policy, apply
     from veil.errors import InputError
@@ -114,6 +154,11 @@ def run(args: argparse.Namespace) -> int:
             warnings.simplefilter("always")
             result = apply(df, policy, key_file=args.key_file, seed=args.seed, progress=tick)
         release, report = result
+        targets = report.get("targets")
+        if targets is not None and not targets["all_met"] and not args.allow_unmet:
+            algorithm = policy.privacy.algorithm if policy.privacy is not None else None
+            print(f"veil: error: {_unmet_message(targets, algorithm)}", file=sys.stderr)
+            return 1
         report["input"]["file"] = inp.name
         report["release"]["file"] = release_path.name
         html = render_html(report)
@@ -138,7 +183,6 @@ def run(args: argparse.Namespace) -> int:
         raise
     shutil.rmtree(tmp, ignore_errors=True)
 
-    targets = report.get("targets")
     before, after = report["risk"]["before"], report["risk"]["after"]
     print(
         f"release: {release_path} ({len(release)} of {len(df)} records, {release.shape[1]} columns)"

@@ -55,8 +55,10 @@ def draft_policy(
     >>> import pandas as pd
     >>> from veil.deid import scan
     >>> d = draft_policy(scan(pd.DataFrame({"email": ["a@b.org", "c@d.net"], "age": [30, 41]})))
-    >>> d["columns"]["email"], d["privacy"]
-    ({'role': 'identifier', 'operator': {'name': 'mask', 'kind': 'email'}}, {'k': 5})
+    >>> d["columns"]["email"]
+    {'role': 'identifier', 'operator': {'name': 'mask', 'kind': 'email'}}
+    >>> d["privacy"]
+    {'k': 5, 'algorithm': 'mondrian'}
     """
     policy: dict[str, Any] = {"version": 1}
     if input_options:
@@ -69,10 +71,15 @@ def draft_policy(
             spec["operator"] = op
         cols[f.column] = spec
     policy["columns"] = cols
+    if not any(f.role is Role.QUASI for f in result.columns):
+        return policy  # k-anonymity needs quasi-identifiers: no targets to propose
     privacy: dict[str, Any] = {"k": int(k)}
-    sensitive = [f.column for f in result.columns if f.role is Role.SENSITIVE]
+    sensitive = [f for f in result.columns if f.role is Role.SENSITIVE and f.distinct >= 2]
     if sensitive:
-        privacy["l"] = {"column": sensitive[0], "l": 2, "variant": "distinct"}
+        privacy["l"] = {"column": sensitive[0].column, "l": 2, "variant": "distinct"}
+    # Mondrian needs no hierarchies (numeric QIs become intervals, categorical ones value
+    # sets), so the draft meets its own targets as it stands.
+    privacy["algorithm"] = "mondrian"
     policy["privacy"] = privacy
     return policy
 
@@ -103,7 +110,13 @@ def draft_yaml(
         key = _flow(f.column)
         comment = f"{f.kind}: {f.reason} (confidence {f.confidence:.2f})".replace("\n", " ")
         lines.append(f"  {key}: {_flow(d['columns'][f.column])}  # {comment}")
-    lines.append("privacy:  # verified in the report; add `algorithm: optimal` to enforce")
+    if "privacy" not in d:
+        lines.append("# no quasi-identifiers found, so no privacy targets are proposed")
+        return "\n".join(lines) + "\n"
+    lines.append(
+        "privacy:  # enforced by Mondrian (no hierarchies needed); with hierarchies use"
+        " `algorithm: optimal`; remove `algorithm` to only verify"
+    )
     for name, value in d["privacy"].items():
         lines.append(f"  {name}: {_flow(value)}")
     return "\n".join(lines) + "\n"
