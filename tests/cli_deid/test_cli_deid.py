@@ -500,3 +500,21 @@ def test_anonymize_help_documents_exit_codes(capsys: pytest.CaptureFixture[str])
         main(["anonymize", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "--allow-unmet" in text and "1 privacy targets not met" in text
+
+
+def test_scan_refuses_to_write_the_draft_over_its_input(
+    tmp_path: Path, insurance_csv: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "in.csv"
+    shutil.copy(insurance_csv, src)
+    before = src.read_bytes()
+    link = tmp_path / "link.csv"
+    link.symlink_to(src)
+    for target in (src, link, tmp_path / "." / "in.csv"):
+        assert main(["scan", str(src), "--policy-out", str(target)]) == 2
+        captured = capsys.readouterr()
+        err = captured.err.strip().splitlines()
+        assert len(err) == 1 and "refusing to write the draft policy over its input" in err[0]
+        assert captured.out == ""  # refused before any work
+        assert src.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv", "link.csv"]

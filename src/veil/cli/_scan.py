@@ -89,11 +89,16 @@ def _print_table(result: Any, path: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from veil.deid import scan
     from veil.deid._scan_draft import draft_yaml
-    from veil.errors import ConfigError
-    from veil.io import atomic_write, read
+    from veil.errors import ConfigError, InputError
+    from veil.io import atomic_write, read, same_file
 
     if args.k < 1:
         raise ConfigError("--k must be at least 1")
+    if args.policy_out and same_file(args.policy_out, args.input):
+        raise InputError(
+            f"refusing to write the draft policy over its input {args.input}: "
+            "choose another --policy-out"
+        )
     opts = read_options(args)
     df = read(args.input, **opts)
     result = scan(df)
