@@ -49,6 +49,11 @@ class Factors:
     def frame(self) -> pd.DataFrame:
         return self._df
 
+    def put(self, col: Hashable, f: Factorized) -> None:
+        """Record ``f`` as the factorization of ``col`` (when it is one of those kept)."""
+        if col in self._keep:
+            self._memo[col] = f
+
     def __call__(self, col: Hashable) -> Factorized:
         hit = self._memo.get(col)
         if hit is not None:

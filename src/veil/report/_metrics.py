@@ -38,6 +38,22 @@ def _str_keys(uniques: Any) -> np.ndarray:
     return np.array([str(v) for v in arr], dtype=object)
 
 
+def _arrow_texts_differ(ua: Any, ca: np.ndarray, ub: Any, cb: np.ndarray) -> int | None:
+    """Records whose texts differ (missing == missing), compared inside Arrow without making
+    Python strings; None unless both sides' distinct values are Arrow strings."""
+    xa, xb = getattr(ua, "array", ua), getattr(ub, "array", ub)
+    arrow = pd.arrays.ArrowStringArray
+    if not (isinstance(xa, arrow) and isinstance(xb, arrow) and len(xa) and len(xb)):
+        return None
+    import pyarrow.compute as pc
+
+    na, nb = ca < 0, cb < 0
+    ta = xa.__arrow_array__().take(np.where(na, 0, ca))
+    tb = xb.__arrow_array__().take(np.where(nb, 0, cb))
+    ne = np.asarray(pc.not_equal(ta, tb).to_numpy(), dtype=bool)
+    return int(np.where(na | nb, na != nb, ne).sum())
+
+
 def _changed(
     a: pd.Series,
     fa: Factorized,
@@ -60,17 +76,40 @@ def _changed(
     ca, ua = fa
     cb, ub = fb
     ca = ca if pos is None else ca[pos]
-    sa, sb = _str_keys(ua), _str_keys(ub)
-    if len(sa) + len(sb) > max(_VOCAB_MAX, len(cb) // 8):
-        # many distinct values (e.g. one per record): compare the texts record by record;
+    if len(ua) + len(ub) > max(_VOCAB_MAX, len(cb) // 8):
+        # many distinct values (e.g. one per record): compare the texts record by record
+        differ = _arrow_texts_differ(ua, ca, ub, cb)
+        if differ is not None:
+            return differ
         # the appended None stands for missing (code -1): None != None is False
-        ta, tb = np.append(sa, None), np.append(sb, None)
+        ta, tb = np.append(_str_keys(ua), None), np.append(_str_keys(ub), None)
         return int((ta[ca] != tb[cb]).sum())
+    sa, sb = _str_keys(ua), _str_keys(ub)
     vocab = {v: i for i, v in enumerate(dict.fromkeys([*sa, *sb]))}
     ma = np.append(np.fromiter((vocab[v] for v in sa), dtype=np.int64, count=len(sa)), -1)
     mb = np.append(np.fromiter((vocab[v] for v in sb), dtype=np.int64, count=len(sb)), -1)
     # code -1 (missing) indexes the appended -1: missing equals missing only
     return int((ma[ca] != mb[cb]).sum())
+
+
+def _same_data(a: pd.Series, b: pd.Series) -> bool:
+    """Whether ``a`` and ``b`` hold the very same values array (a shallow copy's column)."""
+    if a.dtype != b.dtype or len(a) != len(b):
+        return False
+    if isinstance(a.dtype, np.dtype):  # to_numpy returns the stored array: no copy
+        x, y = a.to_numpy(), b.to_numpy()
+        return (
+            x.__array_interface__["data"][0] == y.__array_interface__["data"][0]
+            and x.strides == y.strides
+        )
+    ea, eb = a.array, b.array
+    if ea is eb:
+        return True
+    if isinstance(ea, pd.arrays.ArrowExtensionArray) and isinstance(
+        eb, pd.arrays.ArrowExtensionArray
+    ):  # immutable Arrow data: the same ChunkedArray object
+        return ea.__arrow_array__() is eb.__arrow_array__()
+    return False
 
 
 def _moments(s: pd.Series) -> tuple[float | None, float | None]:
@@ -117,10 +156,18 @@ def information_loss(
                           "mean_before": m0, "std_before": sd0, "mean_after": None, "std_after": None}  # fmt: skip
             continue
         s1 = release[col]
-        f1 = fr(col)
+        if pos is None and _same_data(s0, s1):  # a column no operator touched
+            fr.put(col, f0)
+            f1, (m1, sd1), n_changed = f0, (m0, sd0), 0
+        else:
+            f1, (m1, sd1), n_changed = fr(col), _moments(s1), None
         d1 = len(f1[1])
-        m1, sd1 = _moments(s1)
-        changed = _changed(s0, f0, pos, s1, f1) / len(release) if aligned and len(release) else None
+        if aligned and len(release):
+            if n_changed is None:
+                n_changed = _changed(s0, f0, pos, s1, f1)
+            changed: float | None = n_changed / len(release)
+        else:
+            changed = None
         cols[name] = {
             "dropped": False,
             "changed_share": changed,
