@@ -123,6 +123,10 @@ def _quantiles(
     qs = np.asarray(quant, dtype=np.float64)
     if qs.size == 0 or np.any(~((qs >= 0) & (qs <= 1))):
         raise ConfigError(f"{name}: quantiles must lie in [0, 1]")
+    # integer-typed input (a public property of the column, not of its values): the released
+    # quantile is floored to an integer -- post-processing, so free -- which removes the
+    # uniform draw inside the chosen gap between integers (error 0.5 on tied integer data)
+    integer_input = _is_integer_typed(array)
     arr = as_array(array, nan=nan, name=name)
     axes, out_shape, shares = plan_axis(arr, axis)
     n_out = int(np.prod(out_shape)) if out_shape else 1
@@ -149,6 +153,8 @@ def _quantiles(
             return np.full(flat_q.size, (lo + hi) / 2)
         e_q = e / flat_q.size
         res = np.array([smith_quantile(vals, float(q), e_q, lo, hi, rng) for q in flat_q])
+        if integer_input:
+            res = np.clip(np.floor(res), lo, hi)
         out = np.empty_like(res)
         out[order] = np.sort(res)  # monotone in q
         return out
@@ -169,6 +175,17 @@ def _quantiles(
     if qs.ndim == 0:
         return per_q[0]
     return np.asarray(per_q).reshape(qs.shape + np.shape(per_q[0]))
+
+
+def _is_integer_typed(array: Any) -> bool:
+    """True when the input's dtype (not its values) is integer or boolean."""
+    dtype = getattr(array, "dtype", None)
+    if dtype is None:
+        dtype = np.asarray(array).dtype
+    try:
+        return np.dtype(dtype).kind in "iub"
+    except TypeError:  # pandas extension dtypes (Int64, boolean)
+        return getattr(dtype, "kind", "") in "iub"
 
 
 def _signature_doc(name: str, arg: str) -> str:
