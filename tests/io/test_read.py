@@ -158,3 +158,7 @@ def test_leading_zeros_are_kept_as_text(tmp_path):
     assert df["zip"].tolist() == ["02139", "10001"]
     assert df["phone"].tolist() == ["0123456789", "0612345678"]
     assert df["n"].tolist() == [1, 2]  # plain numbers stay numeric
+    assert list(df.columns) == ["zip", "phone", "n"]  # only the padded columns are re-read
+    path.write_text("n,zip\n1,02139\n2,\n")
+    df = _read(path)
+    assert df["zip"].iloc[0] == "02139" and df["zip"].isna().iloc[1] and df["n"].tolist() == [1, 2]

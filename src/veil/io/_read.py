@@ -101,7 +101,7 @@ def _keep_leading_zeros(
     """Re-read as text the numeric-looking columns whose values have leading zeros.
 
     Postcodes, phone numbers and ID codes such as ``02139`` must not become ``2139``.  The first
-    20,000 rows are inspected as text; affected columns are read again as strings.
+    20,000 rows are inspected as text; only the affected columns are read again, as strings.
     """
     numeric = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])]
     if not numeric:
@@ -112,7 +112,13 @@ def _keep_leading_zeros(
     ]
     if not padded:
         return df
-    return _csv(path, enc, fmt, names, na, dtype={c: str for c in padded})
+    text = _csv(path, enc, fmt, names, na, dtype=str, usecols=padded)
+    if len(text) != len(df):  # not expected: the same file and options; read it all again
+        return _csv(path, enc, fmt, names, na, dtype={c: str for c in padded})
+    out = df.copy(deep=False)
+    for c in padded:
+        out[c] = text[c].array
+    return out
 
 
 def _read_text(
