@@ -241,12 +241,13 @@ def _veil_tools(age: np.ndarray):
     import veil.dp as vdp
 
     tools = vdp.tools
+    ints = age.astype(np.int64)  # the integer column OpenDP's median also gets
 
     def run(stat: str, eps: float) -> Any:
         if stat == "histogram":
             return tools.histogram(age, epsilon=eps, bins=10, range=BOUNDS)[0]
         fn = getattr(tools, stat)
-        return float(fn(age, epsilon=eps, bounds=BOUNDS))
+        return float(fn(ints if stat == "median" else age, epsilon=eps, bounds=BOUNDS))
 
     return run
 
