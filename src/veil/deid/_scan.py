@@ -13,6 +13,7 @@ privacy").
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -22,6 +23,7 @@ import pandas as pd
 from veil.deid._detectors import DETECTORS, detect_embedded
 from veil.deid._headers import header_hint
 from veil.errors import InputError
+from veil.io._dates import _LOOKS_LIKE_DATE, DATE_FORMATS
 from veil.schema import Role
 
 __all__ = ["ColumnFinding", "ScanResult", "scan"]
@@ -53,6 +55,22 @@ _RACE = (
     r"(?i)(?:white|black|asian|hispanic|latino|indian|pacific|african|caucasian|amer-indian|eskimo)"
 )
 _INCOME_CLASS = r"^[<>]=?\s*\$?\d+[kK]?\.?$"
+#: Diagnoses and illnesses (a value mentions one of these words: sensitive, kind ``health``).
+_HEALTH = (
+    r"(?i)\b(?:diabet\w*|asthma\w*|cancer|carcinoma|tumou?r|leuk(?:a)?emia|lymphoma|"
+    r"hypertension|hypertensive|hiv|aids|depress\w*|anxiety|schizophreni\w*|bipolar|"
+    r"chronic|congenital|arthritis|stroke|cardiac|heart (?:disease|failure)|renal|kidney|"
+    r"hepatitis|tuberculosis|malaria|covid(?:-19)?|influenza|pneumonia|epilep\w*|dementia|"
+    r"alzheimer\w*|parkinson\w*|obes\w*|disorder|syndrome|disease|infection|allerg\w*|copd|"
+    r"bronchitis|sickle[- ]cell|ulcer|migraine|autism|adhd|psychosis|anaemia|anemia)\b"
+)
+#: Religions and beliefs (sensitive, kind ``religion``).
+_RELIGION = (
+    r"(?i)\b(?:christian\w*|catholic|protestant|orthodox|anglican|baptist|methodist|"
+    r"pentecostal|lutheran|evangelical|mormon|muslim|islam\w*|sunni|shia|hindu\w*|buddhis\w*|"
+    r"jewish|judaism|sikh\w*|jain\w*|atheis\w*|agnostic|taois\w*|shinto|bah[aá]'?i|"
+    r"no religion|irreligious)\b"
+)
 
 
 @dataclass(frozen=True)
@@ -176,13 +194,42 @@ def _embedded_identifier(vc: pd.Series) -> tuple[str, float] | None:
     return best
 
 
+def _date_text_format(idx: pd.Series, w: np.ndarray) -> str | None:
+    """The date format of text values of which >= 90% (frequency-weighted) are dates, or None."""
+    idx, w = idx.iloc[:2000], w[:2000]
+    need = 0.9 * w.sum()
+    if w[idx.str.match(_LOOKS_LIKE_DATE).to_numpy(bool)].sum() < need:
+        return None
+    for fmt in DATE_FORMATS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            parsed = pd.to_datetime(idx, format=fmt, errors="coerce")
+        if w[parsed.notna().to_numpy(bool)].sum() >= need:
+            return fmt
+    return None
+
+
+def _vocabulary_share(idx: pd.Series, w: np.ndarray, pattern: str) -> tuple[float, int]:
+    """Weighted share of values mentioning a word of ``pattern`` and how many distinct ones do."""
+    hit = idx.str.contains(pattern, regex=True).to_numpy(bool)
+    return float(w[hit].sum() / w.sum()), int(hit.sum())
+
+
 def _content_quasi(s: pd.Series, vc: pd.Series) -> tuple[str, str, float, Role] | None:
+    """Quasi-identifiers and sensitive columns recognised by their values (no header hint).
+
+    Checked before the near-unique ID rule, so a column of birth dates under a neutral header
+    is a quasi-identifier (``date``), not a record id.
+    """
     if pd.api.types.is_datetime64_any_dtype(s):
         return ("date", "values are dates", 0.6, Role.QUASI)
-    if pd.api.types.is_numeric_dtype(s) or len(vc) == 0:
+    if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s) or len(vc) == 0:
         return None
     idx = pd.Series(np.asarray(vc.index, dtype=object)).astype(str).str.strip()
     w = vc.to_numpy(dtype=float)
+    fmt = _date_text_format(idx, w)
+    if fmt is not None:
+        return ("date", f"values are dates (text, {fmt})", 0.6, Role.QUASI)
     low = idx.str.lower()
     if len(vc) <= 6 and (w[low.isin(_GENDER).to_numpy()].sum() / w.sum()) >= 0.9:
         return ("gender", "values look like genders", 0.75, Role.QUASI)
@@ -195,17 +242,46 @@ def _content_quasi(s: pd.Series, vc: pd.Series) -> tuple[str, str, float, Role] 
         return ("ethnicity", "values look like ethnic groups", 0.7, Role.QUASI)
     if len(vc) <= 10 and (w[idx.str.match(_INCOME_CLASS).to_numpy(bool)].sum() / w.sum()) >= 0.9:
         return ("income", "values look like income classes", 0.6, Role.SENSITIVE)
+    if len(vc) <= 500:
+        share, hits = _vocabulary_share(idx, w, _HEALTH)
+        if share >= 0.5 and hits >= 2:
+            why = f"{share:.0%} of values name diagnoses or illnesses"
+            return ("health", why, 0.5 + 0.3 * share, Role.SENSITIVE)
+    if len(vc) <= 60:
+        share, hits = _vocabulary_share(idx, w, _RELIGION)
+        if share >= 0.6 and hits >= 2:
+            return (
+                "religion",
+                f"{share:.0%} of values name religions",
+                0.5 + 0.3 * share,
+                Role.SENSITIVE,
+            )
     return None
 
 
+#: Text that is a number; integer text (digits only, e.g. ``00123``) can be a record id.
+_NUMBER_TEXT = r"[+-]?(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][+-]?\d+)?"
+_INTEGER_TEXT = r"[+-]?\d+"
+
+
 def _id_like(s: pd.Series, distinct: int, n: int) -> bool:
+    """Near-unique integers (also floats that are all whole numbers, e.g. ids with gaps read as
+    float) or short codes with digits.  A continuous measure (non-integer numbers, as numbers or
+    as text such as ``52345.17``) and dates are not record ids."""
     if n < 20 or distinct < 0.95 * s.notna().sum():
+        return False
+    if pd.api.types.is_bool_dtype(s) or pd.api.types.is_datetime64_any_dtype(s):
         return False
     if pd.api.types.is_integer_dtype(s):
         return True
-    if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_datetime64_any_dtype(s):
-        return False
-    sample = _sample(s.dropna(), 1000).astype(str)
+    if pd.api.types.is_numeric_dtype(s):
+        if not pd.api.types.is_float_dtype(s):
+            return False
+        v = _sample(s.dropna(), 1000).to_numpy(dtype=float)
+        return bool(np.isfinite(v).all() and (v == np.floor(v)).all())
+    sample = _sample(s.dropna(), 1000).astype(str).str.strip()
+    if sample.str.fullmatch(_NUMBER_TEXT).mean() >= 0.9:  # numbers written as text
+        return bool(sample.str.fullmatch(_INTEGER_TEXT).mean() >= 0.9)
     return bool(
         sample.str.fullmatch(r"[A-Za-z0-9_.:/#-]{2,64}").mean() >= 0.9
         and sample.str.contains(r"\d").mean() >= 0.5
