@@ -14,7 +14,14 @@ import pandas as pd
 
 from veil.errors import InputError
 
-__all__ = ["DATE_FORMATS", "detect_date_format", "parse_date_column"]
+__all__ = [
+    "DATE_FORMATS",
+    "dates_as_text",
+    "detect_date_format",
+    "format_dates",
+    "parse_date_column",
+    "text_format",
+]
 
 #: Candidate formats, in order of preference.
 DATE_FORMATS: tuple[str, ...] = (
@@ -104,3 +111,122 @@ def parse_date_column(s: pd.Series, fmt: str | None = None, *, name: str = "") -
         bad = [str(v) for v in s[bad_mask].unique()[:3]]
         raise InputError(f"column {name!r}: values not in date format {fmt}: {', '.join(bad)}")
     return out
+
+
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+           "September", "October", "November", "December")  # fmt: skip
+_DIRECTIVE = re.compile(r"%(-?)([YymdHIMSpbBf%])")
+_UNPADDABLE = "dmHIMS"
+
+
+def format_dates(values: pd.DatetimeIndex | pd.Series, fmt: str) -> np.ndarray:
+    """Format dates as text with a ``strftime``-like ``fmt``, the same on every platform.
+
+    Supports ``%Y %y %m %d %H %I %M %S %p %b %B %f %%`` and glibc's ``%-d`` style for numbers
+    without a leading zero (``%-d/%-m/%Y`` writes ``3/7/2015``).  Month names are English, as
+    the reader parses them.  Missing values become None.  Only the distinct values are
+    formatted.
+
+    Examples
+    --------
+    >>> format_dates(pd.to_datetime(["2015-07-03 09:05", None]), "%-m/%-d/%Y %H:%M").tolist()
+    ['7/3/2015 09:05', None]
+    """
+    idx = pd.DatetimeIndex(values)
+    codes, uniq = pd.factorize(idx)
+    uniq = pd.DatetimeIndex(uniq)
+    comp = {
+        "Y": uniq.year, "y": uniq.year % 100, "m": uniq.month, "d": uniq.day,
+        "H": uniq.hour, "I": (uniq.hour + 11) % 12 + 1, "M": uniq.minute, "S": uniq.second,
+    }  # fmt: skip
+    pieces: list[np.ndarray] = []
+    pos = 0
+    n = len(uniq)
+    for m in _DIRECTIVE.finditer(fmt):
+        if m.start() > pos:
+            pieces.append(np.full(n, fmt[pos : m.start()], dtype=object))
+        flag, d = m.groups()
+        if d == "%":
+            pieces.append(np.full(n, "%", dtype=object))
+        elif d in comp:
+            width = 4 if d == "Y" else 2
+            nums = np.asarray(comp[d], dtype=np.int64).astype(str).astype(object)
+            pieces.append(nums if flag else np.array([s.zfill(width) for s in nums], dtype=object))
+        elif d == "f":
+            micro = np.asarray(uniq.microsecond, dtype=np.int64).astype(str)
+            pieces.append(np.array([s.zfill(6) for s in micro], dtype=object))
+        elif d == "p":
+            pieces.append(np.where(np.asarray(uniq.hour) < 12, "AM", "PM").astype(object))
+        else:  # b, B
+            names = np.array(_MONTHS, dtype=object)[np.asarray(uniq.month, dtype=np.int64) - 1]
+            pieces.append(names if d == "B" else np.array([s[:3] for s in names], dtype=object))
+        pos = m.end()
+    if pos < len(fmt):
+        pieces.append(np.full(n, fmt[pos:], dtype=object))
+    text = np.full(n, "", dtype=object)
+    for p in pieces:
+        text = text + p
+    out = np.empty(len(codes), dtype=object)
+    valid = codes >= 0
+    out[valid] = text[codes[valid]]
+    out[~valid] = None
+    return out
+
+
+def _variants(fmt: str) -> list[str]:
+    """``fmt`` and its spellings without leading zeros on days, months, hours..."""
+    out = [fmt]
+    for d in _UNPADDABLE:
+        if f"%{d}" in fmt:
+            out += [v.replace(f"%{d}", f"%-{d}") for v in out]
+    return out
+
+
+def text_format(text: pd.Series, parsed: pd.Series, fmt: str) -> str:
+    """The spelling of ``fmt`` (leading zeros or not) that writes ``parsed`` back as ``text``.
+
+    ``text`` holds the original strings and ``parsed`` the dates read from them with ``fmt``;
+    the variant reproducing the most of (a sample of) the distinct strings wins, ``fmt`` on a
+    tie.  Writing with it makes an untouched date column byte-identical to its source.
+
+    Examples
+    --------
+    >>> s = pd.Series(["3/7/2015 9:05", "12/11/2016 14:30"])
+    >>> text_format(s, pd.to_datetime(s, format="%m/%d/%Y %H:%M"), "%m/%d/%Y %H:%M")
+    '%-m/%-d/%Y %-H:%M'
+    """
+    pairs = pd.DataFrame({"t": text.to_numpy(object), "p": parsed.to_numpy()}).dropna()
+    pairs = pairs.drop_duplicates("t")
+    if len(pairs) > 2000:
+        pairs = pairs.sample(2000, random_state=0)
+    if pairs.empty:
+        return fmt
+    original = pairs["t"].astype(str).str.strip().to_numpy(object)
+    dates = pd.DatetimeIndex(pairs["p"])
+    best, best_hits = fmt, -1
+    for v in _variants(fmt):
+        hits = int((format_dates(dates, v) == original).sum())
+        if hits > best_hits:
+            best, best_hits = v, hits
+    return best
+
+
+def dates_as_text(s: pd.Series, fmt: str) -> pd.Series | None:
+    """``s`` (datetimes) formatted with ``fmt`` when that loses nothing, else None.
+
+    Lossless means every distinct value reads back to itself with ``fmt`` (no seconds dropped
+    by a format without seconds, no year outside the century a two-digit year can express).
+    """
+    if not pd.api.types.is_datetime64_any_dtype(s) or getattr(s.dt, "tz", None) is not None:
+        return None
+    uniq = pd.DatetimeIndex(s.dropna().unique())
+    if len(uniq) == 0:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        back = pd.to_datetime(
+            pd.Series(format_dates(uniq, fmt)), format=fmt.replace("%-", "%"), errors="coerce"
+        )
+    if not (pd.DatetimeIndex(back) == uniq).all():
+        return None
+    return pd.Series(format_dates(s, fmt), index=s.index, name=s.name, dtype=object)

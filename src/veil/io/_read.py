@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from veil.errors import InputError
-from veil.io._dates import detect_date_format, parse_date_column
+from veil.io._dates import detect_date_format, parse_date_column, text_format
 from veil.io._sniff import SAMPLE_BYTES, sniff_encoding, sniff_format
 
 __all__ = ["SourceFormat", "read", "read_table"]
@@ -30,6 +30,9 @@ class SourceFormat:
     delimiter: str = ","
     encoding: str = "utf-8"
     header: bool = True
+    #: Column -> the text format its dates were read with (``%-d`` style: no leading zero), so
+    #: that :func:`veil.io.write` writes an untouched date column back byte-identical.
+    date_formats: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -107,9 +110,7 @@ def _keep_leading_zeros(
     if not numeric:
         return df
     sample = _csv(path, enc, fmt, names, na, nrows=20000, dtype=str, usecols=numeric)
-    padded = [
-        c for c in numeric if sample[c].dropna().astype(str).str.match(_LEADING_ZERO).any()
-    ]
+    padded = [c for c in numeric if sample[c].dropna().astype(str).str.match(_LEADING_ZERO).any()]
     if not padded:
         return df
     text = _csv(path, enc, fmt, names, na, dtype=str, usecols=padded)
@@ -166,27 +167,38 @@ def _read_text(
     return df, source
 
 
-def _apply_dates(df: pd.DataFrame, parse_dates: bool | Sequence[str] | None) -> pd.DataFrame:
+def _apply_dates(
+    df: pd.DataFrame, parse_dates: bool | Sequence[str] | None
+) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Parse the declared (or obvious) date columns; also return each one's text format."""
     if parse_dates is False:
-        return df
+        return df, {}
     if parse_dates is None or parse_dates is True:
-        out = df
+        todo = []
         for col in df.columns:
             s = df[col]
             if s.dtype == object or pd.api.types.is_string_dtype(s):
                 fmt = detect_date_format(s)
                 if fmt is not None:
-                    if out is df:
-                        out = df.copy()
-                    out[col] = parse_date_column(s, fmt, name=str(col))
-        return out
-    missing = [c for c in parse_dates if c not in df.columns]
-    if missing:
-        raise InputError(f"date column(s) not in the table: {', '.join(map(str, missing))}")
+                    todo.append((col, fmt))
+    else:
+        missing = [c for c in parse_dates if c not in df.columns]
+        if missing:
+            raise InputError(f"date column(s) not in the table: {', '.join(map(str, missing))}")
+        todo = [(col, None) for col in parse_dates]
+    if not todo:
+        return df, {}
     out = df.copy()
-    for col in parse_dates:
-        out[col] = parse_date_column(df[col], name=str(col))
-    return out
+    formats: dict[str, str] = {}
+    for col, fmt in todo:
+        s = df[col]
+        if pd.api.types.is_datetime64_any_dtype(s):
+            continue
+        fmt = fmt or detect_date_format(s)
+        out[col] = parse_date_column(s, fmt, name=str(col))
+        if fmt is not None:
+            formats[str(col)] = text_format(s, out[col], fmt)
+    return out, formats
 
 
 def read_table(
@@ -229,7 +241,9 @@ def read_table(
     if df.columns.duplicated().any():
         dup = sorted({str(c) for c in df.columns[df.columns.duplicated()]})
         raise InputError(f"duplicate column name(s) in {p.name}: {', '.join(dup[:5])}")
-    df = _apply_dates(df, parse_dates)
+    df, date_formats = _apply_dates(df, parse_dates)
+    if date_formats:
+        source = replace(source, date_formats=date_formats)
     df.attrs["veil_source"] = source.to_dict()
     return df, source
 

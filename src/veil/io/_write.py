@@ -15,6 +15,7 @@ from typing import IO, Any
 import pandas as pd
 
 from veil.errors import InputError
+from veil.io._dates import dates_as_text
 from veil.io._read import PARQUET_SUFFIXES, SourceFormat
 from veil.io._sniff import SAMPLE_BYTES, sniff_encoding, sniff_format
 
@@ -155,6 +156,21 @@ def _like_format(like: Any) -> SourceFormat | None:
     return SourceFormat(str(p), "csv", "\t" if p.suffix.lower() == ".tsv" else ",")
 
 
+def _dates_in_source_format(df: pd.DataFrame, formats: Mapping[str, str]) -> pd.DataFrame:
+    """Date columns written in the text format they were read with, when that is lossless."""
+    out = df
+    for col in df.columns:
+        fmt = formats.get(str(col))
+        if fmt is None or not pd.api.types.is_datetime64_any_dtype(df[col]):
+            continue
+        text = dates_as_text(df[col], fmt)
+        if text is not None:
+            if out is df:
+                out = df.copy(deep=False)
+            out[col] = text
+    return out
+
+
 def write(
     df: pd.DataFrame,
     path: str | os.PathLike[str],
@@ -173,7 +189,11 @@ def write(
     like
         The input file (path or :class:`SourceFormat`, by default ``df.attrs["veil_source"]``)
         whose format (Parquet or delimited text with its delimiter and encoding) the output
-        copies.  Writing over that input file is refused.
+        copies.  Writing over that input file is refused.  Date columns read from text keep
+        their source format (``SourceFormat.date_formats``, else the one in ``df.attrs``), so
+        an untouched date column is written back byte-identical; a column whose values that
+        format cannot hold (seconds, a time zone) is written ISO 8601, as are dates with no
+        recorded format.
 
     Raises
     ------
@@ -207,6 +227,12 @@ def write(
         sep = fmt.delimiter if fmt and fmt.format == "csv" else ","
     encoding = fmt.encoding if fmt and fmt.format == "csv" else "utf-8"
     header = fmt.header if fmt and fmt.format == "csv" else True
+    source = df.attrs.get("veil_source")
+    formats = (fmt.date_formats if fmt else None) or (
+        source.get("date_formats") if isinstance(source, Mapping) else None
+    )
+    if formats:
+        df = _dates_in_source_format(df, formats)
 
     # One column with missing values: an empty field would be a blank line, which readers
     # skip; quoting writes it as "".
