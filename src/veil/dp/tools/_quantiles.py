@@ -1,11 +1,32 @@
-"""DP quantiles, percentiles and medians (Smith 2011, exponential mechanism over intervals).
+"""DP quantiles, percentiles and medians (diffprivlib signatures).
 
-Sort the clipped data ``L = z_0 <= z_1 <= ... <= z_n <= z_{n+1} = U``; choose interval
-``[z_i, z_{i+1}]`` with probability proportional to ``(z_{i+1} - z_i) exp(-eps |i - q n| / 2)``
-(rejection sampling with exact coins) and return a uniform point inside it (Smith 2011, "Privacy-preserving statistical estimation
-with optimal convergence rates").  The utility has sensitivity 1 under replacement of one
-record (and under a value <-> NaN change for the ``nan*`` variants).  Several quantiles
-split epsilon equally; the answers are sorted to be monotone in ``q`` (post-processing).
+Privacy unit and neighbouring relation.  One record (a row along axis 0).  The plain functions
+protect the *replacement* of one record with the number of records ``n`` public (diffprivlib's
+relation for its statistics with ``n`` in the sensitivity, and OpenDP's sized data at symmetric
+distance 2); the ``nan*`` functions additionally protect a record switching between a value and
+NaN, i.e. the addition or removal of one value with the number of non-NaN values private.
+
+Float input: Smith's interval mechanism (Smith 2011, "Privacy-preserving statistical
+estimation with optimal convergence rates", STOC).  Sort the clamped data
+``L = z_0 <= z_1 <= ... <= z_n <= z_{n+1} = U``; a point ``x`` of interval ``[z_i, z_{i+1})``
+has ``#{z < x} = i`` and utility ``u(x) = -|i - q n|``.  Choose interval ``i`` with probability
+proportional to ``(z_{i+1} - z_i) exp(-eps |i - q n| / 2)`` (rejection sampling with exact
+coins) and return a uniform point inside it.  Sensitivity: replacing ``a`` by ``b > a`` lowers
+``#{z < x}`` by one for ``x`` in ``(a, b]`` and leaves it elsewhere, ``q n`` fixed: ``|Delta u|
+<= 1``; adding or removing a value moves ``#{z < x} - q n`` by ``1 - q`` or ``-q``: ``|Delta u|
+<= max(q, 1 - q) <= 1``.  ``Delta = 1`` covers both, and the exponential mechanism's
+``eps / (2 Delta)`` is needed because ``u`` is not monotone (it rises on one side of the
+quantile while it falls on the other).
+
+Integer-typed input (integer or boolean dtype: a public property of the column, not of its
+values): the release is restricted to the integers between the bounds and chosen by exact
+permute-and-flip on the rank score ``|lt(c) + q cnt(c) - q n|`` (also ``Delta = 1``; see
+:mod:`veil.dp.tools._quantile_candidates`), which returns the tied value itself on data such as
+ages instead of a point of a neighbouring gap.  Integer ranges wider than 2^20 candidates use
+the interval mechanism and floor its output (post-processing).
+
+Several quantiles split epsilon equally; the answers are sorted to be monotone in ``q``
+(post-processing).
 """
 
 from __future__ import annotations
@@ -28,6 +49,7 @@ from veil.dp.tools._common import (
     spend,
     warn_unused,
 )
+from veil.dp.tools._quantile_candidates import candidate_quantiles, integer_candidates
 from veil.errors import ConfigError, InputError
 
 __all__ = [
@@ -123,9 +145,8 @@ def _quantiles(
     qs = np.asarray(quant, dtype=np.float64)
     if qs.size == 0 or np.any(~((qs >= 0) & (qs <= 1))):
         raise ConfigError(f"{name}: quantiles must lie in [0, 1]")
-    # integer-typed input (a public property of the column, not of its values): the released
-    # quantile is floored to an integer -- post-processing, so free -- which removes the
-    # uniform draw inside the chosen gap between integers (error 0.5 on tied integer data)
+    # integer-typed input (a public property of the column, not of its values): integer
+    # candidates between the bounds (see the module notes)
     integer_input = _is_integer_typed(array)
     arr = as_array(array, nan=nan, name=name)
     axes, out_shape, shares = plan_axis(arr, axis)
@@ -152,9 +173,13 @@ def _quantiles(
         if vals.size == 0:
             return np.full(flat_q.size, (lo + hi) / 2)
         e_q = e / flat_q.size
-        res = np.array([smith_quantile(vals, float(q), e_q, lo, hi, rng) for q in flat_q])
-        if integer_input:
-            res = np.clip(np.floor(res), lo, hi)
+        cands = integer_candidates(lo, hi) if integer_input else None
+        if cands is not None:
+            res = candidate_quantiles(vals, flat_q, e_q, cands[0], cands[1], rng)
+        else:
+            res = np.array([smith_quantile(vals, float(q), e_q, lo, hi, rng) for q in flat_q])
+            if integer_input:  # too many (or no) integer candidates: floor (post-processing)
+                res = np.clip(np.floor(res), lo, hi)
         out = np.empty_like(res)
         out[order] = np.sort(res)  # monotone in q
         return out
