@@ -158,6 +158,7 @@ def test_headerless_adult_by_content(adult_data: Path) -> None:
         "col_6": ("quasi", "marital_status"),
         "col_9": ("quasi", "ethnicity"),
         "col_10": ("quasi", "gender"),
+        "col_14": ("quasi", "location"),  # native country: place names
         "col_15": ("sensitive", "income"),
     }
 

@@ -20,6 +20,8 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
+from veil.deid._places import detect_address
+
 __all__ = [
     "DETECTORS",
     "detect_email",
@@ -30,6 +32,7 @@ __all__ = [
     "detect_ip",
     "detect_url",
     "detect_person_name",
+    "detect_address",
     "detect_embedded",
     "luhn_valid",
     "iban_valid",
@@ -244,6 +247,7 @@ DETECTORS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "ip_address": detect_ip,
     "url": detect_url,
     "phone": detect_phone,
+    "address": detect_address,
     "person_name": detect_person_name,
 }
 """Content detectors in priority order (the first that matches a column wins ties)."""

@@ -22,6 +22,7 @@ import pandas as pd
 
 from veil.deid._detectors import DETECTORS, detect_embedded
 from veil.deid._headers import header_hint
+from veil.deid._places import place_masks, postcode_share
 from veil.errors import InputError
 from veil.io._dates import _LOOKS_LIKE_DATE, DATE_FORMATS
 from veil.schema import Role
@@ -32,7 +33,13 @@ __all__ = ["ColumnFinding", "ScanResult", "scan"]
 MATCH_THRESHOLD = 0.6
 #: Share of values of a free-text column that must contain an e-mail, URL or SSN.
 EMBEDDED_THRESHOLD = 0.1
-_PLURAL = {"email": "e-mail addresses", "url": "web addresses", "ssn": "social security numbers"}
+_PLURAL = {
+    "email": "e-mail addresses",
+    "url": "web addresses",
+    "ssn": "social security numbers",
+    "address": "street addresses",
+    "ip_address": "IP addresses",
+}
 _GENDER = {
     "m",
     "f",
@@ -215,6 +222,46 @@ def _vocabulary_share(idx: pd.Series, w: np.ndarray, pattern: str) -> tuple[floa
     return float(w[hit].sum() / w.sum()), int(hit.sum())
 
 
+_PLACE_WORDS = {"city": "cities", "region": "regions/counties/states", "country": "countries"}
+
+
+def _place(vc: pd.Series) -> tuple[float, str]:
+    """Frequency-weighted share of values that are place names, and which kinds (for a reason)."""
+    values = np.asarray(vc.index, dtype=object)
+    if len(values) == 0:
+        return 0.0, ""
+    w = vc.to_numpy(dtype=float)
+    masks = place_masks(values)
+    anyhit = np.logical_or.reduce(list(masks.values()))
+    if anyhit.sum() < min(3, len(values)):
+        return 0.0, ""
+    parts = [(float(w[m].sum() / w.sum()), _PLACE_WORDS[k]) for k, m in masks.items() if m.any()]
+    text = ", ".join(f"{name} {sh:.0%}" for sh, name in sorted(parts, reverse=True))
+    return float(w[anyhit].sum() / w.sum()), text
+
+
+def _location(s: pd.Series, vc: pd.Series) -> tuple[str, str, float, Role] | None:
+    """Postcodes and place names (cities, counties, regions, countries) by content."""
+    share = postcode_share(s, vc)
+    if share >= MATCH_THRESHOLD:
+        if pd.api.types.is_integer_dtype(s):
+            why = "5-digit integers, repeated and unrounded, like postcodes"
+            return ("postcode", why, 0.55, Role.QUASI)
+        return (
+            "postcode",
+            f"{share:.0%} of values look like postcodes",
+            0.5 + 0.4 * share,
+            Role.QUASI,
+        )
+    if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
+        return None
+    share, kinds = _place(vc)
+    if share >= MATCH_THRESHOLD:
+        why = f"{share:.0%} of values are place names ({kinds})"
+        return ("location", why, 0.5 + 0.4 * share, Role.QUASI)
+    return None
+
+
 def _content_quasi(s: pd.Series, vc: pd.Series) -> tuple[str, str, float, Role] | None:
     """Quasi-identifiers and sensitive columns recognised by their values (no header hint).
 
@@ -223,6 +270,8 @@ def _content_quasi(s: pd.Series, vc: pd.Series) -> tuple[str, str, float, Role] 
     """
     if pd.api.types.is_datetime64_any_dtype(s):
         return ("date", "values are dates", 0.6, Role.QUASI)
+    if pd.api.types.is_integer_dtype(s) and not pd.api.types.is_bool_dtype(s):
+        return _location(s, vc)
     if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s) or len(vc) == 0:
         return None
     idx = pd.Series(np.asarray(vc.index, dtype=object)).astype(str).str.strip()
@@ -256,7 +305,7 @@ def _content_quasi(s: pd.Series, vc: pd.Series) -> tuple[str, str, float, Role] 
                 0.5 + 0.3 * share,
                 Role.SENSITIVE,
             )
-    return None
+    return _location(s, vc)
 
 
 #: Text that is a number; integer text (digits only, e.g. ``00123``) can be a record id.
@@ -328,9 +377,11 @@ def _classify(name: str, s: pd.Series, sample_rows: int) -> ColumnFinding:
         kind, share = content
         agree = hint is not None and hint.role is Role.IDENTIFIER
         conf = 0.5 + 0.45 * share + (0.05 if agree else 0.0)
-        why = f"{share:.0%} of values look like {kind.replace('_', ' ')}s"
+        why = f"{share:.0%} of values look like {_PLURAL.get(kind, kind.replace('_', ' ') + 's')}"
         if kind == "person_name" and hint is not None and hint.role is not Role.IDENTIFIER:
             content = None  # e.g. a county named like a person: trust the header
+        elif kind == "person_name" and _place(vc)[0] >= share:
+            content = None  # towns named after people ("Lake Anna", "Jacksonville")
         else:
             return finding(
                 Role.IDENTIFIER, kind, why + (f"; header '{name}'" if agree else ""), conf
