@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING, Any
 
 import yaml
@@ -45,6 +46,11 @@ def suggest_operator(f: ColumnFinding) -> Any:
     return None
 
 
+def _name(column: str) -> str:
+    """A column name as the condition language reads it (back-quoted unless a plain word)."""
+    return column if re.fullmatch(r"[A-Za-z_][\w-]*", column) else f"`{column}`"
+
+
 def draft_policy(
     result: ScanResult, *, k: int = 5, input_options: dict[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -73,6 +79,9 @@ def draft_policy(
     policy["columns"] = cols
     if not any(f.role is Role.QUASI for f in result.columns):
         return policy  # k-anonymity needs quasi-identifiers: no targets to propose
+    gaps = [f.column for f in result.columns if f.role is Role.QUASI and f.missing_share > 0]
+    if gaps:  # the engine needs complete quasi-identifiers: drop the incomplete records
+        policy["suppress"] = [" or ".join(f"isna({_name(c)})" for c in gaps)]
     privacy: dict[str, Any] = {"k": int(k)}
     sensitive = [f for f in result.columns if f.role is Role.SENSITIVE and f.distinct >= 2]
     if sensitive:
@@ -110,6 +119,10 @@ def draft_yaml(
         key = _flow(f.column)
         comment = f"{f.kind}: {f.reason} (confidence {f.confidence:.2f})".replace("\n", " ")
         lines.append(f"  {key}: {_flow(d['columns'][f.column])}  # {comment}")
+    if "suppress" in d:
+        lines.append(
+            f"suppress: {_flow(d['suppress'])}  # records missing a quasi-identifier are removed"
+        )
     if "privacy" not in d:
         lines.append("# no quasi-identifiers found, so no privacy targets are proposed")
         return "\n".join(lines) + "\n"
