@@ -92,3 +92,63 @@ def synthetic_pii(
         }
     )
     return pd.DataFrame(data), roles, kinds
+
+
+#: Locales whose Faker ``city()`` draws real or town-shaped names (fr_FR and pt_BR use surnames).
+CITY_LOCALES = ("en_US", "en_GB", "de_DE", "it_IT", "nl_NL", "en_CA", "pl_PL", "en_IN")
+#: Faker method giving the region-level unit (state, county, province, department) per locale.
+REGION_METHOD = {
+    "en_US": "state", "en_GB": "county", "de_DE": "state", "fr_FR": "region", "es_ES": "state",
+    "it_IT": "state", "nl_NL": "province", "en_CA": "province", "pl_PL": "region",
+    "en_IN": "state",
+}  # fmt: skip
+#: Locales with a postcode shape the scan knows (en_IN's 6-digit PIN codes are not among them).
+POSTCODE_LOCALES = ("en_US", "en_GB", "de_DE", "fr_FR", "es_ES", "it_IT", "nl_NL", "en_CA", "pl_PL")
+
+
+@lru_cache(maxsize=1)
+def location_frames(n: int = 200, seed: int = 11) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Faker locations of ten locales plus decoys, under meaningless headers ``col_1..``.
+
+    Returns the frame and the true kind of every column (``postcode``, ``location``,
+    ``address`` or ``other`` for decoys that must stay unclassified as locations).
+    """
+    from faker import Faker
+
+    rng = np.random.default_rng(seed)
+    cols: list[tuple[str, list[object]]] = []
+    for loc in REGION_METHOD:
+        f = Faker(loc)
+        f.seed_instance(seed)
+        if loc in POSTCODE_LOCALES:
+            pool = [f.postcode() for _ in range(n // 2)]  # people share postcodes
+            cols.append(("postcode", list(rng.choice(pool, n))))
+        cols.append(("address", [f.street_address() for _ in range(n)]))
+        cols.append(("address", [f.address() for _ in range(n)]))
+        if loc in CITY_LOCALES:
+            pool = [f.city() for _ in range(40)]
+            cols.append(("location", list(rng.choice(pool, n))))
+        cols.append(("location", [getattr(f, REGION_METHOD[loc])() for _ in range(n)]))
+        cols.append(("location", [f.country() for _ in range(n)]))
+    en = Faker("en_US")
+    en.seed_instance(seed)
+    zips = rng.choice(rng.integers(10_000, 99_999, 40), n)  # German-style ints, repeated
+    cols.append(("postcode", zips.tolist()))
+    decoys: list[list[object]] = [
+        rng.integers(0, 100, n).tolist(),  # counts
+        rng.integers(10_000, 99_999, n).tolist(),  # 5-digit amounts, near-unique
+        (rng.integers(100, 999, n) * 100).tolist(),  # rounded 5-digit amounts, repeated
+        rng.integers(1950, 2020, n).tolist(),  # years
+        [f"{i:05d}" for i in rng.permutation(n) + 1],  # record numbers with leading zeros
+        [f"SKU-{v}" for v in rng.integers(10_000, 99_999, n)],  # product codes
+        [f"{a}-{b}-X" for a, b in zip(rng.choice(["AB", "CD"], n), rng.integers(1000, 9999, n))],
+        [en.sentence() for _ in range(n)],  # free text
+        [f"{en.random_int(1, 9)} items shipped" for _ in range(n)],  # text with numbers
+        [en.name() for _ in range(n)],  # people, not places
+        rng.choice(["Gold", "Silver", "Bronze"], n).tolist(),
+        rng.choice(["North", "South", "East", "West"], n).tolist(),
+        [en.job() for _ in range(n)],
+    ]
+    cols += [("other", d) for d in decoys]
+    df = pd.DataFrame({f"col_{i + 1}": v for i, (_, v) in enumerate(cols)})
+    return df, {f"col_{i + 1}": k for i, (k, _) in enumerate(cols)}

@@ -74,23 +74,30 @@ _ADDRESS_LOCALES = ("en_US", "en_GB", "en_IE", "en_CA", "en_AU", "en_IN", "de_DE
 _SUFFIX_WORDS = r"(?:county|city|province|state|district|region|department|municipality|town)"
 
 
+_PAREN = re.compile(r"\([^)]*\)")
+_DASHES = re.compile(r"[-–—_/&,]")
+_QUOTES = re.compile(r"['’.`]")
+_SPACES = re.compile(r"\s+")
+_AFFIX = re.compile(rf"^(?:{_SUFFIX_WORDS} of )|(?: {_SUFFIX_WORDS})$")
+
+
+def _normalize_one(v: str) -> str:
+    v = "".join(c for c in unicodedata.normalize("NFKD", v) if not unicodedata.combining(c))
+    v = _QUOTES.sub("", _DASHES.sub(" ", _PAREN.sub(" ", v.lower())))
+    return _AFFIX.sub("", _SPACES.sub(" ", v).strip())
+
+
 def normalize_place(values: pd.Series) -> pd.Series:
     """Lower case, accents removed, ``(County)``-style notes dropped, dashes as spaces.
+
+    Runs in plain Python on the (distinct) values given.
 
     Examples
     --------
     >>> normalize_place(pd.Series(["Mombasa (County)", "Taita–Taveta", "Murang'a", "Zürich"])).tolist()
     ['mombasa', 'taita taveta', 'muranga', 'zurich']
     """
-    s = values.astype(str).map(
-        lambda v: "".join(
-            c for c in unicodedata.normalize("NFKD", v) if not unicodedata.combining(c)
-        )
-    )
-    s = s.str.lower().str.replace(r"\([^)]*\)", " ", regex=True)
-    s = s.str.replace(r"[-–—_/&,]", " ", regex=True).str.replace(r"['’.`]", "", regex=True)
-    s = s.str.replace(r"\s+", " ", regex=True).str.strip()
-    return s.str.replace(rf"^(?:{_SUFFIX_WORDS} of )|(?: {_SUFFIX_WORDS})$", "", regex=True)
+    return pd.Series([_normalize_one(str(v)) for v in values], index=values.index, dtype=object)
 
 
 def _provider(kind: str, locale: str) -> type | None:
@@ -138,7 +145,7 @@ def place_vocabulary() -> dict[str, frozenset[str]]:
 
 #: English town names as Faker writes them (and many real ones): a compass/lake/port prefix, or
 #: one word ending in a town suffix.
-_TOWN = (
+_TOWN = re.compile(
     r"(?:(?:North|South|East|West|New|Lake|Port|Fort|Mount|Saint|Sainte|St\.?) [A-Z][a-z]+"
     r"|[A-Z][a-z]+(?:town|ton|land|ville|berg|burg|burgh|borough|bury|view|port|mouth|stad|"
     r"furt|chester|fort|haven|side|shire|field|ford|wood|dale|mont|polis))"
@@ -155,16 +162,15 @@ def place_masks(values: np.ndarray) -> dict[str, np.ndarray]:
     ([True, False, False, False, False], [False, True, False, False, False], [False, False, True, True, False])
     """
     vocab = place_vocabulary()
-    raw = pd.Series(values, dtype=object).astype(str).str.strip()
-    norm = normalize_place(raw)
-    keys = norm.tolist()
+    raw = [str(v).strip() for v in values]
+    keys = [_normalize_one(v) for v in raw]
 
     def member(words: frozenset[str]) -> np.ndarray:  # set look-ups: no copy of the vocabulary
         return np.fromiter((k in words for k in keys), dtype=bool, count=len(keys))
 
     out = {k: member(vocab[k]) for k in ("region", "country")}
-    town = raw.str.fullmatch(_TOWN).to_numpy(bool) & ~member(_NOT_PLACES)
-    out["city"] = member(vocab["city"]) | town
+    town = np.fromiter((_TOWN.fullmatch(v) is not None for v in raw), dtype=bool, count=len(raw))
+    out["city"] = member(vocab["city"]) | (town & ~member(_NOT_PLACES))
     return out
 
 
@@ -177,6 +183,9 @@ _POSTCODE_TEXT = (
 )
 
 
+_POSTCODE_RX = re.compile(_POSTCODE_TEXT)
+
+
 def detect_postcode(values: np.ndarray) -> np.ndarray:
     """Text values shaped like a postcode (US, UK, Canada, Netherlands, Poland, 5-digit codes).
 
@@ -186,8 +195,12 @@ def detect_postcode(values: np.ndarray) -> np.ndarray:
     ...                           "1234", "SKU-12345", "AB12CD"], dtype=object)).tolist()
     [True, True, True, True, True, False, False, False]
     """
-    s = pd.Series(values, dtype=object).astype(str).str.strip().str.upper()
-    return s.str.fullmatch(_POSTCODE_TEXT).to_numpy(bool)
+    rx = _POSTCODE_RX
+    return np.fromiter(
+        (rx.fullmatch(str(v).strip().upper()) is not None for v in values),
+        dtype=bool,
+        count=len(values),
+    )
 
 
 def _dense_numbers(nums: np.ndarray) -> bool:
@@ -227,9 +240,9 @@ def postcode_share(s: pd.Series, vc: pd.Series) -> float:
     hit = detect_postcode(values)
     if not hit.any():
         return 0.0
-    text = pd.Series(values[hit], dtype=object).astype(str).str.strip()
-    digits = text[text.str.fullmatch(r"\d{5}")]
-    if len(digits) >= 0.9 * hit.sum() and _dense_numbers(digits.astype(np.int64).to_numpy()):
+    text = [str(v).strip() for v in values[hit]]
+    digits = np.array([int(v) for v in text if len(v) == 5 and v.isdigit()], dtype=np.int64)
+    if len(digits) >= 0.9 * hit.sum() and _dense_numbers(digits):
         return 0.0
     return float(w[hit].sum() / w.sum())
 
