@@ -22,6 +22,7 @@ import pandas as pd
 
 from veil.deid._detectors import DETECTORS, detect_embedded
 from veil.deid._headers import header_hint
+from veil.deid._occupations import detect_education, detect_occupation
 from veil.deid._places import place_masks, postcode_share
 from veil.errors import InputError
 from veil.io._dates import _LOOKS_LIKE_DATE, DATE_FORMATS
@@ -259,6 +260,17 @@ def _location(s: pd.Series, vc: pd.Series) -> tuple[str, str, float, Role] | Non
     if share >= MATCH_THRESHOLD:
         why = f"{share:.0%} of values are place names ({kinds})"
         return ("location", why, 0.5 + 0.4 * share, Role.QUASI)
+    if len(vc) > 5000:
+        return None
+    values, w = np.asarray(vc.index, dtype=object), vc.to_numpy(dtype=float)
+    for kind, detect, what in (
+        ("education", detect_education, "education levels"),
+        ("occupation", detect_occupation, "occupations or employment statuses"),
+    ):
+        hit = detect(values)
+        share = float(w[hit].sum() / w.sum())
+        if share >= MATCH_THRESHOLD and hit.sum() >= min(3, len(vc)):
+            return (kind, f"{share:.0%} of values are {what}", 0.5 + 0.3 * share, Role.QUASI)
     return None
 
 
