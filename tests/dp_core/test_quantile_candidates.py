@@ -1,7 +1,7 @@
 """DP quantiles: exact output distributions and privacy-loss audits on neighbouring inputs.
 
-Integer-typed input uses permute-and-flip over the integer candidates with the score
-``|lt(c) + q cnt(c) - q n|`` and ``eps / 2``; float input uses Smith's interval mechanism.  The
+Integer-typed input uses permute-and-flip over the integer candidates with the midrank score
+``|lt(c) + cnt(c) / 2 - q n|`` and ``eps / 2``; float input uses Smith's interval mechanism.  The
 oracles below are written from the mechanisms' definitions (not from the implementation):
 the permute-and-flip distribution is enumerated over permutations or computed from
 independent coins, and privacy losses are computed exactly on every pair of neighbours of a
@@ -27,13 +27,13 @@ ALPHA = 1e-6
 
 # ------------------------------------------------------------------------------- oracles
 def scores(data: list[int], q: float, first: int, k: int) -> np.ndarray:
-    """``|#{x < c} + q #{x = c} - q n|`` for every candidate, straight from the definition."""
+    """``|(#{x < c} + #{x <= c}) / 2 - q n|`` for every candidate, from the definition."""
     n = len(data)
     out = []
     for c in range(first, first + k):
         lt = sum(1 for x in data if min(max(x, first), first + k - 1) < c)
-        eq = sum(1 for x in data if min(max(x, first), first + k - 1) == c)
-        out.append(abs(lt + q * eq - q * n))
+        le = sum(1 for x in data if min(max(x, first), first + k - 1) <= c)
+        out.append(abs((lt + le) / 2 - q * n))
     return np.array(out)
 
 
@@ -138,7 +138,7 @@ def test_public_median_of_integer_column_matches_exact_distribution():
 
 
 def test_permute_and_flip_is_never_less_accurate_than_the_exponential_mechanism():
-    # exact expected |error| on tied, age-like data (the score OpenDP's median also uses)
+    # exact expected |error| on tied, age-like data (for the median OpenDP uses this score)
     rng = np.random.default_rng(5)
     data = np.clip(np.round(rng.normal(38, 13, 3000)), 17, 90).astype(int).tolist()
     score = scores(data, 0.5, 17, 74)
@@ -233,7 +233,7 @@ def test_exact_privacy_loss_smith_interval_mechanism():
 
 
 # --------------------------------------------------------------------------- behaviour
-def test_score_is_opendps_quantile_score():
+def test_median_score_is_opendps_quantile_score():
     odp = pytest.importorskip("opendp.prelude")
     odp.enable_features("contrib")
     data = [1, 2, 2, 3, 5, 5, 5, 7]
@@ -249,6 +249,22 @@ def test_score_is_opendps_quantile_score():
 def test_integer_paths_edge_cases():
     assert integer_candidates(0.2, 0.8) is None  # no integer inside: interval mechanism
     assert integer_candidates(0, 2**21) is None  # too many: interval mechanism, floored
+
+
+def test_midrank_score_is_consistent_on_tied_data():
+    """q = 0.9 on tied data where the target rank sits low in its block of ties: the midrank
+    score picks the true quantile (OpenDP's fraction-q point would pick its neighbour)."""
+    data = [1] * 40 + [2] * 40 + [3] * 40 + [4] * 40 + [5] * 20  # 0.9 n = 162: 10% into the 5s
+    first, k = integer_candidates(0, 6)
+    truth = float(np.quantile(data, 0.9, method="inverted_cdf"))
+    draws = candidate_quantiles(
+        np.array(data, float), np.full(200, 0.9), 20.0, first, k, SecureRandom(9)
+    )
+    assert np.all(draws == truth)
+    fraction_q = np.array(
+        [abs(sum(x < c for x in data) + 0.9 * data.count(c) - 162) for c in range(7)]
+    )
+    assert int(np.argmin(fraction_q)) != truth  # the alternative really is biased here
     big = np.arange(0, 3_000_000, 3, dtype=np.int64)
     m = dp.tools.median(big, epsilon=1.0, bounds=(0, 3_000_000), random_state=1)
     assert m == math.floor(m) and abs(m - np.median(big)) < 1000

@@ -4,26 +4,32 @@ When the input's dtype is integer or boolean (a public property of the column, n
 values), the release is restricted to the integers ``c = ceil(L) .. floor(U)`` -- a public
 candidate set chosen before looking at the data, as in OpenDP's candidate-based quantile.
 
-Score.  With ``lt(c) = #{x < c}``, ``cnt(c) = #{x = c}`` (values clamped to the candidate
-range, a per-record map) and ``n`` values, candidate ``c`` scores
+Score.  With ``lt(c) = #{x < c}``, ``le(c) = #{x <= c}`` (values clamped to the candidate
+range, a per-record map) and ``n`` values, candidate ``c`` occupies the block of ranks
+``[lt(c), le(c)]`` and scores
 
-    ``s(c) = lt(c) + q cnt(c) - q n``,      utility ``u(c) = -|s(c)|``,
+    ``s(c) = (lt(c) + le(c)) / 2 - q n``,      utility ``u(c) = -|s(c)|``,
 
-the signed distance between ``q n`` and the point at fraction ``q`` of the block of ranks
-``[lt(c), lt(c) + cnt(c)]`` that ``c`` occupies (the score of OpenDP's
-``make_quantile_score_candidates``, written out and derived here independently).  Inside a
-block of ties the true quantile scores close to 0 and its neighbours are penalised by half the
-block (for the median), which is what makes the release exact on tied data such as ages.
+the distance between the target rank ``q n`` and the candidate's *midrank*.  For the median
+this is the score of OpenDP's ``make_quantile_score_candidates``; OpenDP puts the target point
+at fraction ``q`` of the block (``lt + q (le - lt)``) instead of its middle, which on tied data
+can make a neighbour of the true quantile score best however large epsilon is (Adult ``age``,
+q = 0.9: its release is one year off with probability -> 1), whereas the midrank prefers the
+true quantile whenever the neighbouring blocks of ties are of comparable size.  Against the
+plain interval distance ``dist(q n, [lt, le])`` (the ``PrivateFrame`` utility) it adds half
+of each wrong candidate's own block of ties to its penalty, which is what makes the release
+exact on tied data such as ages at small epsilon.
 
 Sensitivity (derived for every pair of neighbours; cases for one candidate ``c``):
 
 * *replace one record* ``a -> b`` (``n`` public; the privacy unit of ``veil.dp.tools``, as in
-  diffprivlib): with ``a < b``, ``s(c)`` changes by ``0`` (``c < a`` or ``c > b``), ``-q``
-  (``c = a``), ``-1`` (``a < c < b``) or ``q - 1`` (``c = b``) -- always in ``[-1, 0]``, and
-  symmetrically in ``[0, 1]`` when ``a > b``.  So ``|Delta u| <= |Delta s| <= 1``.
+  diffprivlib): with ``a < b``, ``lt(c)`` drops by one iff ``a < c <= b`` and ``le(c)`` iff
+  ``a <= c < b``; ``q n`` is fixed, so ``s(c)`` changes by ``0``, ``-1/2`` or ``-1`` --
+  always in ``[-1, 0]``, and symmetrically in ``[0, 1]`` when ``a > b``.  ``|Delta u| <= 1``.
 * *add or remove one value* (``n`` private; a record switching between a value and NaN in the
-  ``nan*`` functions): adding ``v`` changes ``s(c)`` by ``1 - q`` (``v < c``), ``0`` (``v = c``)
-  or ``-q`` (``v > c``): ``|Delta u| <= max(q, 1 - q) <= 1``.
+  ``nan*`` functions): adding ``v`` raises ``lt(c)`` iff ``v < c``, ``le(c)`` iff ``v <= c``
+  and ``q n`` by ``q``, so ``s(c)`` changes by ``1 - q``, ``1/2 - q`` or ``-q``:
+  ``|Delta u| <= max(q, 1 - q) <= 1``.
 
 ``Delta = 1`` covers both relations.  ``u`` is not monotone (``s`` moves one way, but ``|s|``
 shrinks above the quantile and grows below it), so the selection needs the ``eps / (2 Delta)``
@@ -115,12 +121,13 @@ def candidate_quantiles(
 def _pf_quantile(
     lt: np.ndarray, cnt: np.ndarray, n: int, q: float, epsilon: float, rng: BitSource
 ) -> int:
-    """Permute-and-flip on the scores ``|lt + q cnt - q n|`` with exact coins."""
+    """Permute-and-flip on the scores ``|lt + cnt / 2 - q n|`` with exact coins."""
     t = epsilon / 2.0  # eps / (2 Delta), Delta = 1 (exact unless epsilon is subnormal)
     if 2 * Fraction(t) > Fraction(epsilon):
         t = float(np.nextafter(t, 0.0))
-    a_hat = np.abs((lt + q * cnt) - q * n)  # float; |error| <= e_s (see below)
-    # each of the 4 float operations errs by <= u * (its result) <= u * 2n: e_s <= 8 u (n + 1)
+    a_hat = np.abs((lt + 0.5 * cnt) - q * n)  # float; |error| <= e_s (see below)
+    # lt + cnt / 2 is exact (half-integers below 2^52); q n and the difference round once
+    # each, by <= u * 2n: e_s <= 8 u (n + 1) is generous
     e_s = 8.0 * _U * (n + 1)
     amin_hat = float(a_hat.min())
     gamma_hat = t * (a_hat - amin_hat)
@@ -129,7 +136,7 @@ def _pf_quantile(
     exact: list[Fraction] = []  # (q, t, min |s|) as exact rationals, built on first use
 
     def exact_abs(i: int) -> Fraction:
-        return abs(int(lt[i]) + exact[0] * int(cnt[i]) - exact[0] * n)
+        return abs(int(lt[i]) + Fraction(int(cnt[i]), 2) - exact[0] * n)
 
     def exact_gamma(i: int) -> Fraction:
         if not exact:
