@@ -80,7 +80,7 @@ def main() -> None:
     ap.add_argument("--qreps", type=int, default=None, help="releases per Adult quantile cell")
     args = ap.parse_args()
     reps = args.reps or (30 if args.quick else 200)
-    qreps = args.qreps or (30 if args.quick else 200)
+    qreps = args.qreps or (20 if args.quick else 100)
     epsilons = [0.01, 0.1, 1.0, 10.0]
     warnings.simplefilter("ignore")
 
@@ -206,7 +206,7 @@ def adult_quantiles(reps: int, epsilons: list[float]) -> None:
         odp = None
     rows = []
     t0 = time.time()
-    for q in (0.5, 0.9):
+    for q in (0.1, 0.25, 0.5, 0.75, 0.9):
         truth = float(np.quantile(ints, q, method="inverted_cdf"))
         # Veil's midrank score |lt + cnt / 2 - q n| and exact law (permute-and-flip, eps / 2)
         cnt = np.bincount(ints - ABOUNDS[0], minlength=cands.size)
@@ -234,12 +234,15 @@ def adult_quantiles(reps: int, epsilons: list[float]) -> None:
     print()
     print(
         "| q | eps | veil | diffprivlib | opendp d2 | veil exact | opendp d2 exact "
-        "| veil <= best same-unit peer (exact)? | opendp d1 (add/remove) | opendp d1 exact |"
+        "| veil <= best same-unit peer? | opendp d1 (add/remove) | opendp d1 exact |"
     )
     print("|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
     for r in rows:
-        same = [r.get("opendp d2 exact", np.inf)]
-        ok = "yes" if r["veil exact"] <= min(same) * (1 + 1e-9) + 1e-300 else "NO"
+        best = min(
+            r.get("opendp d2 exact", np.inf),
+            np.nan_to_num(r.get("diffprivlib", np.inf), nan=np.inf),
+        )
+        ok = "yes" if r["veil exact"] <= best * (1 + 1e-9) else "NO"
 
         def f(key: str, r: dict[str, float] = r) -> str:
             val = r.get(key, float("nan"))
@@ -252,7 +255,8 @@ def adult_quantiles(reps: int, epsilons: list[float]) -> None:
         )
     print()
     print(
-        "Mean absolute error; 'exact' = expected absolute error from the mechanism's output law. "
+        "Mean absolute error; 'exact' = expected absolute error from the mechanism's output law; "
+        "the verdict compares Veil's exact error with OpenDP d2's exact and diffprivlib's. "
         "d2 = symmetric distance 2 (replace one record, the unit of veil.dp.tools and "
         "diffprivlib); d1 = add/remove one record (half the protection; reference only)."
     )
