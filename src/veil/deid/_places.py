@@ -253,6 +253,11 @@ _COMPOUND = (
     r"straat|laan|plein|gracht|kade|dijk|singel|dreef|hof|steeg|baan|pad)"
 )
 _NUM = r"\d+[A-Za-z]?(?:[-/]\d+[A-Za-z]?)?"
+#: Street words recognised in any letter case (the longer Faker list must be capitalized).
+_CORE = (
+    r"street|st|road|rd|avenue|ave|lane|ln|drive|dr|boulevard|blvd|court|ct|terrace|"
+    r"crescent|highway|hwy|parkway|pkwy"
+)
 
 
 @lru_cache(maxsize=1)
@@ -289,23 +294,28 @@ def _address_patterns() -> tuple[tuple[re.Pattern[str], ...], re.Pattern[str], r
         clean = {re.escape(w.strip().rstrip(".")) for w in words if w.strip().rstrip(".")}
         return "|".join(sorted(clean, key=len, reverse=True))
 
-    suf, pre, num, word = alt(suffixes), alt(before), _NUM, r"[\w'’.-]+"
+    suf, pre, num = alt(suffixes), alt(before), _NUM
+    word = r"[\w'’.-]+"
+    name = r"[A-Z0-9ÀÁÂÄÇÉÈÊËÍÎÏÑÓÔÖÚÛÜŁŚŻŹ][\w'’.-]*"  # a capitalized word or a number (42nd)
+    particle = r"(?:(?:de|del|della|di|da|do|dos|das|la|le|du|des|von|van|der|den) )*"
+    tail = (  # direction, unit, then anything after a comma (city, state, postcode)
+        r"(?: (?:N|S|E|W|NE|NW|SE|SW)\.?)?"
+        r"(?:,? (?:Apt|Apartment|Suite|Ste|Unit|Flat|Floor|Fl|Room|No|#)\.? ?\S+)?(?:,.*)?"
+    )
     full = (
-        rf"{num},? (?:{word} ){{0,5}}(?:{suf})\.?(?: .*)?",  # 221B Baker Street
-        rf"{num},? (?:{pre})\.? .+",  # 12, rue de la Paix
-        rf"(?:{pre})\.? .*\d.*",  # Calle Mayor 7, ul. Długa 3
-        rf"{word}{_COMPOUND}\.?(?: {word}){{0,3}},? {num}(?:\W.*)?",  # Hauptstr. 5
-        r"(?:(?:P\.? ?O\.? ?Box|Postfach|Apartado|Casella postale|BP|H\.? ?No\.?|House No\.?)"
+        # 221B Baker Street, 7818 Kyle Corners Suite 031: street words capitalized as
+        # Faker writes them, or the common ones in any case (123 Main st)
+        rf"{num},? (?:{name} ){{1,5}}(?:{suf}|(?i:{_CORE}))\.?{tail}",
+        rf"(?i:{num} (?:[a-z0-9][\w'’.-]* ){{1,4}}(?:{_CORE})\.?)",  # all lower case
+        rf"{num},? (?i:{pre})\.? {particle}{name}.*",  # 12, rue de la Paix
+        rf"(?i:{pre})\.? {particle}{name}(?: {word}){{0,5}},? {num}(?:\W.*)?",  # Calle Mayor 7
+        rf"[A-ZÄÖÜ][\w'’.-]{{2,}}(?i:{_COMPOUND})\.?(?: {word}){{0,3}},? {num}(?:\W.*)?",  # Hauptstr. 5
+        r"(?i:(?:P\.? ?O\.? ?Box|Postfach|Apartado|Casella postale|BP|H\.? ?No\.?|House No\.?)"
         r" \d+|(?:PSC|Unit) \d+,? Box \d+|(?:USNS|USNV|USS|USCGC) [A-Z]\w+).*",  # PO Box 42
     )
-    unit = rf"(?:(?:Flat|Studio|Apartment|Apt|Suite|Unit|H\.? ?No)\.? ?)?{num},?"
-    street = rf"(?:{word} ){{1,4}}(?:{suf})\.?"
-    flags = re.IGNORECASE
-    return (
-        tuple(re.compile(rx, flags) for rx in full),
-        re.compile(unit, flags),
-        re.compile(street, flags),
-    )
+    unit = rf"(?i:(?:Flat|Studio|Apartment|Apt|Suite|Unit|H\.? ?No)\.? ?)?{num},?"
+    street = rf"(?:{name} ){{1,4}}(?:{suf})\.?"
+    return tuple(re.compile(rx) for rx in full), re.compile(unit), re.compile(street)
 
 
 _DIGIT = re.compile(r"\d")
