@@ -6,8 +6,7 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.optimize import minimize
-from scipy.special import expit, log_expit
+from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
@@ -22,7 +21,8 @@ from veil.ml._base import (
     resolve_norm,
 )
 from veil.ml._budget import Charge
-from veil.ml._noise import gamma_int, resolve_rng, std_normal
+from veil.ml._noise import resolve_rng
+from veil.ml._objpert import calibrate, minimise_perturbed_logistic, sample_perturbation
 
 __all__ = ["LogisticRegression"]
 
@@ -30,13 +30,17 @@ __all__ = ["LogisticRegression"]
 class LogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     """L2-regularised logistic regression with epsilon-differential privacy.
 
-    Objective perturbation (Chaudhuri, Monteleoni & Sarwate 2011, Algorithm 2): rows are scaled
-    so that their L2 norm is at most 1 (``data_norm`` is the bound on the raw rows; the
-    intercept is a constant feature), a random linear term ``b.w / n`` with
-    ``||b|| ~ Gamma(d, 2/eps')`` in a uniformly random direction is added to the regularised
-    empirical risk, and the perturbed objective is minimised exactly (L-BFGS).  When the
-    regulariser is too weak for the privacy proof, extra regularisation ``Delta`` is added as in
-    the paper.  Multi-class problems are one-vs-rest with the budget split evenly (each row
+    Objective perturbation (Chaudhuri, Monteleoni & Sarwate 2011, Algorithm 2; Kifer, Smith &
+    Thakurta 2012): rows are clipped to ``data_norm`` = R, the intercept is a constant feature
+    1, and the augmented rows ``[x, 1]`` (norm <= sqrt(R^2 + 1)) are divided by that norm, so
+    every row has norm <= 1.  A random linear term ``b.w / n`` (density of ``b`` proportional to
+    ``exp(-beta ||b||)``: ``||b|| ~ Gamma(d, 1/beta)``, uniform direction) is added to the
+    regularised mean logistic loss and the perturbed objective is minimised exactly (Newton's
+    method).  The privacy bound is ``eps = 2 beta + log(1 + c / (n Lambda))`` with ``c = 1/4``
+    (derivation in :mod:`veil.ml._objpert`; the log term is the c.R^2 curvature term of the
+    paper at R = 1 after scaling).  Half of epsilon is offered to the log term: if the user's
+    regulariser is too weak for that, extra regularisation ``Delta`` is added; the noise gets
+    the rest.  Multi-class problems are one-vs-rest with the budget split evenly (each row
     appears in every binary problem: sequential composition).
 
     Parameters
@@ -45,16 +49,25 @@ class LogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     data_norm : float or "data"
         Bound on the L2 norm of every row of ``X`` (rows beyond it are scaled down).  Required.
     C : float, default 1.0
-        Inverse regularisation strength, as in scikit-learn: ``lambda = 1 / (n C)``.
+        Inverse regularisation strength, as in scikit-learn: ``lambda = 1 / (n C)`` on the
+        raw-scale coefficients; unlike scikit-learn the intercept is regularised too (the privacy
+        proof needs a strongly convex objective in every direction).
     fit_intercept : bool, default True
-    max_iter, tol : optimiser settings.
+    max_iter : int, default 100
+        Newton iterations (a handful suffice: the convergence is quadratic).
+    tol : float, default 1e-4
+        The optimiser stops when every gradient coordinate is below ``tol * 1e-6``: the
+        privacy proof is for the exact minimiser.
     classes : array-like, optional
         The label domain (public); by default the labels in ``y``.
     random_state, accountant : see :class:`veil.ml.GaussianNB`.
 
     Attributes
     ----------
-    classes_, coef_, intercept_, epsilon_spent_
+    classes_, coef_, intercept_, epsilon_spent_, n_iter_
+    calibration_ : veil.ml._objpert.Calibration
+        The regulariser and noise rate used for each binary problem, with the two terms of the
+        privacy bound (``eps_jacobian + eps_noise <= epsilon / n_models``).
 
     Examples
     --------
@@ -106,67 +119,39 @@ class LogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
             raise InputError("need at least two classes")
         rng = resolve_rng(self.random_state)
         with Charge(self.accountant, self.epsilon):
-            Z = clip_rows_to_norm(Xa, norm) / norm
+            Z = clip_rows_to_norm(Xa, norm)
             if self.fit_intercept:
-                Z = np.hstack([Z, np.ones((len(Z), 1))]) / math.sqrt(2.0)
-            # C regularises the raw-scale weights: in the scaled space (x' = x / s) the same
-            # penalty is lambda / s^2 (the privacy proof then adds what it needs)
-            scale2 = norm**2 * (2.0 if self.fit_intercept else 1.0)
+                Z = np.hstack([Z, np.ones((len(Z), 1))])
+            # every row of Z / S has norm <= 1; C regularises the raw-scale weights, which in
+            # the scaled space (z = x / S) is the penalty lambda / S^2
+            S = math.sqrt(norm**2 + 1.0) if self.fit_intercept else float(norm)
+            Z = Z / S
             n_models = 1 if len(classes) == 2 else len(classes)
             eps_each = self.epsilon / n_models
-            weights = []
+            cal = calibrate(eps_each, len(Z), 1.0 / (len(Z) * float(self.C) * S**2))
+            weights, n_iter = [], []
             for j in range(n_models):
                 target = classes[1] if n_models == 1 else classes[j]
                 s = np.where(ya == target, 1.0, -1.0)
-                weights.append(self._fit_binary(Z, s, eps_each, rng, scale2))
-            W = np.vstack(weights)
-            scale = 1.0 / norm
+                b = sample_perturbation(rng, Z.shape[1], cal.beta)
+                w, it = minimise_perturbed_logistic(
+                    Z, s, b, cal.reg, max_iter=int(self.max_iter), gtol=float(self.tol) * 1e-6
+                )
+                weights.append(w)
+                n_iter.append(it)
+            W = np.vstack(weights) / S
             if self.fit_intercept:
-                self.coef_ = W[:, :-1] * scale / math.sqrt(2.0)
-                self.intercept_ = W[:, -1] / math.sqrt(2.0)
+                self.coef_ = W[:, :-1]
+                self.intercept_ = W[:, -1]
             else:
-                self.coef_ = W * scale
+                self.coef_ = W
                 self.intercept_ = np.zeros(W.shape[0])
             self.classes_ = classes
             self.n_features_in_ = Xa.shape[1]
+            self.n_iter_ = np.array(n_iter)
+            self.calibration_ = cal
             self.epsilon_spent_ = float(self.epsilon)
         return self
-
-    def _fit_binary(
-        self, Z: np.ndarray, s: np.ndarray, eps: float, rng: Any, scale2: float
-    ) -> np.ndarray:
-        n, d = Z.shape
-        lam = 1.0 / (n * float(self.C) * scale2)
-        c = 0.25  # bound on the second derivative of the logistic loss
-        eps_p = eps - math.log(1 + 2 * c / (n * lam) + (c / (n * lam)) ** 2)
-        delta_reg = 0.0
-        if eps_p <= 0:
-            delta_reg = c / (n * (math.expm1(eps / 4))) - lam
-            eps_p = eps / 2
-        direction = std_normal(rng, d)
-        direction /= np.linalg.norm(direction)
-        b = gamma_int(rng, d, 2.0 / eps_p) * direction
-        reg = lam + delta_reg
-
-        def objective(w: np.ndarray) -> tuple[float, np.ndarray]:
-            m = s * (Z @ w)
-            loss = -np.mean(log_expit(m)) + (b @ w) / n + 0.5 * reg * (w @ w)
-            grad = -(Z.T @ (s * expit(-m))) / n + b / n + reg * w
-            return float(loss), grad
-
-        res = minimize(
-            objective,
-            np.zeros(d),
-            jac=True,
-            method="L-BFGS-B",
-            options={
-                "maxiter": int(self.max_iter) * 10,
-                "gtol": float(self.tol) * 1e-2,
-                "ftol": 1e-11,
-            },
-        )
-        self.n_iter_ = np.array([int(res.nit)])
-        return np.asarray(res.x)
 
     def decision_function(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "coef_")
