@@ -223,6 +223,11 @@ def minimise_perturbed_logistic(
         hess = (Z.T * (q * (1.0 - q))) @ Z / n + reg * eye
         step = np.linalg.solve(hess, grad)
         decrement = float(grad @ step)
+        if decrement <= 1e-14 * max(1.0, abs(f)):
+            # quadratic region: f can no longer resolve the progress; take the full step
+            w = w - step
+            f = _objective(Z, s, b, reg, w)
+            continue
         t = 1.0
         while True:
             w_new = w - t * step
