@@ -10,6 +10,7 @@ Run in the benchmark environment (diffprivlib 0.6.6 needs scikit-learn < 1.8)::
 
     python benchmarks/ml.py            # 10 runs, eps in {0.1, 0.5, 1, 5}
     python benchmarks/ml.py --quick    # 2 runs, eps in {0.5, 5}
+    python benchmarks/ml.py --models LogisticRegression   # only these models (comma list)
 """
 
 from __future__ import annotations
@@ -109,7 +110,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--runs", type=int, default=None)
+    ap.add_argument("--models", default=None, help="comma-separated model names (default: all)")
     args = ap.parse_args(argv)
+    wanted = None if args.models is None else {m.strip() for m in args.models.split(",")}
     warnings.simplefilter("ignore")
     runs = args.runs or (2 if args.quick else 10)
     epsilons = [0.5, 5.0] if args.quick else [0.1, 0.5, 1.0, 5.0]
@@ -139,6 +142,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
             lambda e=eps: dm.KMeans(4, epsilon=e, bounds=(np.zeros(d), np.ones(d))),
         )
         for name, (veil_make, peer_make) in table.items():
+            if wanted is not None and name.split()[0].split("(")[0] not in wanted:
+                continue
             kind = "r2" if name == "LinearRegression" else "inertia" if "KMeans" in name else "acc"
             data = (
                 (Rtr, rtr, Rte, rte)
