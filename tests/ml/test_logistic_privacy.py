@@ -17,6 +17,7 @@ from veil.ml import LogisticRegression
 from veil.ml._objpert import (
     JACOBIAN_SHARE,
     calibrate,
+    logistic_loss_bound,
     privacy_loss_bound,
     sample_perturbation,
 )
@@ -27,18 +28,36 @@ C4 = 0.25
 @pytest.mark.parametrize("n", [2, 10, 1000, 32561, 10**7])
 @pytest.mark.parametrize("eps", [1e-3, 0.1, 0.5, 1.0, 5.0, 50.0])
 @pytest.mark.parametrize("lam", [1e-9, 1e-5, 1e-2, 10.0])
-def test_calibration_spends_exactly_epsilon(n, eps, lam):
-    cal = calibrate(eps, n, lam)
+@pytest.mark.parametrize("curvature", [None, C4])
+def test_calibration_spends_exactly_epsilon(n, eps, lam, curvature):
+    cal = calibrate(eps, n, lam, curvature=curvature)
     assert cal.reg >= lam and cal.extra_reg >= 0 and cal.beta > 0
-    assert cal.eps_jacobian == pytest.approx(math.log1p(C4 / (n * cal.reg)), rel=1e-12)
-    assert cal.eps_noise == 2 * cal.beta
-    total = privacy_loss_bound(cal.reg, cal.beta, n)
+    assert cal.reg == pytest.approx(max(lam, C4 / (n * math.expm1(JACOBIAN_SHARE * eps))))
+    total = privacy_loss_bound(cal.reg, cal.beta, n, curvature)
+    assert cal.eps_jacobian + cal.eps_noise == pytest.approx(total, rel=1e-14)
+    assert total == pytest.approx(cal.epsilon, rel=1e-14)
     assert total <= eps  # never overspends, even by rounding
-    assert total == pytest.approx(eps, rel=1e-12)  # and wastes nothing
-    if cal.extra_reg > 0:  # regularisation was added: the Jacobian term gets its share
-        assert cal.eps_jacobian == pytest.approx(JACOBIAN_SHARE * eps, rel=1e-9)
-    else:  # the user's regulariser already bounds it below its share
-        assert cal.eps_jacobian <= JACOBIAN_SHARE * eps * (1 + 1e-12)
+    assert total == pytest.approx(eps, rel=1e-10)  # and wastes nothing
+    jac_generic = math.log1p(C4 / (n * cal.reg))
+    assert jac_generic <= JACOBIAN_SHARE * eps * (1 + 1e-12)
+    if curvature is None:
+        # the logistic bound is never above the generic one (so it buys less noise for eps)
+        generic = privacy_loss_bound(cal.reg, cal.beta, n, C4)
+        assert total <= generic * (1 + 1e-12)
+        assert cal.beta >= (eps - jac_generic) / 2 * (1 - 1e-12)
+    else:
+        assert cal.eps_noise == 2 * cal.beta
+        assert cal.eps_jacobian == pytest.approx(jac_generic, rel=1e-14)
+
+
+def test_logistic_bound_is_the_supremum_over_p():
+    # the closed-form worst p against a dense grid of p
+    p = np.linspace(0, 1, 200001)
+    for reg, beta, n in [(1e-4, 0.01, 100), (1e-3, 0.3, 10), (0.5, 3.0, 5), (1e-6, 1.0, 30000)]:
+        jac, noise = logistic_loss_bound(reg, beta, n)
+        grid = beta + np.max(beta * p + np.log1p(p * (1 - p) / (n * reg)))
+        assert jac + noise == pytest.approx(grid, rel=1e-8)
+        assert jac + noise >= grid - 1e-12
 
 
 def test_calibration_rejects_bad_input():
@@ -60,7 +79,7 @@ def _log_density(W, Z, s, reg, beta):
     return -beta * np.linalg.norm(B, axis=1) + np.linalg.slogdet(H)[1]
 
 
-def _max_privacy_loss(eps, lam, R, curvature, beta_scale):
+def _max_privacy_loss(eps, lam, R, curvature=None, beta_scale=1.0):
     """Largest |log p_D(w) - log p_D'(w)| over a grid of w and neighbouring pairs in 2-D.
 
     Shared rows are zero (no curvature: A = n Lambda I, the worst case); the replaced row runs
@@ -87,7 +106,7 @@ def _max_privacy_loss(eps, lam, R, curvature, beta_scale):
 def test_exact_privacy_loss_within_epsilon(eps, lam):
     # the density of the released w is exact (change of variables), so its log-ratio between
     # neighbours is computed, not estimated
-    worst = _max_privacy_loss(eps, lam, R=1.0, curvature=C4, beta_scale=1.0)
+    worst = _max_privacy_loss(eps, lam, R=1.0)
     assert worst <= eps * (1 + 1e-9)
     assert worst >= 0.5 * eps  # the audit sees a substantial part of the budget
 

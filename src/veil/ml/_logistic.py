@@ -36,11 +36,13 @@ class LogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     every row has norm <= 1.  A random linear term ``b.w / n`` (density of ``b`` proportional to
     ``exp(-beta ||b||)``: ``||b|| ~ Gamma(d, 1/beta)``, uniform direction) is added to the
     regularised mean logistic loss and the perturbed objective is minimised exactly (Newton's
-    method).  The privacy bound is ``eps = 2 beta + log(1 + c / (n Lambda))`` with ``c = 1/4``
-    (derivation in :mod:`veil.ml._objpert`; the log term is the c.R^2 curvature term of the
-    paper at R = 1 after scaling).  Half of epsilon is offered to the log term: if the user's
-    regulariser is too weak for that, extra regularisation ``Delta`` is added; the noise gets
-    the rest.  Multi-class problems are one-vs-rest with the budget split evenly (each row
+    method).  Privacy (derivation in :mod:`veil.ml._objpert`, replace-one neighbours): the
+    generic bound is ``2 beta + log(1 + c / (n Lambda))`` with ``c = 1/4`` (the c.R^2
+    curvature term of the paper, at R = 1 after scaling); for the logistic loss the tighter
+    ``beta + max_p [beta p + log(1 + p (1 - p) / (n Lambda))]`` is used.  The regulariser is
+    ``Lambda = max(lambda, c / (n expm1(0.6 eps)))`` (extra ``Delta`` only when the user's
+    ``lambda`` is too weak) and ``beta`` is the largest rate whose bound is ``eps``: the noise
+    gets the rest.  Multi-class problems are one-vs-rest with the budget split evenly (each row
     appears in every binary problem: sequential composition).
 
     Parameters
