@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,40 +11,24 @@ import numpy as np
 import pandas as pd
 
 from veil.anonymity._config import l_model, t_model
-from veil.anonymity._lattice import combine_keys
+from veil.anonymity._encode import Grouping, encode_column, group_rows
 from veil.anonymity._models import AverageRisk, KAnonymity, KMap, PrivacyModel, TCloseness
 from veil.anonymity._result import to_jsonable
 from veil.anonymity._risk import risk_summary
-from veil.anonymity._stats import ClassStats, encode_sensitive, group_keys
+from veil.anonymity._stats import ClassStats, SensitiveStats, encode_sensitive
 from veil.errors import ConfigError, InputError
-from veil.schema._hierarchy import factorize_str_array
 
 __all__ = ["check", "CheckResult", "class_ids"]
 
 
 def class_ids(df: pd.DataFrame, qi: Sequence[str]) -> tuple[np.ndarray, int]:
-    """Equivalence class of each row by position (works for any index); ``(ids, n_classes)``."""
-    cols, cards = [], []
-    for c in qi:
-        s = df[c]
-        if isinstance(s.dtype, pd.CategoricalDtype):
-            codes = s.cat.codes.to_numpy().astype(np.int64)
-            n_cat = len(s.cat.categories)
-            codes = np.where(codes < 0, n_cat, codes)
-            card = n_cat + 1
-        elif s.dtype == object and (fast := factorize_str_array(s.to_numpy())) is not None:
-            codes, uniq = fast
-            card = len(uniq)
-        else:
-            codes, uniq = pd.factorize(s)  # NaN -> -1 (faster than use_na_sentinel=False)
-            codes = np.asarray(codes, dtype=np.int64)
-            card = len(uniq) + 1
-            if codes.size and codes.min() < 0:
-                codes[codes < 0] = len(uniq)
-        cols.append(codes)
-        cards.append(card)
-    key, space = combine_keys(cols, cards)
-    return group_keys(key, space)
+    """Equivalence class of each row by position (works for any index); ``(ids, n_classes)``.
+
+    Missing values (``None``, ``NaN``, ``pd.NA``) form one value of their own; classes are
+    numbered in the order of their encoded keys.
+    """
+    grouping = _group(df, qi)
+    return grouping.ids(), grouping.n_classes
 
 
 def _pairs(spec: Any, what: str) -> list[tuple[str, float]]:
@@ -72,9 +57,27 @@ def _pairs(spec: Any, what: str) -> list[tuple[str, float]]:
     return out
 
 
+@dataclass(frozen=True)
+class _Details:
+    """What the report tables are built from; owns its arrays (no reference to the input)."""
+
+    qi: list[str]
+    sizes: np.ndarray  # size of every class
+    population: np.ndarray | None  # population size of every class (k-map), if known
+    order: np.ndarray  # the smallest classes, smallest first
+    vidx: np.ndarray  # the first violating classes, smallest first
+    values: dict[str, np.ndarray]  # QI values of the classes in ``order``, then ``vidx``
+    broken: list[str]  # models each class in ``vidx`` breaks
+
+
 @dataclass
 class CheckResult:
     """Outcome of :func:`check`.
+
+    The verdict and the per-model counts are computed by :func:`check`; the report tables
+    (``smallest``, ``violating``), the class-size histogram and the risk summary are built from
+    copied arrays on first access and cached, so a caller who only needs the verdict does not
+    pay for them.
 
     Attributes
     ----------
@@ -84,8 +87,10 @@ class CheckResult:
         Per model: description, whether it holds, violating classes and records.
     n_records, n_classes
         Table size and number of equivalence classes.
+    n_suppressed, n_violating
+        Records that would be suppressed, and classes violating any model.
     smallest
-        The smallest classes: QI values and size.
+        The smallest classes: QI values and size (ties in a fixed, deterministic order).
     violating
         Violating classes: QI values, size and the models they break.
     class_sizes
@@ -100,10 +105,29 @@ class CheckResult:
     n_classes: int
     n_suppressed: int
     n_violating: int
-    smallest: pd.DataFrame
-    violating: pd.DataFrame
-    class_sizes: list[dict[str, Any]]
-    risk: dict[str, Any] = field(default_factory=dict)
+    details: _Details = field(repr=False, compare=False)
+
+    @functools.cached_property
+    def smallest(self) -> pd.DataFrame:
+        d = self.details
+        m = d.order.shape[0]
+        cols = {c: v[:m] for c, v in d.values.items()}
+        return pd.DataFrame({**cols, "size": d.sizes[d.order]})
+
+    @functools.cached_property
+    def violating(self) -> pd.DataFrame:
+        d = self.details
+        m = d.order.shape[0]
+        cols = {c: v[m:] for c, v in d.values.items()}
+        return pd.DataFrame({**cols, "size": d.sizes[d.vidx], "models": d.broken})
+
+    @functools.cached_property
+    def risk(self) -> dict[str, Any]:
+        return risk_summary(self.details.sizes, self.details.population)
+
+    @property
+    def class_sizes(self) -> list[dict[str, Any]]:
+        return self.risk["class_sizes"]
 
     def __bool__(self) -> bool:
         return self.holds
@@ -246,7 +270,8 @@ def check(
     n = len(df)
     if n == 0:
         raise InputError("the table is empty")
-    ids, g = class_ids(df, qi)
+    grouping = _group(df, qi)
+    g = grouping.n_classes
     sensitive = {}
     for col in sens:
         hier = next(
@@ -260,9 +285,16 @@ def check(
         sensitive[col] = encode_sensitive(df[col], col, hier)
     pop_sizes = None
     if population is not None:
-        pop_sizes = _population_sizes(df, population, qi, ids, g)
-    stats = ClassStats.from_codes(ids, g, sensitive=sensitive, population=pop_sizes)
-    sizes = stats.sizes
+        pop_sizes = _population_sizes(df, population, qi, grouping)
+    sizes = grouping.sizes
+    stats = ClassStats(
+        sizes,
+        {
+            name: SensitiveStats.from_pairs(col, grouping.labels, col.codes[grouping.rows], g)
+            for name, col in sensitive.items()
+        },
+        pop_sizes,
+    )
     viol_any = np.zeros(g, dtype=bool)
     per_model = []
     viol_by_model = []
@@ -299,44 +331,70 @@ def check(
             }
         )
     holds = all(p["holds"] for p in per_model)
-    order = np.lexsort((np.arange(g), sizes))[:show]
-    vidx = np.flatnonzero(viol_any)
-    vidx = vidx[np.lexsort((vidx, sizes[vidx]))][:show]
-    wanted = np.union1d(order, vidx)
-    # first row of each wanted class (rows are scanned once, classes looked up in a small table)
-    slot = np.full(g, -1, dtype=np.int64)
-    slot[wanted] = np.arange(wanted.size)
-    hit = slot[ids]
-    pos = np.flatnonzero(hit >= 0)
-    first = np.empty(wanted.size, dtype=np.int64)
-    first[hit[pos[::-1]]] = pos[::-1]
-
-    def rows_of(classes: np.ndarray, **extra: Any) -> pd.DataFrame:
-        at = first[slot[classes]]
-        cols: dict[str, Any] = {col: np.asarray(df[col].array.take(at)) for col in qi}
-        return pd.DataFrame({**cols, "size": sizes[classes], **extra})
-
-    smallest = rows_of(order)
-    violating = rows_of(
-        vidx, models=[", ".join(m.name for m, v in viol_by_model if v[i]) for i in vidx]
-    )
-    risk = risk_summary(sizes, pop_sizes)
+    show = max(int(show), 0)
+    first = grouping.first
+    order = _k_smallest(sizes, first, show)
+    n_viol = int(np.count_nonzero(viol_any))
+    vidx = _k_smallest(np.where(viol_any, sizes, _NOT_A_SIZE), first, min(show, n_viol))
+    at = first[np.concatenate([order, vidx])]
+    values = {col: _take(df[col], at) for col in qi}
+    broken = [", ".join(m.name for m, v in viol_by_model if v[i]) for i in vidx.tolist()]
     return CheckResult(
         holds=holds,
         models=per_model,
         n_records=n,
         n_classes=g,
         n_suppressed=n_sup if n_sup <= max_sup else 0,
-        n_violating=int(viol_any.sum()),
-        smallest=smallest,
-        violating=violating,
-        class_sizes=risk["class_sizes"],
-        risk=risk,
+        n_violating=n_viol,
+        details=_Details(qi, sizes, pop_sizes, order, vidx, values, broken),
     )
 
 
+_NOT_A_SIZE = np.iinfo(np.int64).max  # size given to classes left out of a selection
+
+
+def _k_smallest(sizes: np.ndarray, first: np.ndarray, show: int) -> np.ndarray:
+    """The ``show`` smallest classes by (size, first row), in that order, in O(classes).
+
+    Classes of size ``_NOT_A_SIZE`` are never selected (``show`` must not exceed the others).
+    """
+    if show == 0:
+        return np.zeros(0, dtype=np.int64)
+    lo = sizes.min()
+    ties = np.flatnonzero(sizes == lo)
+    if ties.shape[0] >= show:  # usual case: enough classes of the smallest size
+        below = ties[:0]
+    else:  # the show-th smallest size, from the histogram of the sizes
+        real = sizes[sizes != _NOT_A_SIZE]
+        thr = int(np.searchsorted(np.cumsum(np.bincount(real)), show))
+        below = np.flatnonzero(sizes < thr)  # fewer than ``show``
+        ties = np.flatnonzero(sizes == thr)
+    need = show - below.shape[0]
+    if ties.shape[0] > need:  # the ``need`` tied classes seen first (first rows are distinct)
+        ties = ties[np.argpartition(first[ties], need - 1)[:need]]
+    sel = np.concatenate([below, ties])
+    return sel[np.lexsort((first[sel], sizes[sel]))]
+
+
+def _take(s: pd.Series, at: np.ndarray) -> np.ndarray:
+    """Values of ``s`` at positions ``at``, as a new numpy array."""
+    if isinstance(s.dtype, np.dtype):
+        return s.to_numpy()[at]
+    return np.asarray(s.array.take(at))
+
+
+def _group(df: pd.DataFrame, qi: Sequence[str]) -> Grouping:
+    """Equivalence classes of ``df`` over ``qi`` (rows by position; any index)."""
+    cols, cards = [], []
+    for c in qi:
+        codes, card = encode_column(df[c])
+        cols.append(codes)
+        cards.append(card)
+    return group_rows(cols, cards)
+
+
 def _population_sizes(
-    df: pd.DataFrame, population: pd.DataFrame, qi: list[str], ids: np.ndarray, g: int
+    df: pd.DataFrame, population: pd.DataFrame, qi: list[str], grouping: Grouping
 ) -> np.ndarray:
     miss = [col for col in qi if col not in population.columns]
     if miss:
@@ -345,6 +403,6 @@ def _population_sizes(
     bids, bg = class_ids(both, qi)
     n = len(df)
     pop_counts = np.bincount(bids[n:], minlength=bg)
-    rep = np.empty(g, dtype=np.int64)
-    rep[ids] = bids[:n]
+    rep = np.empty(grouping.n_classes, dtype=np.int64)
+    rep[grouping.labels] = bids[grouping.rows]
     return pop_counts[rep]
