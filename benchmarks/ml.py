@@ -123,12 +123,16 @@ def main(argv: list[str] | None = None) -> list[dict]:
     rows: list[dict] = []
     import diffprivlib.models as dm
     from sklearn.linear_model import LinearRegression as SkLin
+    from sklearn.linear_model import LogisticRegression as SkLogit
     from sklearn.naive_bayes import GaussianNB as SkNB
 
     import veil.ml as vm
 
     print(f"# non-private GaussianNB accuracy: {SkNB().fit(Xtr, ytr).score(Xte, yte):.4f}")
     print(f"# non-private LinearRegression R^2: {SkLin().fit(Rtr, rtr).score(Rte, rte):.4f}")
+    if wanted is None or "LogisticRegression" in wanted:
+        sk_lr = SkLogit().fit(Xtr, ytr).score(Xte, yte)
+        print(f"# non-private LogisticRegression (scikit-learn, C=1) accuracy: {sk_lr:.4f}")
     for eps in epsilons:
         table = models(eps, d)
         table["LinearRegression"] = (
