@@ -108,7 +108,7 @@ def test_exact_privacy_loss_within_epsilon(eps, lam):
     # neighbours is computed, not estimated
     worst = _max_privacy_loss(eps, lam, R=1.0)
     assert worst <= eps * (1 + 1e-9)
-    assert worst >= 0.5 * eps  # the audit sees a substantial part of the budget
+    assert worst >= 0.6 * eps  # the audit sees most of the budget: it is not vacuous
 
 
 @pytest.mark.parametrize("eps", [0.5, 0.8])
