@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -21,6 +22,7 @@ from scipy import stats
 import veil.dp as dp
 from veil.dp._rng import SecureRandom
 from veil.dp.tools._quantile_candidates import candidate_quantiles, integer_candidates
+from veil.errors import InsecureRandomWarning
 
 ALPHA = 1e-6
 
@@ -249,6 +251,24 @@ def test_median_score_is_opendps_quantile_score():
 def test_integer_paths_edge_cases():
     assert integer_candidates(0.2, 0.8) is None  # no integer inside: interval mechanism
     assert integer_candidates(0, 2**21) is None  # too many: interval mechanism, floored
+
+
+def test_extreme_epsilons_are_safe():
+    x = np.array([1, 2, 2, 3, 5, 5, 7] * 100, dtype=np.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # numpy overflow / invalid
+        warnings.simplefilter("ignore", InsecureRandomWarning)  # the seeded generator
+        with np.errstate(over="raise", invalid="raise", divide="raise"):
+            huge = [
+                dp.tools.median(x, epsilon=1.7e308, bounds=(0, 10), random_state=s)
+                for s in range(3)
+            ]
+            tiny = [
+                dp.tools.median(x, epsilon=1e-300, bounds=(0, 10), random_state=s)
+                for s in range(20)
+            ]
+    assert huge == [3.0, 3.0, 3.0]
+    assert set(tiny) <= set(np.arange(11.0)) and len(set(tiny)) > 3  # ~uniform over 0..10
 
 
 def test_midrank_score_is_consistent_on_tied_data():

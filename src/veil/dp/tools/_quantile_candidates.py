@@ -47,7 +47,8 @@ accepted candidate is returned (the same distribution, see :func:`permute_and_fl
 coin is an exact ``Bernoulli(exp(-gamma))`` decided
 against the exact rational ``gamma = (eps / 2) (|s(c)| - min |s|)`` (float estimates with a
 proven error bound settle all but ~1e-12 of the coins; the rest are refined with exact
-arithmetic).  No probability is rounded.
+arithmetic).  No probability is rounded, except that a coin whose exponent overflows float64
+(``eps |s| > 1.8e308``, probability below ``2^-(10^308)``) is taken as tails.
 
 Example
 -------
@@ -130,7 +131,8 @@ def _pf_quantile(
     # each, by <= u * 2n: e_s <= 8 u (n + 1) is generous
     e_s = 8.0 * _U * (n + 1)
     amin_hat = float(a_hat.min())
-    gamma_hat = t * (a_hat - amin_hat)
+    with np.errstate(over="ignore"):  # eps * score > 1.8e308: gamma = inf, coin probability 0
+        gamma_hat = t * (a_hat - amin_hat)
     # |gamma_hat - gamma| <= t (2 e_s + u a_max) + u gamma_hat, bounded generously:
     err = t * (2 * e_s + 4 * _U * (n + 1)) + 4 * _U * gamma_hat
     exact: list[Fraction] = []  # (q, t, min |s|) as exact rationals, built on first use
@@ -175,7 +177,10 @@ def permute_and_flip(
     rng
         Bit source (secure unless a test seeds it).
     """
-    coins = _bern_exp_neg(gamma_hat, err, [exact_gamma], rng)  # type: ignore[list-item]
+    # at huge eps exp(err) may overflow (inf: settled exactly) and gamma = inf gives nan bounds
+    # (coin false: its probability exp(-gamma) is below 2^-(10^308))
+    with np.errstate(over="ignore", invalid="ignore"):
+        coins = _bern_exp_neg(gamma_hat, err, [exact_gamma], rng)  # type: ignore[list-item]
     accepted = np.flatnonzero(coins)
     if accepted.size == 0:  # pragma: no cover - the best candidate's coin is exp(0) = 1
         raise AssertionError("permute-and-flip: the best candidate never rejects")
