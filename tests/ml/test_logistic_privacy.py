@@ -158,3 +158,40 @@ def test_released_coefficient_has_the_analysed_distribution():
         return np.where(B >= 0, 0.5 * np.exp(-cal.beta * B), 1 - 0.5 * np.exp(cal.beta * B))
 
     assert stats.kstest(w, cdf).pvalue > 1e-6
+
+
+@pytest.mark.slow
+def test_released_coefficient_monte_carlo_audit():
+    """Seeded fits on neighbouring 1-D datasets: no bucket's probability ratio may exceed
+    e^eps beyond sampling error (Clopper-Pearson bounds at alpha = 1e-6)."""
+    eps, runs = 1.0, 4000
+    base = np.array([[0.0], [0.5], [-0.5], [1.0]])
+    D, Dn = base, np.vstack([base[:-1], [[-1.0]]])  # the last person replaced
+    y = np.array([1, 1, 0, 1])
+    rng = resolve_rng(99)
+    acc = dp.BudgetAccountant(epsilon=float("inf"))
+
+    def release(X):
+        clf = LogisticRegression(
+            epsilon=eps,
+            data_norm=1.0,
+            C=1.0,
+            fit_intercept=False,
+            classes=[0, 1],
+            random_state=rng,
+            accountant=acc,
+        )
+        return clf.fit(X, y).coef_[0, 0]
+
+    a = np.array([release(D) for _ in range(runs)])
+    b = np.array([release(Dn) for _ in range(runs)])
+    edges = np.quantile(np.concatenate([a, b]), np.linspace(0, 1, 9))
+    edges[0], edges[-1] = -np.inf, np.inf
+    ca, _ = np.histogram(a, edges)
+    cb, _ = np.histogram(b, edges)
+    alpha = 1e-6 / (2 * len(ca))
+    for x, z in ((ca, cb), (cb, ca)):
+        lo = np.nan_to_num(stats.beta.ppf(alpha, x, runs - x + 1))
+        hi = stats.beta.ppf(1 - alpha, z + 1, runs - z)
+        assert np.all(lo <= np.exp(eps) * hi)
+    assert stats.ks_2samp(a, b).pvalue < 1e-3  # the audit has power
