@@ -195,3 +195,20 @@ def test_released_coefficient_monte_carlo_audit():
         hi = stats.beta.ppf(1 - alpha, z + 1, runs - z)
         assert np.all(lo <= np.exp(eps) * hi)
     assert stats.ks_2samp(a, b).pvalue < 1e-3  # the audit has power
+
+
+def test_newton_and_lbfgs_paths_find_the_same_minimiser(monkeypatch):
+    from veil.ml import _objpert
+
+    rng = np.random.default_rng(3)
+    Z = rng.normal(size=(400, 5))
+    Z /= np.maximum(1.0, np.linalg.norm(Z, axis=1, keepdims=True))
+    s = np.where(Z @ [1.0, -2.0, 0.5, 0.0, 1.0] + rng.normal(size=400) > 0, 1.0, -1.0)
+    b = rng.normal(size=5) * 3
+    w_newton, it = _objpert.minimise_perturbed_logistic(Z, s, b, 1e-3, max_iter=100, gtol=1e-10)
+    assert it < 30
+    grad = -(Z.T @ (s * expit(-s * (Z @ w_newton)))) / 400 + b / 400 + 1e-3 * w_newton
+    assert np.max(np.abs(grad)) <= 1e-10
+    monkeypatch.setattr(_objpert, "_NEWTON_MAX_DIM", 0)  # force the large-d path
+    w_lbfgs, _ = _objpert.minimise_perturbed_logistic(Z, s, b, 1e-3, max_iter=100, gtol=1e-10)
+    np.testing.assert_allclose(w_lbfgs, w_newton, atol=1e-6)
