@@ -1,4 +1,4 @@
-"""Differentially private random decision trees and forests."""
+"""Differentially private decision trees and forests (greedy trees of :mod:`veil.ml._dptree`)."""
 
 from __future__ import annotations
 
@@ -19,72 +19,46 @@ from veil.ml._base import (
     resolve_bounds,
 )
 from veil.ml._budget import Charge
-from veil.ml._noise import add_laplace, resolve_rng
+from veil.ml._dptree import (
+    COUNT_SHARE,
+    auto_depth,
+    build_tree,
+    leaf_distribution,
+    noisy_count,
+)
+from veil.ml._noise import resolve_rng
 
 __all__ = ["DecisionTreeClassifier", "RandomForestClassifier"]
 
 
-class _RandomTree:
-    """A complete binary tree of depth ``D`` with data-independent random splits.
-
-    Node ``i``'s children are ``2 i + 1`` (value <= threshold) and ``2 i + 2``.  Each internal
-    node splits a feature drawn uniformly at random at a threshold drawn uniformly inside the
-    feature's interval *at that node* (so splits refine, never repeat).  Only the leaves' class
-    counts touch the data.
-    """
-
-    def __init__(self, depth: int, lo: np.ndarray, hi: np.ndarray, rng: Any) -> None:
-        n_internal = 2**depth - 1
-        d = len(lo)
-        self.depth = depth
-        self.feature = np.zeros(n_internal, dtype=np.int64)
-        self.threshold = np.zeros(n_internal)
-        node_lo = np.empty((n_internal, d))
-        node_hi = np.empty((n_internal, d))
-        if n_internal:
-            node_lo[0], node_hi[0] = lo, hi
-            feats = rng.integers(0, d, size=n_internal)
-            u = rng.random(n_internal)
-            for i in range(n_internal):  # 2^depth - 1 nodes; cheap for depth <= 12
-                f = int(feats[i])
-                t = node_lo[i, f] + u[i] * (node_hi[i, f] - node_lo[i, f])
-                self.feature[i], self.threshold[i] = f, t
-                for child, side in ((2 * i + 1, 0), (2 * i + 2, 1)):
-                    if child < n_internal:
-                        node_lo[child], node_hi[child] = node_lo[i], node_hi[i]
-                        if side == 0:
-                            node_hi[child, f] = t
-                        else:
-                            node_lo[child, f] = t
-
-    def leaves(self, X: np.ndarray) -> np.ndarray:
-        node = np.zeros(len(X), dtype=np.int64)
-        rows = np.arange(len(X))
-        for _ in range(self.depth):
-            go_right = X[rows, self.feature[node]] > self.threshold[node]
-            node = 2 * node + 1 + go_right
-        return node - (2**self.depth - 1)
-
-
 class DecisionTreeClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
-    """A differentially private random decision tree classifier.
+    """A differentially private greedy decision tree classifier.
 
-    The tree structure is random and independent of the data (Fan, Wang, Yu & Ma 2003, "Is
-    random model better?"; Jagannathan, Pillaipakkamnatt & Wright 2009, "A practical
-    differentially private random decision tree classifier"); each training row falls in
-    exactly one leaf, so the leaves' class counts are released with Laplace(1/epsilon) noise
-    (parallel composition across leaves).  Predictions are the noisy class distribution of the
-    leaf.
+    Grown top-down to a fixed depth; each node picks its split with the exponential mechanism
+    over a public grid of candidate thresholds, scored by the max operator (Friedman &
+    Schuster 2010, "Data mining with differential privacy", KDD); the leaves' class counts are
+    released with Laplace noise and predictions are the noisy class distribution of the leaf.
+    See :mod:`veil.ml._dptree` for the budget split and the privacy argument.
 
     Parameters
     ----------
-    max_depth : int, default 5
+    max_depth : int or None, default None
+        Depth of the tree.  ``None`` picks it from the data size and the budget
+        (``floor(log2(n eps) / 2) + 1`` in ``[1, 8]``, with ``n`` a noisy count costing 2 % of
+        ``epsilon``).
     epsilon : float, default 1.0
     bounds : (lower, upper) or "data"
-        Feature domains (required); ``"data"`` reads them with a PrivacyLeakWarning.
+        Feature domains (required); ``"data"`` reads them with a PrivacyLeakWarning.  The
+        candidate thresholds are equally spaced inside them, so tight public bounds help.
     classes : array-like, optional
         Label domain (public); by default the labels in ``y``.
     random_state, accountant : see :class:`veil.ml.GaussianNB`.
+
+    Attributes
+    ----------
+    tree_ : the fitted tree (``feature``, ``threshold``, ``depth``).
+    leaf_counts_ : ndarray of shape (2**depth, n_classes), the noisy leaf class counts.
+    max_depth_ : int, the depth used.
 
     Examples
     --------
@@ -96,7 +70,7 @@ class DecisionTreeClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def __init__(
         self,
-        max_depth: int = 5,
+        max_depth: int | None = None,
         *,
         epsilon: float = 1.0,
         bounds: Any = None,
@@ -115,20 +89,22 @@ class DecisionTreeClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         """Fit the tree; spends ``epsilon`` from the accountant."""
         Xa, codes, classes, lo, hi = _prepare(self, X, y, sample_weight)
         rng = resolve_rng(self.random_state)
-        with Charge(self.accountant, self.epsilon):
-            self.tree_ = _RandomTree(int(self.max_depth), lo, hi, rng)
-            self.leaf_counts_ = _noisy_leaf_counts(
-                self.tree_, Xa, codes, len(classes), float(self.epsilon), rng
+        eps = float(self.epsilon)
+        with Charge(self.accountant, eps):
+            depth, eps_tree = _depth_and_budget(self.max_depth, len(Xa), eps, 1, rng)
+            self.tree_, self.leaf_counts_ = build_tree(
+                Xa, codes, len(classes), lo, hi, depth, eps_tree, rng
             )
+            self.max_depth_ = depth
             self.classes_ = classes
             self.n_features_in_ = Xa.shape[1]
-            self.epsilon_spent_ = float(self.epsilon)
+            self.epsilon_spent_ = eps
         return self
 
     def predict_proba(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "tree_")
         Xa = check_n_features(self, X)
-        return _leaf_distribution(self.leaf_counts_, float(self.epsilon))[self.tree_.leaves(Xa)]
+        return leaf_distribution(self.leaf_counts_)[self.tree_.leaves(Xa)]
 
     def predict(self, X: Any) -> np.ndarray:
         proba = self.predict_proba(X)
@@ -136,11 +112,13 @@ class DecisionTreeClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
 
 
 class RandomForestClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
-    """A differentially private forest of random decision trees.
+    """A differentially private forest of greedy decision trees on disjoint parts of the data.
 
     The rows are split at random into ``n_estimators`` disjoint parts, one per tree, so every
-    tree spends the full ``epsilon`` on its own part (parallel composition); predictions
-    average the trees' noisy leaf distributions (soft voting).
+    tree spends the full ``epsilon`` on its own part (parallel composition; Fletcher & Islam
+    2019 survey this design).  Each tree is a :class:`DecisionTreeClassifier`-style greedy DP
+    tree (Friedman & Schuster 2010); predictions average the trees' noisy leaf distributions
+    (soft voting).
 
     Parameters
     ----------
@@ -154,13 +132,17 @@ class RandomForestClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         numpy, which is faster than process parallelism at these sizes.
     verbose : int, default 0
         Print one line per tree when positive.
-    max_depth : int, default 5
+    max_depth : int or None, default None
+        Depth of every tree; ``None`` applies the rule of :class:`DecisionTreeClassifier` to a
+        tree's part (noisy ``n / n_estimators``; the noisy count of all rows costs 2 % of
+        ``epsilon`` once).
     random_state, accountant : see :class:`veil.ml.GaussianNB`.
 
     References
     ----------
-    Fletcher & Islam (2019), "Decision tree classification with differential privacy: a
-    survey", ACM Computing Surveys; Jagannathan et al. (2009).
+    Friedman & Schuster (2010), "Data mining with differential privacy", KDD; Fletcher & Islam
+    (2019), "Decision tree classification with differential privacy: a survey", ACM Computing
+    Surveys.
 
     Examples
     --------
@@ -179,7 +161,7 @@ class RandomForestClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         classes: Any = None,
         n_jobs: int | None = None,
         verbose: int = 0,
-        max_depth: int = 5,
+        max_depth: int | None = None,
         random_state: Any = None,
         accountant: Any = None,
     ) -> None:
@@ -199,25 +181,27 @@ class RandomForestClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
             raise ConfigError(f"n_estimators must be a positive integer, got {self.n_estimators!r}")
         Xa, codes, classes, lo, hi = _prepare(self, X, y, sample_weight)
         rng = resolve_rng(self.random_state)
-        with Charge(self.accountant, self.epsilon):
-            part = rng.integers(0, int(self.n_estimators), size=len(Xa))
+        eps = float(self.epsilon)
+        n_trees = int(self.n_estimators)
+        with Charge(self.accountant, eps):
+            depth, eps_tree = _depth_and_budget(self.max_depth, len(Xa), eps, n_trees, rng)
+            part = rng.integers(0, n_trees, size=len(Xa))
             trees, counts = [], []
-            for t in range(int(self.n_estimators)):
+            for t in range(n_trees):
                 rows = part == t
-                tree = _RandomTree(int(self.max_depth), lo, hi, rng)
-                trees.append(tree)
-                counts.append(
-                    _noisy_leaf_counts(
-                        tree, Xa[rows], codes[rows], len(classes), float(self.epsilon), rng
-                    )
+                tree, leaf_counts = build_tree(
+                    Xa[rows], codes[rows], len(classes), lo, hi, depth, eps_tree, rng
                 )
+                trees.append(tree)
+                counts.append(leaf_counts)
                 if self.verbose:
-                    print(f"[veil] tree {t + 1}/{self.n_estimators} built", file=sys.stderr)
+                    print(f"[veil] tree {t + 1}/{n_trees} built", file=sys.stderr)
             self.estimators_ = trees
             self.leaf_counts_ = counts
+            self.max_depth_ = depth
             self.classes_ = classes
             self.n_features_in_ = Xa.shape[1]
-            self.epsilon_spent_ = float(self.epsilon)
+            self.epsilon_spent_ = eps
         return self
 
     def predict_proba(self, X: Any) -> np.ndarray:
@@ -225,7 +209,7 @@ class RandomForestClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         Xa = check_n_features(self, X)
         total = np.zeros((len(Xa), len(self.classes_)))
         for tree, counts in zip(self.estimators_, self.leaf_counts_):
-            total += _leaf_distribution(counts, float(self.epsilon))[tree.leaves(Xa)]
+            total += leaf_distribution(counts)[tree.leaves(Xa)]
         return total / len(self.estimators_)
 
     def predict(self, X: Any) -> np.ndarray:
@@ -233,12 +217,30 @@ class RandomForestClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(proba, axis=1)]
 
 
+def _depth_and_budget(
+    max_depth: int | None, n: int, eps: float, n_parts: int, rng: Any
+) -> tuple[int, float]:
+    """Tree depth and the epsilon left for each tree.
+
+    An explicit ``max_depth`` costs nothing; ``None`` releases a noisy row count with
+    ``COUNT_SHARE * eps`` and applies :func:`auto_depth` to ``n / n_parts`` with the rest.
+    """
+    if max_depth is not None:
+        return int(max_depth), eps
+    eps_count = COUNT_SHARE * eps
+    n_hat = max(noisy_count(n, eps_count, rng), 1.0)
+    return auto_depth(n_hat / n_parts, eps - eps_count), eps - eps_count
+
+
 def _prepare(est: Any, X: Any, y: Any, sample_weight: Any) -> tuple[Any, ...]:
     if sample_weight is not None:
         raise InputError("sample_weight is not supported: it would change the sensitivity")
     check_privacy_params(est.epsilon)
-    if not isinstance(est.max_depth, (int, np.integer)) or not 0 <= est.max_depth <= 16:
-        raise ConfigError(f"max_depth must be an integer in [0, 16], got {est.max_depth!r}")
+    md = est.max_depth
+    if md is not None and (isinstance(md, bool) or not isinstance(md, (int, np.integer))):
+        raise ConfigError(f"max_depth must be None or an integer in [0, 16], got {md!r}")
+    if md is not None and not 0 <= md <= 16:
+        raise ConfigError(f"max_depth must be None or an integer in [0, 16], got {md!r}")
     Xa = check_array_2d(X)
     ya = check_target(est, y, len(Xa), classification=True)
     lo, hi = resolve_bounds(est.bounds, Xa)
@@ -248,22 +250,3 @@ def _prepare(est: Any, X: Any, y: Any, sample_weight: Any) -> tuple[Any, ...]:
     if not np.array_equal(classes[pos], ya):
         raise InputError("y has labels outside classes")
     return Xa, pos, classes, lo, hi
-
-
-def _noisy_leaf_counts(
-    tree: _RandomTree, X: np.ndarray, codes: np.ndarray, n_classes: int, eps: float, rng: Any
-) -> np.ndarray:
-    n_leaves = 2**tree.depth
-    leaf = tree.leaves(X) if len(X) else np.zeros(0, dtype=np.int64)
-    counts = np.bincount(leaf * n_classes + codes, minlength=n_leaves * n_classes).astype(float)
-    return add_laplace(counts, 1.0 / eps, rng).reshape(n_leaves, n_classes)
-
-
-def _leaf_distribution(counts: np.ndarray, eps: float) -> np.ndarray:
-    """Class distribution per leaf from its noisy counts (negative counts clipped to 0).
-
-    (Borrowing an ancestor's distribution for low-mass leaves was tried and measured: on
-    Adult it lowered accuracy, pulling leaves towards the majority class.)
-    """
-    c = np.maximum(counts, 0.0) + 1e-3
-    return c / c.sum(axis=1, keepdims=True)
