@@ -133,6 +133,14 @@ def main(argv: list[str] | None = None) -> list[dict]:
     if wanted is None or "LogisticRegression" in wanted:
         sk_lr = SkLogit().fit(Xtr, ytr).score(Xte, yte)
         print(f"# non-private LogisticRegression (scikit-learn, C=1) accuracy: {sk_lr:.4f}")
+    if wanted is None or wanted & {"DecisionTree", "RandomForest"}:
+        from sklearn.tree import DecisionTreeClassifier as SkTree
+
+        for depth in (6, 8):
+            sk_t = SkTree(max_depth=depth, random_state=0).fit(Xtr, ytr).score(Xte, yte)
+            print(
+                f"# non-private DecisionTree (scikit-learn, max_depth={depth}) accuracy: {sk_t:.4f}"
+            )
     for eps in epsilons:
         table = models(eps, d)
         table["LinearRegression"] = (
