@@ -304,7 +304,7 @@ def check(
         v = m.violating(stats)
         viol_by_model.append((m, v))
         viol_any |= v
-    n_sup = int(sizes[viol_any].sum())
+    n_sup = _records(sizes, viol_any)
     max_sup = int(np.floor(suppression_limit * n + 1e-9))
     keep = ~viol_any if n_sup <= max_sup else np.ones(g, dtype=bool)
     for m in all_models:
@@ -326,8 +326,8 @@ def check(
                 "model": m.describe(),
                 "holds": bool(n_sup <= max_sup) if v.any() else True,
                 "achieved": m.achieved(stats),
-                "violating_classes": int(v.sum()),
-                "violating_records": int(sizes[v].sum()),
+                "violating_classes": int(np.count_nonzero(v)),
+                "violating_records": _records(sizes, v),
             }
         )
     holds = all(p["holds"] for p in per_model)
@@ -335,7 +335,11 @@ def check(
     first = grouping.first
     order = _k_smallest(sizes, first, show)
     n_viol = int(np.count_nonzero(viol_any))
-    vidx = _k_smallest(np.where(viol_any, sizes, _NOT_A_SIZE), first, min(show, n_viol))
+    if order.shape[0] == min(show, n_viol) and viol_any[order].all():
+        vidx = order  # the smallest classes all violate: they are the smallest violating ones
+    else:
+        left_out = (~viol_any).view(np.uint8).astype(np.int64) << _LEFT_OUT_BIT
+        vidx = _k_smallest(sizes | left_out, first, min(show, n_viol))
     at = first[np.concatenate([order, vidx])]
     values = {col: _take(df[col], at) for col in qi}
     broken = [", ".join(m.name for m, v in viol_by_model if v[i]) for i in vidx.tolist()]
@@ -350,13 +354,19 @@ def check(
     )
 
 
-_NOT_A_SIZE = np.iinfo(np.int64).max  # size given to classes left out of a selection
+_LEFT_OUT_BIT = 62  # sizes with this bit set belong to classes left out of a selection
+
+
+def _records(sizes: np.ndarray, mask: np.ndarray) -> int:
+    """Records in the classes selected by the boolean ``mask`` (a dot product: no gather)."""
+    return int(np.dot(sizes, mask.view(np.uint8).astype(np.int64)))
 
 
 def _k_smallest(sizes: np.ndarray, first: np.ndarray, show: int) -> np.ndarray:
     """The ``show`` smallest classes by (size, first row), in that order, in O(classes).
 
-    Classes of size ``_NOT_A_SIZE`` are never selected (``show`` must not exceed the others).
+    Classes whose size has bit ``_LEFT_OUT_BIT`` set are never selected (``show`` must not
+    exceed the number of the others).
     """
     if show == 0:
         return np.zeros(0, dtype=np.int64)
@@ -365,7 +375,7 @@ def _k_smallest(sizes: np.ndarray, first: np.ndarray, show: int) -> np.ndarray:
     if ties.shape[0] >= show:  # usual case: enough classes of the smallest size
         below = ties[:0]
     else:  # the show-th smallest size, from the histogram of the sizes
-        real = sizes[sizes != _NOT_A_SIZE]
+        real = sizes[sizes < (1 << _LEFT_OUT_BIT)]
         thr = int(np.searchsorted(np.cumsum(np.bincount(real)), show))
         below = np.flatnonzero(sizes < thr)  # fewer than ``show``
         ties = np.flatnonzero(sizes == thr)

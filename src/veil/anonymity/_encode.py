@@ -1,7 +1,7 @@
 """Quasi-identifier columns to integer codes, and rows to equivalence classes.
 
 :func:`group_rows` gives the equivalence classes of a table over its quasi-identifiers by
-sorting: the mixed-radix key of the column codes is packed with the row number into one int64
+sorting: the column codes are packed in bit fields of one int64 key, then with the row number,
 and sorted, so one sort gives the classes (in key order), their sizes, the rows of each class
 (ascending) and the first row of each class, with no hashing of the combined key.
 
@@ -103,7 +103,8 @@ def factorize_objects(arr: np.ndarray) -> tuple[np.ndarray, int]:
     arr = np.ascontiguousarray(arr)
     ptr = _object_pointers(arr)
     m = min(n, _PROBE)
-    if len(factorize_int64(ptr[:m])[1]) * 4 > m:  # many objects: identities would not help
+    seen = len(factorize_int64(ptr[:m])[1])
+    if seen * 4 > m:  # many objects: grouping by identity would not help
         return _factorize_values(arr)
     inv, ptrs = factorize_int64(ptr)
     # one object per identity (any of its rows: they hold the same object), in the order of
@@ -247,12 +248,13 @@ def group_rows(cols: list[np.ndarray], cards: list[int]) -> Grouping:
     key = np.asarray(cols[0], dtype=np.int64)
     space = int(cards[0])
     for c, card in zip(cols[1:], cards[1:]):
-        if space * card >= 1 << _KEY_BITS:  # renumber the combinations seen so far
+        bits = max(int(card) - 1, 1).bit_length()  # bit fields: shifts and ors are cheapest
+        if space << bits >= 1 << _KEY_BITS:  # renumber the combinations seen so far
             key, uniq = factorize_int64(key)
             space = uniq.shape[0]
-        key *= card
-        key += c
-        space *= card
+        key <<= bits
+        key |= c
+        space <<= bits
     shift = max(n - 1, 1).bit_length()
     if space > (1 << (_KEY_BITS - shift)):  # key and row number must share one int64
         key, uniq = factorize_int64(key)
