@@ -2,17 +2,21 @@
 
 Every mechanism draws from the cryptographically secure generator by default
 (``random_state=None``); a seed or numpy generator is accepted for tests and warns
-(:class:`~veil.errors.InsecureRandomWarning`).  Continuous outputs are floating-point safe:
-exact discrete noise on a power-of-two grid (see :mod:`veil.dp._samplers`).  Each mechanism
+(:class:`~veil.errors.InsecureRandomWarning`).  Continuous scalar outputs are floating-point
+safe: exact discrete noise on a power-of-two grid (see :mod:`veil.dp._samplers`).  The two
+vector machines (``Vector``, ``Bingham``) output continuous vectors computed in float64 and
+are *not* floating-point hardened (see :mod:`veil.dp.mechanisms._machines`).  Each mechanism
 has ``epsilon``, ``delta``, ``sensitivity``, ``randomise(value)`` (scalar or array),
 ``bias(value)``, ``variance(value)``, ``mse(value)`` and ``confidence_interval(alpha)``.
 
 Mechanisms
 ----------
-Laplace, LaplaceTruncated, LaplaceFolded, LaplaceBoundedDomain, Snapping, Gaussian,
-GaussianAnalytic, GaussianDiscrete, Geometric, GeometricTruncated, GeometricFolded,
-Exponential, PermuteAndFlip, ReportNoisyMax, SparseVector, AboveThreshold, Binary,
-RandomizedResponse, plus ``coin_flip_survey`` / ``estimate_proportion``.
+Laplace, LaplaceTruncated, LaplaceFolded, LaplaceBoundedDomain, LaplaceBoundedNoise,
+Snapping, Staircase, Uniform, Gaussian, GaussianAnalytic, GaussianDiscrete, Geometric,
+GeometricTruncated, GeometricFolded, Exponential, ExponentialCategorical,
+ExponentialHierarchical, PermuteAndFlip, ReportNoisyMax, SparseVector, AboveThreshold, Binary,
+RandomizedResponse, Vector, Bingham (every diffprivlib 0.6.6 mechanism name, plus
+``DPMachine``), plus ``coin_flip_survey`` / ``estimate_proportion``.
 
 Array-level samplers (for other Veil packages)
 ----------------------------------------------
@@ -56,13 +60,15 @@ from veil.dp._samplers import (
     grid_for,
     laplace_fp,
 )
-from veil.dp.mechanisms._base import DPMechanism, TruncationAndFoldingMixin
+from veil.dp.mechanisms._base import DPMachine, DPMechanism, TruncationAndFoldingMixin
 from veil.dp.mechanisms._binary import (
     Binary,
     RandomizedResponse,
     coin_flip_survey,
     estimate_proportion,
 )
+from veil.dp.mechanisms._bounded_noise import LaplaceBoundedNoise, Uniform
+from veil.dp.mechanisms._categorical import ExponentialCategorical, ExponentialHierarchical
 from veil.dp.mechanisms._exponential import (
     Exponential,
     PermuteAndFlip,
@@ -84,16 +90,22 @@ from veil.dp.mechanisms._laplace import (
     LaplaceTruncated,
     Snapping,
 )
+from veil.dp.mechanisms._machines import Bingham, Vector
+from veil.dp.mechanisms._staircase import Staircase
 from veil.dp.mechanisms._svt import AboveThreshold, SparseVector
 
 __all__ = [
+    "DPMachine",
     "DPMechanism",
     "TruncationAndFoldingMixin",
     "Laplace",
     "LaplaceTruncated",
     "LaplaceFolded",
     "LaplaceBoundedDomain",
+    "LaplaceBoundedNoise",
     "Snapping",
+    "Staircase",
+    "Uniform",
     "Gaussian",
     "GaussianAnalytic",
     "GaussianDiscrete",
@@ -101,12 +113,16 @@ __all__ = [
     "GeometricTruncated",
     "GeometricFolded",
     "Exponential",
+    "ExponentialCategorical",
+    "ExponentialHierarchical",
     "PermuteAndFlip",
     "ReportNoisyMax",
     "SparseVector",
     "AboveThreshold",
     "Binary",
     "RandomizedResponse",
+    "Vector",
+    "Bingham",
     "coin_flip_survey",
     "estimate_proportion",
     "resolve_rng",

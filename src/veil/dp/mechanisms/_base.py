@@ -12,7 +12,13 @@ import numpy as np
 from veil.dp._rng import BitSource, resolve_rng
 from veil.errors import ConfigError, InputError
 
-__all__ = ["DPMechanism", "TruncationAndFoldingMixin", "check_epsilon_delta", "as_float"]
+__all__ = [
+    "DPMachine",
+    "DPMechanism",
+    "TruncationAndFoldingMixin",
+    "check_epsilon_delta",
+    "as_float",
+]
 
 
 def as_float(name: str, value: Any) -> float:
@@ -38,7 +44,22 @@ def check_epsilon_delta(epsilon: Any, delta: Any) -> tuple[float, float]:
     return eps, dlt
 
 
-class DPMechanism:
+class DPMachine:
+    """Root of every randomising object (diffprivlib's ``DPMachine``): ``randomise`` and ``copy``.
+
+    :class:`DPMechanism` adds privacy parameters and accuracy helpers; machines whose
+    ``randomise`` takes a function or a matrix (``Vector``, ``Bingham``) derive from it too.
+    """
+
+    def randomise(self, value: Any) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def copy(self) -> DPMachine:
+        """A shallow copy (sharing the random generator)."""
+        return _copy.copy(self)
+
+
+class DPMechanism(DPMachine):
     """Base of every mechanism: privacy parameters, randomness and accuracy helpers.
 
     Parameters

@@ -1,7 +1,8 @@
 """Selection mechanisms: exponential mechanism, permute-and-flip, report-noisy-max.
 
 * :class:`Exponential` — McSherry & Talwar (2007): ``P(r) ~ measure_r * exp(eps u_r / 2 Delta)``
-  (``eps u_r / Delta`` for monotonic utilities); exact rejection sampling without a measure.
+  (``eps u_r / Delta`` for monotonic utilities); exact rejection sampling with or without a
+  base measure (exact coins, see :mod:`veil.dp.mechanisms._coins`).
 * :class:`PermuteAndFlip` — McKenna & Sheldon (2020): never worse in expected utility than the
   exponential mechanism; every coin is an *exact* ``Bernoulli(exp(-gamma))``.
 * :class:`ReportNoisyMax` — Dwork & Roth (2014, Claim 3.9): argmax of FP-safe Laplace-noised
@@ -16,6 +17,7 @@ import numpy as np
 
 from veil.dp._samplers import bernoulli_exp, laplace_fp
 from veil.dp.mechanisms._base import DPMechanism
+from veil.dp.mechanisms._coins import sample_exact_gamma, sample_measure_gamma
 from veil.errors import ConfigError, InputError
 
 __all__ = ["Exponential", "PermuteAndFlip", "ReportNoisyMax", "sample_log_weights"]
@@ -156,28 +158,30 @@ class Exponential(_Selection):
                 lw = lw + np.log(self.measure)
         return lw
 
-    def randomise(self, value: Any = None) -> Any:
-        """Draw one candidate (index when no ``candidates`` were given).
-
-        Without a ``measure`` the draw is exact: uniform proposals accepted with an exact
-        ``Bernoulli(exp(-factor * (u* - u)))`` coin (rejection sampling; at most ``m``
-        proposals expected).  With a ``measure`` it samples the float64 log-space weights.
-        """
-        if self.measure is not None:
-            return self._out(sample_log_weights(self._logw(), self._rng))
+    def _gamma(self) -> np.ndarray:
+        """Exponents ``gamma_r = factor * (u* - u_r)`` (``inf`` for losers at sensitivity 0)."""
         u = self.utility
         if self.sensitivity:
-            gamma = (u.max() - u) * self._factor
-        else:
-            gamma = np.where(u == u.max(), 0.0, np.inf)
-        m = u.size
-        batch = int(min(max(64, 2 * m), 1 << 16))
-        while True:
-            idx = self._rng.integers(0, m, size=batch)
-            coins = bernoulli_exp(gamma[idx], batch, self._rng)
-            hit = np.flatnonzero(coins)
-            if hit.size:
-                return self._out(int(idx[hit[0]]))
+            return (u.max() - u) * self._factor
+        return np.where(u == u.max(), 0.0, np.inf)
+
+    def randomise(self, value: Any = None) -> Any:
+        """Draw one candidate (index when no ``candidates`` were given), exactly.
+
+        Without a ``measure``: uniform proposals accepted with an exact
+        ``Bernoulli(exp(-factor * (u* - u)))`` coin (at most ``m`` proposals expected).  With a
+        ``measure``: proposals accepted with exact coins whose product is proportional to
+        ``measure_r * exp(-gamma_r)`` (:func:`~veil.dp.mechanisms._coins.sample_measure_gamma`;
+        at most ``4m`` proposals expected whatever the range of the measure).  In both cases
+        no floating-point rounding enters the output distribution beyond the float value of
+        each exponent ``gamma_r``.
+        """
+        if self.measure is not None:
+            try:
+                return self._out(sample_measure_gamma(self.measure, self._gamma(), self._rng))
+            except ValueError as exc:
+                raise InputError(str(exc)) from None
+        return self._out(sample_exact_gamma(self._gamma(), self._rng))
 
 
 class PermuteAndFlip(_Selection):
