@@ -112,6 +112,8 @@ def test_split_utilities_match_brute_force_and_are_monotone_with_sensitivity_one
     for _ in range(20):
         n = int(rng.integers(0, 60))
         X = rng.uniform(lo, hi, (n, 3))
+        on_grid = rng.random((n, 3)) < 0.3  # values exactly on a candidate threshold
+        X = np.where(on_grid, cand[np.arange(3), rng.integers(0, 7, (n, 3))], X)
         codes = rng.integers(0, 3, n)
         u = _dptree.split_utilities(X, codes, 3, cand)
         brute = [

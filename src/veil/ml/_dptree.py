@@ -104,21 +104,64 @@ def candidate_thresholds(lo: np.ndarray, hi: np.ndarray, k: int = N_THRESHOLDS) 
 
 
 def split_utilities(
-    X: np.ndarray, codes: np.ndarray, n_classes: int, thresholds: np.ndarray
+    X: np.ndarray,
+    codes: np.ndarray,
+    n_classes: int,
+    thresholds: np.ndarray,
+    node: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Max-operator utility of every candidate split, flattened feature-major ``(d * k,)``.
+    """Max-operator utility of every candidate split of every node of one level.
 
-    ``u(f, j) = max_c #{x_f <= t_fj, c} + max_c #{x_f > t_fj, c}`` (Friedman & Schuster 2010).
+    ``u(f, j) = max_c #{x_f <= t_fj, c} + max_c #{x_f > t_fj, c}`` over the node's rows
+    (Friedman & Schuster 2010).
+
+    Parameters
+    ----------
+    X, codes : the rows and their class codes.
+    thresholds : ndarray of shape (d, k) or (m, d, k)
+        Candidate thresholds (per node of the level when 3-d).
+    node : ndarray of shape (n,), optional
+        Node (0 .. m - 1) of each row; all rows in node 0 by default.
+
+    Returns
+    -------
+    ndarray of shape (d * k,) for 2-d ``thresholds``, else (m, d * k), feature-major.
     """
-    d, k = thresholds.shape
-    total = np.bincount(codes, minlength=n_classes)
-    out = np.empty((d, k))
+    single = thresholds.ndim == 2
+    th = thresholds[None] if single else thresholds
+    m, d, k = th.shape
+    a = np.zeros(len(X), dtype=np.int64) if node is None else np.asarray(node, dtype=np.int64)
+    out = np.empty((m, d, k))
     for f in range(d):
-        b = np.searchsorted(thresholds[f], X[:, f], side="left")  # x <= t_j  <=>  b <= j
-        h = np.bincount(b * n_classes + codes, minlength=(k + 1) * n_classes)
-        left = np.cumsum(h.reshape(k + 1, n_classes), axis=0)[:-1]
-        out[f] = left.max(axis=1) + (total - left).max(axis=1)
-    return out.ravel()
+        b = _count_below(X[:, f], th[:, f, :], a)  # x <= t_j  <=>  b <= j
+        h = np.bincount(((a * (k + 1) + b) * n_classes + codes), minlength=m * (k + 1) * n_classes)
+        h = h.reshape(m, k + 1, n_classes)
+        left = np.cumsum(h, axis=1)[:, :-1]
+        right = h.sum(axis=1)[:, None, :] - left
+        out[:, f] = left.max(axis=2) + right.max(axis=2)
+    return out.reshape(d * k) if single else out.reshape(m, d * k)
+
+
+def _count_below(x: np.ndarray, th: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """``#{j : th[a_i, j] < x_i}`` for sorted, equally spaced rows ``th`` (exact, O(n)).
+
+    An arithmetic first guess from the spacing, then corrected by comparing ``x`` with the
+    actual thresholds on both sides, so the count agrees with the routing test ``x > t``.
+    """
+    m, k = th.shape
+    if m == 0 or k == 0 or len(x) == 0:
+        return np.zeros(len(x), dtype=np.int64)
+    step = (th[:, -1] - th[:, 0]) / (k - 1) if k > 1 else np.ones(m)
+    start = th[:, 0] - step  # the node's lower bound
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(step[a] > 0, (x - start[a]) / step[a], np.where(x > th[a, 0], k + 1, 0))
+    b = np.clip(np.ceil(np.nan_to_num(r, nan=0.0)) - 1, 0, k).astype(np.int64)
+    for _ in range(2):  # rounding moves the guess by at most one step
+        dec = (b > 0) & (x <= th[a, np.maximum(b - 1, 0)])
+        b -= dec
+        inc = (b < k) & (x > th[a, np.minimum(b, k - 1)])
+        b += inc
+    return b
 
 
 def select_split(utilities: np.ndarray, epsilon: float, rng: Any) -> int:
@@ -165,33 +208,27 @@ def build_tree(
     ``LEAF_SHARE * epsilon`` goes to the leaf counts and the rest is split evenly over the
     ``depth`` levels of splits (all of it to the leaves when ``depth == 0``).
     """
-    d = X.shape[1]
     n_internal = 2**depth - 1
     eps_leaf = epsilon if depth == 0 else LEAF_SHARE * epsilon
     eps_level = (epsilon - eps_leaf) / depth if depth else 0.0
     feature = np.zeros(n_internal, dtype=np.int64)
     threshold = np.zeros(n_internal)
-    node_lo = np.empty((n_internal, d))
-    node_hi = np.empty((n_internal, d))
-    node_rows: list[np.ndarray] = [np.arange(len(X))] + [np.empty(0, np.int64)] * n_internal
-    if n_internal:
-        node_lo[0], node_hi[0] = lo, hi
-    for i in range(n_internal):  # heap order visits the levels top-down
-        rows = node_rows[i]
-        cand = candidate_thresholds(node_lo[i], node_hi[i])
-        u = split_utilities(X[rows], codes[rows], n_classes, cand)
-        j = select_split(u, eps_level, rng)
-        f, t = divmod(j, cand.shape[1])
-        feature[i], threshold[i] = f, cand[f, t]
-        left = X[rows, f] <= threshold[i]
-        for child, side_rows, is_left in ((2 * i + 1, rows[left], 1), (2 * i + 2, rows[~left], 0)):
-            if child < n_internal:
-                node_rows[child] = side_rows
-                node_lo[child], node_hi[child] = node_lo[i], node_hi[i]
-                if is_left:
-                    node_hi[child, f] = threshold[i]
-                else:
-                    node_lo[child, f] = threshold[i]
-        node_rows[i] = np.empty(0, np.int64)  # free
+    box_lo, box_hi = lo[None, :].copy(), hi[None, :].copy()  # intervals of the level's nodes
+    node = np.zeros(len(X), dtype=np.int64)  # node of each row, numbered within its level
+    rows = np.arange(len(X))
+    for level in range(depth):
+        first = 2**level - 1  # heap index of the level's first node
+        cand = np.stack([candidate_thresholds(box_lo[i], box_hi[i]) for i in range(len(box_lo))])
+        u = split_utilities(X, codes, n_classes, cand, node)
+        k = cand.shape[2]
+        child_lo = np.repeat(box_lo, 2, axis=0)
+        child_hi = np.repeat(box_hi, 2, axis=0)
+        for i in range(len(box_lo)):  # nodes of a level are disjoint: parallel composition
+            f, t = divmod(select_split(u[i], eps_level, rng), k)
+            feature[first + i], threshold[first + i] = f, cand[i, f, t]
+            child_hi[2 * i, f] = child_lo[2 * i + 1, f] = cand[i, f, t]
+        box_lo, box_hi = child_lo, child_hi
+        go_right = X[rows, feature[first + node]] > threshold[first + node]
+        node = 2 * node + go_right
     tree = GreedyTree(depth, feature, threshold)
     return tree, noisy_leaf_counts(tree, X, codes, n_classes, eps_leaf, rng)
