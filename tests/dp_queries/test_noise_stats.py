@@ -124,20 +124,47 @@ def test_partition_selection_keeps_singletons_with_probability_delta() -> None:
     assert stats.binomtest(kept, G, prob).pvalue > ALPHA
 
 
-def test_integer_quantile_follows_discrete_exponential_mechanism() -> None:
+def _permute_and_flip_pmf(util: np.ndarray, scale: float) -> np.ndarray:
+    """Exact permute-and-flip probabilities: coin p_i = exp(scale (u_i - max u)); the first
+    accepted candidate of a uniform order is a uniform member of the accepted set."""
+    import itertools
+
+    coin = np.exp(scale * (util - util.max()))
+    k = coin.size
+    pmf = np.zeros(k)
+    for mask in itertools.product([0, 1], repeat=k):
+        acc = np.flatnonzero(mask)
+        if acc.size == 0:
+            continue
+        pr = np.prod(np.where(np.array(mask) == 1, coin, 1 - coin))
+        pmf[acc] += pr / acc.size
+    return pmf
+
+
+@pytest.mark.parametrize(("neighbouring", "delta"), [("add_remove", 0.5), ("replace", 1.0)])
+def test_integer_quantile_follows_permute_and_flip(neighbouring: str, delta: float) -> None:
     vals = np.array([1, 1, 2, 5])
     df = pd.DataFrame({"g": np.repeat(np.arange(G), 4), "x": np.tile(vals, G)})
     eps = 2.0
-    pf = PrivateFrame(df, accountant=False, random_state=17)
-    out = pf.groupby("g", keys=range(G)).agg(med=Agg("median", "x", (0, 6)), epsilon=eps)
+    if neighbouring == "add_remove":
+        pf = PrivateFrame(df, accountant=False, random_state=17)
+        out = pf.groupby("g", keys=range(G)).agg(med=Agg("median", "x", (0, 6)), epsilon=eps)
+        released = out["med"].to_numpy()
+    else:  # replace is offered for ungrouped queries only: drive the grouped kernel directly
+        from veil.dp._rng import SecureRandom
+        from veil.dp.frame._quantile import dp_quantiles
+
+        released = dp_quantiles(
+            df["g"].to_numpy(), df["x"].to_numpy(), G, (0, 6), 0.5, eps, 1.0,
+            SecureRandom(17), integer_valued=True,
+        )  # fmt: skip
     cands = np.arange(0, 7)
     below = np.array([(vals < c).sum() for c in cands])
     upto = np.array([(vals <= c).sum() for c in cands])
-    target = 0.5 * vals.size
-    util = -np.maximum(np.maximum(below - target, target - upto), 0)
-    p = np.exp(eps * util / (2.0 * 0.5))  # sensitivity max(q, 1 - q) = 0.5
-    p /= p.sum()
-    obs = np.array([(out["med"].to_numpy() == c).sum() for c in cands])
+    util = -np.abs(0.5 * (below + upto) - 0.5 * vals.size)  # midrank score
+    p = _permute_and_flip_pmf(util, eps / (2.0 * delta))
+    assert abs(p.sum() - 1) < 1e-12
+    obs = np.array([(released == c).sum() for c in cands])
     assert obs.sum() == G
     assert stats.chisquare(obs, p * G).pvalue > ALPHA
 
@@ -146,10 +173,12 @@ def test_integer_quantile_follows_discrete_exponential_mechanism() -> None:
 @given(
     vals=st.lists(st.integers(0, 6), min_size=0, max_size=15),
     extra=st.integers(0, 6),
+    other=st.integers(0, 6),
     q=st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.9, 1.0]),
 )
-def test_quantile_utility_sensitivity(vals, extra, q) -> None:
-    """Adding one value moves every candidate's utility by at most max(q, 1 - q)."""
+def test_quantile_utility_sensitivity(vals, extra, other, q) -> None:
+    """Adding one value moves every candidate's utility by at most max(q, 1 - q); replacing
+    one value by another moves it by at most 1."""
     from veil.dp.frame._quantile import integer_utility
 
     counts = np.bincount(np.array(vals, dtype=int), minlength=7).astype(float)
@@ -157,6 +186,12 @@ def test_quantile_utility_sensitivity(vals, extra, q) -> None:
     counts2[extra] += 1
     diff = np.abs(integer_utility(counts2, q) - integer_utility(counts, q))
     assert diff.max() <= max(q, 1 - q) + 1e-12
+    if vals:
+        counts3 = counts.copy()
+        counts3[vals[0]] -= 1
+        counts3[other] += 1
+        diff = np.abs(integer_utility(counts3, q) - integer_utility(counts, q))
+        assert diff.max() <= 1 + 1e-12
 
 
 def test_gaussian_count_noise_is_discrete_gaussian() -> None:

@@ -12,10 +12,12 @@ tiny intervals never overflow; all groups are handled by one sort and a few redu
 
 An empty group returns a uniform draw from the bounds.
 
-Integer columns (integer or boolean dtype: schema, not data) use the *discrete* exponential
-mechanism over the candidates ``ceil(lo) .. floor(hi)`` instead (McSherry & Talwar, FOCS 2007):
-candidate ``c`` has utility ``-dist(q m, [#{x < c}, #{x <= c}])``, which also changes by at most
-one per added row.  On data with many ties (ages) it returns the tied value itself rather than a
+Integer columns (integer or boolean dtype: schema, not data) select among the candidates
+``ceil(lo) .. floor(hi)`` instead, with the same mechanism as ``veil.dp.tools`` (see
+:mod:`veil.dp.tools._quantile_candidates`): permute-and-flip (McKenna & Sheldon, NeurIPS 2020)
+with exact coins on the midrank score ``|(#{x < c} + #{x <= c}) / 2 - q m|``, which moves by at
+most ``max(q, 1 - q)`` per added or removed row and by at most 1 per replaced row -- the same
+``Delta`` as above.  On data with many ties (ages) it returns the tied value itself rather than a
 point of a neighbouring gap, which is what OpenDP's candidate-based quantile does too.
 
 Example
@@ -31,11 +33,13 @@ True
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
 from veil.dp._rng import BitSource
 from veil.dp.frame._noise import gumbel
+from veil.dp.tools._quantile_candidates import _pf_quantile
 
 __all__ = ["dp_quantiles"]
 
@@ -123,15 +127,14 @@ def dp_quantiles(
 
 
 def integer_utility(counts: np.ndarray, q: float) -> np.ndarray:
-    """Utility ``-dist(q m, [#{x < c}, #{x <= c}])`` of each candidate (last axis).
+    """Midrank utility ``-|(#{x < c} + #{x <= c}) / 2 - q m|`` of each candidate (last axis).
 
     ``counts[..., j]`` is the number of values equal to candidate ``j``.  One added or removed
-    value changes every utility by at most ``max(q, 1 - q)``.
+    value changes every utility by at most ``max(q, 1 - q)``; one replaced value by at most 1.
     """
     upto = np.cumsum(counts, axis=-1)  # #{x <= c}
     below = upto - counts  # #{x < c}
-    target = q * upto[..., -1:]
-    return -np.maximum(np.maximum(below - target, target - upto), 0.0)
+    return -np.abs(0.5 * (below + upto) - q * upto[..., -1:])
 
 
 def _integer_quantiles(
@@ -145,14 +148,20 @@ def _integer_quantiles(
     sensitivity: float,
     rng: BitSource,
 ) -> np.ndarray:
-    """Discrete exponential mechanism over integer candidates, all groups at once."""
+    """Permute-and-flip over the integer candidates with the midrank score, group by group."""
     first = math.ceil(lo)
     k = math.floor(hi) - first + 1
     v = np.clip(np.rint(np.asarray(values, dtype=np.float64)), first, first + k - 1)
     cell = groups * np.int64(k) + (v.astype(np.int64) - first)
     counts = np.bincount(cell, minlength=n_groups * k).reshape(n_groups, k)
-    utility = integer_utility(counts, q)
-    score = (epsilon / (2.0 * sensitivity)) * utility + gumbel(rng, n_groups * k).reshape(
-        n_groups, k
-    )
-    return (first + np.argmax(score, axis=1)).astype(np.float64)
+    m = counts.sum(axis=1)
+    below = np.cumsum(counts, axis=1) - counts  # #{x < c}
+    # _pf_quantile calibrates with eps / 2 for a score of sensitivity 1: hand it eps / Delta,
+    # rounded down so that the effective epsilon never exceeds the budget
+    eff = epsilon / sensitivity
+    if Fraction(eff) * Fraction(sensitivity) > Fraction(epsilon):
+        eff = float(np.nextafter(eff, 0.0))
+    out = np.empty(n_groups)
+    for g in range(n_groups):
+        out[g] = first + _pf_quantile(below[g], counts[g], int(m[g]), q, eff, rng)
+    return out
