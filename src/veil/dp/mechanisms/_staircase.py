@@ -17,8 +17,8 @@ Veil samples the *discrete* staircase on the power-of-two grid ``g`` of
 and ``s = round(gamma D)``.  ``h`` is non-increasing and ``h(t + D) = b h(t)``, so for any
 shift ``d <= D``, ``h(|z|) / h(|z + d|) <= 1 / b = exp(epsilon)``: exactly ``epsilon``-DP.
 ``Z`` is drawn exactly (geometric number of periods from the exact sampler, position inside
-the period by rejection with an exact ``Bernoulli(exp(-epsilon))`` coin, random sign with
-the negative zero rejected) and the output ``(k + Z) g`` depends on the exact integer only.
+the period by a rejection step with exact coins and acceptance >= 1/4 for any ``epsilon``,
+random sign with the negative zero rejected) and the output ``(k + Z) g`` depends on the exact integer only.
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from veil.dp._samplers import bernoulli_exp, geometric, grid_for
+from veil.dp._samplers import geometric, grid_for
 from veil.dp.mechanisms._base import DPMechanism, as_float
+from veil.dp.mechanisms._coins import qexp_coins, zero_bit_coins
 from veil.errors import ConfigError
 
 __all__ = ["Staircase", "grid_noise_output"]
@@ -126,17 +127,35 @@ class Staircase(DPMechanism):
         return out
 
     def _positions(self, m: int, d: int, s: int) -> np.ndarray:
-        """``m`` draws of ``R`` on ``[0, D)`` with ``P(R = r) ~ 1`` (``r < s``) or ``b``."""
-        out = np.empty(m, dtype=np.int64)
+        """``m`` exact draws of ``R`` on ``[0, D)`` with ``P(R = r) ~ 1`` (``r < s``) or ``b``.
+
+        The part (low ``r < s``, total weight ``s``; high, total ``(D - s) b``) is chosen by
+        rejection: a fair coin proposes a part, accepted with probability ``2^-j`` (low) or
+        ``z 2^-j`` (high), ``z = (D - s) b / s`` and ``2^j >= z``; every proposal succeeds with
+        probability at least 1/4 whatever ``epsilon`` and ``gamma``.  ``R`` is then uniform
+        in its part.
+        """
+        if s in (0, d):  # one part only: uniform over the period
+            return self._rng.integers(0, d, size=m)
+        c = Fraction(d - s, s)
+        z_hat = float(c) * math.exp(-self.epsilon)
+        j = max(math.ceil(math.log2(z_hat * (1 + 1e-9))), 0) if z_hat > 0 else 0
+        q = c / (1 << j)  # z 2^-j = q exp(-epsilon) <= 1
+        low = np.empty(m, dtype=bool)
         todo = np.arange(m)
         while todo.size:
-            r = self._rng.integers(0, d, size=todo.size)
-            high = r >= s
-            ok = ~high
-            if high.any():
-                ok[high] = bernoulli_exp(self.epsilon, int(high.sum()), self._rng)
-            out[todo[ok]] = r[ok]
+            k = todo.size
+            prop_low = (self._rng.raw(k) >> np.uint64(63)).astype(bool)
+            ok = np.empty(k, dtype=bool)
+            ok[prop_low] = zero_bit_coins(np.full(int(prop_low.sum()), j), self._rng)
+            nh = int((~prop_low).sum())
+            ok[~prop_low] = qexp_coins(q, self.epsilon, nh, self._rng)
+            low[todo[ok]] = prop_low[ok]
             todo = todo[~ok]
+        out = np.empty(m, dtype=np.int64)
+        nl = int(low.sum())
+        out[low] = self._rng.integers(0, s, size=nl)
+        out[~low] = self._rng.integers(s, d, size=m - nl)
         return out
 
     # ------------------------------------------------------------------ API
