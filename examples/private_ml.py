@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 import veil.dp as dp
-from veil.errors import InsecureRandomWarning, PrivacyLeakWarning
+from veil.errors import AccuracyWarning, InsecureRandomWarning, PrivacyLeakWarning
 from veil.ml import (
     PCA,
     GaussianNB,
@@ -66,19 +66,30 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
     # 2. KMeans(4) inertia before and after StandardScaler + PCA (one budget for the pipeline).
     #    On raw data the Policy_limit range (1M) makes the DP inertia pure noise (often clipped
-    #    to 0): its sensitivity is the squared diameter of the bounds. Scale first.
+    #    to 0, with an AccuracyWarning): its sensitivity is the squared diameter of the bounds.
+    #    Scale first, and cap each point's squared distance (inertia_clip) to shrink the noise.
     km = KMeans(n_clusters=4, epsilon=0.5, bounds=(lo, hi), accountant=acc, random_state=seed)
-    out["kmeans_inertia_raw"] = km.fit(X).inertia_
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", AccuracyWarning)  # expected here: the point made above
+        out["kmeans_inertia_raw"] = km.fit(X).inertia_
+    out["kmeans_inertia_raw_ci"] = km.inertia_ci_
     pipe = make_private_pipeline(
         StandardScaler(bounds=(lo, hi), random_state=seed),
         PCA(2, data_norm=4.0, centered=True, random_state=seed),
-        KMeans(n_clusters=4, bounds=(-3.0, 3.0), random_state=seed),
+        KMeans(
+            n_clusters=4,
+            bounds=(-3.0, 3.0),
+            inertia_share=0.5,
+            inertia_clip=4.0,
+            random_state=seed,
+        ),  # fmt: skip
         epsilon=1.0,
         weights=[1, 1, 2],
         accountant=acc,
     )
     pipe.fit(X)
     out["kmeans_inertia_scaled_pca"] = pipe[-1].inertia_
+    out["kmeans_inertia_scaled_pca_ci"] = pipe[-1].inertia_ci_
     out["budget_spent"] = acc.total().epsilon
 
     # 3. RandomForest on the one-hot table

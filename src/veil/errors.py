@@ -18,6 +18,7 @@ __all__ = [
     "PrivacyLeakWarning",
     "DiffprivlibCompatibilityWarning",
     "InsecureRandomWarning",
+    "AccuracyWarning",
     "CryptoError",
 ]
 
@@ -64,3 +65,8 @@ class DiffprivlibCompatibilityWarning(RuntimeWarning):
 
 class InsecureRandomWarning(RuntimeWarning):
     """An explicit seed replaced the cryptographically secure generator (tests only)."""
+
+
+class AccuracyWarning(UserWarning):
+    """A released private statistic is dominated by its noise (its confidence interval is wider
+    than the value itself); the release is still private, just not informative."""

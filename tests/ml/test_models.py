@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -86,6 +88,44 @@ def test_kmeans_finds_separated_clusters_and_private_inertia():
     assert dist.min(axis=0).max() < 0.3
     true_inertia = -km.score(X)
     assert km.inertia_ == pytest.approx(true_inertia, rel=0.3)
+
+
+def test_kmeans_inertia_noise_is_laplace_with_the_stated_interval():
+    """inertia_ - clipped true inertia ~ Laplace(D^2 / (share eps)) (KS, alpha 1e-6), and the
+    stated 95 % half-width is that law's quantile; a noise-dominated release warns."""
+    from veil.errors import AccuracyWarning, ConfigError
+
+    rng = np.random.default_rng(7)
+    X = rng.uniform(0, 1, (400, 2))
+    eps, share = 2.0, 0.5
+    scale = 2.0 / (share * eps)  # D^2 = 1 + 1 for bounds (0, 1) in 2-D
+    noise = []
+    for seed in range(300):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            km = KMeans(2, epsilon=eps, bounds=(0, 1), inertia_share=share, random_state=seed)
+            km.fit(X)
+        assert km.inertia_ci_ == pytest.approx(scale * np.log(20))
+        noise.append(km.inertia_ + km.score(X))  # score is minus the true inertia
+    assert stats.kstest(noise, stats.laplace(scale=scale).cdf).pvalue > 1e-6
+    with pytest.warns(AccuracyWarning, match="within its noise"):
+        KMeans(2, epsilon=0.01, bounds=(0, 1), random_state=0).fit(X[:50])
+    km = KMeans(2, epsilon=1.0, bounds=(0, 1), inertia_share=0, random_state=0).fit(X)
+    assert np.isnan(km.inertia_) and np.isnan(km.inertia_ci_)
+    with pytest.raises(ConfigError, match="inertia_share"):
+        KMeans(2, epsilon=1.0, bounds=(0, 1), inertia_share=1.0).fit(X)
+    with pytest.raises(ConfigError, match="inertia_clip"):
+        KMeans(2, epsilon=1.0, bounds=(0, 1), inertia_clip=0).fit(X)
+
+
+def test_kmeans_inertia_clip_caps_each_point_and_scales_the_noise():
+    rng = np.random.default_rng(8)
+    X = np.vstack([rng.uniform(0, 0.2, (300, 2)), [[1.0, 1.0]]])  # one far point
+    km = KMeans(1, epsilon=1e6, bounds=(0, 1), inertia_share=0.5, inertia_clip=0.01,
+                n_iter=3, random_state=1).fit(X)  # fmt: skip
+    d2 = ((X - km.cluster_centers_[0]) ** 2).sum(axis=1)
+    assert km.inertia_ == pytest.approx(np.minimum(d2, 0.01).sum(), abs=1e-3)
+    assert km.inertia_ci_ == pytest.approx(0.01 / (0.5e6) * np.log(20))
 
 
 def test_pca_matches_principal_axis_at_large_epsilon():

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from veil.errors import ConfigError, InputError
+from veil.errors import AccuracyWarning, ConfigError, InputError
 from veil.ml._base import (
     DPEstimatorMixin,
     check_array_2d,
@@ -32,9 +33,15 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
     ``n_iter`` iterations assigns points to the nearest centre and releases, per cluster, a
     noisy count and a noisy per-feature sum (clusters are disjoint: parallel composition).
     Per iteration the budget is split between count and sum in the ratio
-    ``1 : (4 d rho^2)^{1/3}`` with ``rho = 0.225`` (their analysis).  A fraction ``0.05`` of the
-    budget is kept to release a noisy ``inertia_`` (sum of squared distances, each clipped to
-    the squared diameter of the bounds), so that reading ``inertia_`` does not leak.
+    ``1 : (4 d rho^2)^{1/3}`` with ``rho = 0.225`` (their analysis).  A fraction
+    ``inertia_share`` (default 0.05) of the budget is kept to release a noisy ``inertia_`` (sum
+    of squared distances, each clipped to ``inertia_clip``, by default the squared diameter
+    ``D^2`` of the bounds: Laplace noise of scale ``D^2 / (inertia_share * epsilon)``; replacing
+    one point moves the clipped sum by at most the cap), so that reading ``inertia_`` does not
+    leak.  Its 95 % confidence half-width is ``inertia_ci_`` (public: it depends only on the
+    bounds and the budget); when it exceeds the estimate an :class:`~veil.errors.AccuracyWarning`
+    says the released inertia is mostly noise (small tables, wide bounds, small epsilon), and a
+    larger ``inertia_share`` (or ``0`` to skip it) is the remedy.
 
     Parameters
     ----------
@@ -45,12 +52,21 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
     n_iter : int, optional
         Number of Lloyd iterations; default from Su et al.'s guideline (between 2 and 7,
         fewer when the budget per point is small).
+    inertia_share : float, default 0.05
+        Fraction of ``epsilon`` spent on the private ``inertia_``, in ``[0, 1)``; ``0`` releases
+        no inertia (``inertia_`` is then NaN) and gives the whole budget to the centres.
+    inertia_clip : float, optional
+        Public cap ``C`` on each point's squared distance to its centre in ``inertia_`` (the
+        sensitivity of the released sum).  Default: the squared diameter of the bounds, which
+        never clips; a smaller cap (e.g. the squared radius a cluster is expected to have)
+        divides the noise by ``D^2 / C`` at the price of under-counting far points.
     random_state, accountant : see :class:`veil.ml.GaussianNB`.
 
     Attributes
     ----------
     cluster_centers_, labels_ (of the training data, not private: do not release),
-    inertia_ (differentially private estimate), n_iter_, epsilon_spent_
+    inertia_ (differentially private estimate, NaN when ``inertia_share=0``),
+    inertia_ci_ (95 % half-width of its noise), n_iter_, epsilon_spent_
 
     Examples
     --------
@@ -67,6 +83,8 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
         epsilon: float = 1.0,
         bounds: Any = None,
         n_iter: int | None = None,
+        inertia_share: float = 0.05,
+        inertia_clip: float | None = None,
         random_state: Any = None,
         accountant: Any = None,
     ) -> None:
@@ -74,6 +92,8 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
         self.epsilon = epsilon
         self.bounds = bounds
         self.n_iter = n_iter
+        self.inertia_share = inertia_share
+        self.inertia_clip = inertia_clip
         self.random_state = random_state
         self.accountant = accountant
 
@@ -84,6 +104,14 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
         check_privacy_params(self.epsilon)
         if not isinstance(self.n_clusters, (int, np.integer)) or self.n_clusters < 1:
             raise ConfigError(f"n_clusters must be a positive integer, got {self.n_clusters!r}")
+        share = self.inertia_share
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share < 1:
+            raise ConfigError(f"inertia_share must be a number in [0, 1), got {share!r}")
+        clip = self.inertia_clip
+        if clip is not None and (
+            isinstance(clip, bool) or not isinstance(clip, (int, float)) or not 0 < clip < math.inf
+        ):
+            raise ConfigError(f"inertia_clip must be a positive finite number, got {clip!r}")
         Xa = check_array_2d(X, min_samples=2)
         lo, hi = resolve_bounds(self.bounds, Xa)
         n, d = Xa.shape
@@ -93,7 +121,7 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
             Xc = np.clip(Xa, lo, hi)
             half = np.maximum((hi - lo) / 2.0, 1e-12)
             mid = (lo + hi) / 2.0
-            eps_inertia = 0.05 * float(self.epsilon)
+            eps_inertia = float(share) * float(self.epsilon)
             eps_iters = float(self.epsilon) - eps_inertia
             n_iter = self.n_iter or _default_iters(n, d, k, eps_iters)
             eps_it = eps_iters / n_iter
@@ -114,9 +142,24 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
             labels = _assign(Xc, centers)
             dist2 = ((Xc - centers[labels]) ** 2).sum(axis=1)
             diam2 = float(((hi - lo) ** 2).sum())
-            clipped = np.array([np.minimum(dist2, diam2).sum()])
-            noisy_inertia = add_laplace(clipped, diam2 / eps_inertia, rng, sensitivity=diam2)
-            self.inertia_ = float(max(0.0, noisy_inertia[0]))
+            if eps_inertia > 0:
+                cap = diam2 if clip is None else min(float(clip), diam2)
+                clipped = np.array([np.minimum(dist2, cap).sum()])
+                scale = cap / eps_inertia
+                noisy_inertia = add_laplace(clipped, scale, rng, sensitivity=cap)
+                self.inertia_ = float(max(0.0, noisy_inertia[0]))
+                self.inertia_ci_ = float(scale * math.log(1 / 0.05))  # P(|Lap| > t) = e^{-t/b}
+                if self.inertia_ci_ > self.inertia_:
+                    warnings.warn(
+                        f"the private inertia_ ({self.inertia_:.4g}) is within its noise "
+                        f"(95% half-width {self.inertia_ci_:.4g}): give it a larger "
+                        "inertia_share, narrower bounds or more data",
+                        AccuracyWarning,
+                        stacklevel=2,
+                    )
+            else:
+                self.inertia_ = float("nan")
+                self.inertia_ci_ = float("nan")
             self.cluster_centers_ = centers
             self.labels_ = labels
             self.n_iter_ = n_iter
