@@ -171,15 +171,39 @@ def resolve_bounds(
         )
     if isinstance(bounds, str) or len(bounds) != 2:
         raise ConfigError(f"{name} must be a (lower, upper) tuple, got {bounds!r}")
-    lo = np.broadcast_to(np.asarray(bounds[0], dtype=float), (d,)).copy()
-    hi = np.broadcast_to(np.asarray(bounds[1], dtype=float), (d,)).copy()
-    if lo.shape != (d,) or hi.shape != (d,):
-        raise ConfigError(f"{name} must have one lower and one upper value per feature ({d})")
+    lo = _per_feature(bounds[0], d, name, "lower")
+    hi = _per_feature(bounds[1], d, name, "upper")
     if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
         raise ConfigError(f"{name} must be finite")
     if (hi < lo).any():
         raise ConfigError(f"{name}: an upper bound is below its lower bound")
     return lo, hi
+
+
+def _per_feature(value: Any, d: int, name: str, side: str) -> np.ndarray:
+    """One bound side as ``d`` floats: a scalar is repeated, a sequence must have length ``d``.
+
+    A length mismatch is an :class:`~veil.errors.InputError` naming both widths (never numpy's
+    broadcast message); non-numeric or non-1-D bounds are a :class:`~veil.errors.ConfigError`.
+    """
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name}: the {side} bound must be numeric, got {value!r}") from None
+    if arr.size == 1 and arr.ndim <= 1:  # a scalar (or [scalar]) applies to every feature
+        return np.full(d, float(arr.reshape(-1)[0]))
+    if arr.ndim != 1:
+        raise ConfigError(
+            f"{name}: the {side} bound must be a scalar or a 1-D sequence (one value per "
+            f"feature), got shape {arr.shape}"
+        )
+    if arr.shape[0] != d:
+        what = "the target has" if d == 1 and name.endswith("_y") else f"X has {d} feature(s)"
+        raise InputError(
+            f"{name} give {arr.shape[0]} feature(s) ({side} bound), but {what}; pass one "
+            f"lower and one upper value per feature, or scalars for all"
+        )
+    return arr.copy()
 
 
 def resolve_norm(data_norm: Any, X: np.ndarray, *, name: str = "data_norm") -> float:
