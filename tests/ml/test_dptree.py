@@ -59,7 +59,7 @@ def test_budget_split_sums_to_epsilon(monkeypatch, n_estimators, max_depth):
     spent: dict[str, list[float]] = {"count": [], "split": [], "leaf": []}
     real_count, real_split, real_leaf = (
         _forest.noisy_count,
-        _dptree.select_split,
+        _dptree.select_splits,
         _dptree.noisy_leaf_counts,
     )
 
@@ -68,7 +68,7 @@ def test_budget_split_sums_to_epsilon(monkeypatch, n_estimators, max_depth):
         return real_count(n, eps, rng)
 
     def split(u, eps, rng):
-        spent["split"].append(eps)
+        spent["split"].extend([eps] * len(u))  # one selection per node of the level
         return real_split(u, eps, rng)
 
     def leaf(tree, X, codes, k, eps, rng):
@@ -76,7 +76,7 @@ def test_budget_split_sums_to_epsilon(monkeypatch, n_estimators, max_depth):
         return real_leaf(tree, X, codes, k, eps, rng)
 
     monkeypatch.setattr(_forest, "noisy_count", count)
-    monkeypatch.setattr(_dptree, "select_split", split)
+    monkeypatch.setattr(_dptree, "select_splits", split)
     monkeypatch.setattr(_dptree, "noisy_leaf_counts", leaf)
     X = _rng(2).random(6000).reshape(3000, 2)
     y = (X[:, 1] > 0.6).astype(int)
@@ -98,7 +98,7 @@ def test_max_depth_validation_and_auto_rule():
     for bad in (True, -1, 17, 2.5, "3"):
         with pytest.raises(ConfigError):
             DecisionTreeClassifier(bad, bounds=(0, 1)).fit(X, y)
-    assert [_dptree.auto_depth(n, 1.0) for n in (1, 4, 16, 64, 1e6)] == [1, 2, 3, 4, 8]
+    assert [_dptree.auto_depth(n, 1.0) for n in (1, 63, 64, 128, 255, 1e6)] == [1, 1, 1, 2, 2, 8]
     tree = DecisionTreeClassifier(epsilon=1.0, bounds=(0, 1), random_state=_rng(4)).fit(X, y)
     assert 1 <= tree.max_depth_ <= _dptree.MAX_AUTO_DEPTH
     assert tree.leaf_counts_.shape == (2**tree.max_depth_, 2)
@@ -128,6 +128,25 @@ def test_split_utilities_match_brute_force_and_are_monotone_with_sensitivity_one
             np.vstack([X, x1]), np.append(codes, rng.integers(0, 3)), 3, cand
         )
         assert set(np.unique(u1 - u)) <= {0, 1}  # monotone, sensitivity 1
+
+
+def test_batched_split_selection_follows_the_exponential_mechanism():
+    """Chi-square of 20,000 draws against the exact probabilities exp(eps u) / Z."""
+    from scipy import stats
+
+    from veil.dp.mechanisms import Exponential
+
+    u = np.array([10.0, 12.0, 12.0, 9.0, 13.0, 11.5, 0.0])
+    eps = 0.9
+    n = 20000
+    picks = _dptree.select_splits(np.tile(u, (n, 1)), eps, _rng(11))
+    p = Exponential(epsilon=eps, sensitivity=1, utility=u, monotonic=True).probabilities()
+    expected = n * p
+    observed = np.bincount(picks, minlength=u.size)
+    keep = expected >= 5
+    chi2 = (((observed - expected) ** 2) / expected)[keep].sum()
+    assert observed[~keep].sum() <= max(5, 10 * expected[~keep].sum())
+    assert stats.chi2.sf(chi2, keep.sum() - 1) > 1e-6
 
 
 def test_greedy_tree_finds_a_threshold_on_a_skewed_feature():
@@ -179,31 +198,27 @@ def test_leaf_counts_privacy_loss_audit():
     assert _max_log_ratio_excess(a, b, eps) > 0
 
 
-def _split_audit_counts(eps: float, n_draws: int, seed: int):
-    """Histogram the split a depth-1 tree releases on D and D + row (all of eps_level)."""
+def _split_audit_counts(eps_level: float, n_draws: int, seed: int):
+    """Histogram the split chosen at the root on D and D + row (``n_draws`` selections each,
+    through the same utilities and sampler as :func:`_dptree.build_tree`)."""
     rng = _rng(seed)
-    lo, hi = np.zeros(1), np.ones(1)
+    cand = _dptree.candidate_thresholds(np.zeros(1), np.ones(1))
     X = np.array([[0.05], [0.15], [0.45], [0.55], [0.9], [0.95]])
     codes = np.array([0, 1, 0, 1, 0, 1])
     X2, codes2 = np.vstack([X, [[0.02]]]), np.append(codes, 1)
-    k = _dptree.N_THRESHOLDS
     out = []
     for Xd, cd in ((X, codes), (X2, codes2)):
-        picks = [
-            _dptree.build_tree(Xd, cd, 2, lo, hi, 1, eps, rng)[0].threshold[0]
-            for _ in range(n_draws)
-        ]
-        idx = np.rint(np.asarray(picks) * (k + 1)).astype(int) - 1
-        out.append(np.bincount(idx, minlength=k))
+        u = _dptree.split_utilities(Xd, cd, 2, cand)
+        picks = _dptree.select_splits(np.tile(u, (n_draws, 1)), eps_level, rng)
+        out.append(np.bincount(picks, minlength=u.size))
     return out
 
 
 def test_split_selection_privacy_loss_audit():
-    """The released split of a depth-1 tree: ratio <= e^(eps_level) on neighbouring data,
-    with eps_level = (1 - LEAF_SHARE) eps; an audit at a smaller claimed epsilon fails."""
-    eps = 3.0
-    eps_level = (1 - _dptree.LEAF_SHARE) * eps
-    a, b = _split_audit_counts(eps, 4000, 10)
+    """The split released at a node: probability ratio <= e^(eps_level) on neighbouring data
+    (every bucket); an audit claiming a quarter of that budget fails."""
+    eps_level = 2.0
+    a, b = _split_audit_counts(eps_level, 20000, 10)
     assert _max_log_ratio_excess(a, b, eps_level) <= 0
-    # power: the observed loss is close to eps_level (the added row moves some utilities)
+    # power: the observed loss (about 0.6 eps_level here) exceeds a quarter of the budget
     assert _max_log_ratio_excess(a, b, eps_level / 4) > 0

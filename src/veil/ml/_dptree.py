@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from veil.dp._samplers import bernoulli_exp
 from veil.dp.mechanisms import Exponential
 from veil.ml._noise import add_laplace
 
@@ -45,6 +46,7 @@ __all__ = [
     "noisy_count",
     "noisy_leaf_counts",
     "select_split",
+    "select_splits",
     "split_utilities",
 ]
 
@@ -55,20 +57,20 @@ MAX_AUTO_DEPTH = 8
 
 
 def auto_depth(n: float, epsilon: float) -> int:
-    """Depth from the (noisy) number of rows and the budget: ``floor(log2(n eps) / 2) + 1``.
+    """Depth from the (noisy) number of rows and the budget: ``floor(log2(n eps)) - 5``.
 
-    Chosen on Adult (``docs/benchmarks/ml.md``): deeper trees pay off while ``n eps`` grows,
-    about one level per factor 4, clipped to ``[1, 8]``.
+    I.e. the deepest tree whose ``2**depth`` leaves still hold ``32 / eps`` rows each on
+    average, clipped to ``[1, 8]``.  Chosen on Adult (``docs/ml.md``, trees section).
 
     Examples
     --------
-    >>> auto_depth(32561, 0.1), auto_depth(32561, 1.0), auto_depth(100, 0.1)
-    (6, 8, 2)
+    >>> auto_depth(32561, 0.1), auto_depth(3256, 0.1), auto_depth(32561, 1.0), auto_depth(100, 0.1)
+    (6, 3, 8, 1)
     """
     m = float(n) * float(epsilon)
     if m < 2.0:
         return 1
-    return int(min(MAX_AUTO_DEPTH, max(1, np.floor(np.log2(m) / 2) + 1)))
+    return int(min(MAX_AUTO_DEPTH, max(1, np.floor(np.log2(m)) - 5)))
 
 
 def noisy_count(n: int, epsilon: float, rng: Any) -> float:
@@ -98,9 +100,9 @@ class GreedyTree:
 
 
 def candidate_thresholds(lo: np.ndarray, hi: np.ndarray, k: int = N_THRESHOLDS) -> np.ndarray:
-    """``(d, k)`` thresholds: ``k`` equally spaced interior points of each ``[lo_f, hi_f]``."""
+    """``(..., d, k)`` thresholds: ``k`` equally spaced interior points of each ``[lo, hi]``."""
     frac = np.arange(1, k + 1) / (k + 1)
-    return lo[:, None] + (hi - lo)[:, None] * frac[None, :]
+    return lo[..., None] + (hi - lo)[..., None] * frac
 
 
 def split_utilities(
@@ -176,6 +178,29 @@ def select_split(utilities: np.ndarray, epsilon: float, rng: Any) -> int:
     return int(mech.randomise())
 
 
+def select_splits(utilities: np.ndarray, epsilon: float, rng: Any) -> np.ndarray:
+    """:func:`select_split` for every row of ``utilities`` (the nodes of one level) at once.
+
+    The same exact sampler as :class:`veil.dp.mechanisms.Exponential`, vectorized over rows:
+    uniform proposals, each accepted with an exact ``Bernoulli(exp(-epsilon (u* - u)))`` coin
+    (:func:`veil.dp._samplers.bernoulli_exp`); a row returns its first accepted proposal.
+    """
+    u = np.atleast_2d(np.asarray(utilities, dtype=float))
+    m, k = u.shape
+    gamma = epsilon * (u.max(axis=1, keepdims=True) - u)
+    out = np.zeros(m, dtype=np.int64)
+    pending = np.arange(m)
+    batch = int(min(max(64, 2 * k), 1 << 12))
+    while pending.size:
+        idx = rng.integers(0, k, size=pending.size * batch).reshape(pending.size, batch)
+        g = gamma[pending[:, None], idx].ravel()
+        coins = bernoulli_exp(g, g.size, rng).reshape(pending.size, batch)
+        hit = coins.any(axis=1)
+        out[pending[hit]] = idx[hit, coins[hit].argmax(axis=1)]
+        pending = pending[~hit]
+    return out
+
+
 def noisy_leaf_counts(
     tree: GreedyTree, X: np.ndarray, codes: np.ndarray, n_classes: int, eps: float, rng: Any
 ) -> np.ndarray:
@@ -218,13 +243,14 @@ def build_tree(
     rows = np.arange(len(X))
     for level in range(depth):
         first = 2**level - 1  # heap index of the level's first node
-        cand = np.stack([candidate_thresholds(box_lo[i], box_hi[i]) for i in range(len(box_lo))])
+        cand = candidate_thresholds(box_lo, box_hi)  # (nodes, d, k)
         u = split_utilities(X, codes, n_classes, cand, node)
         k = cand.shape[2]
         child_lo = np.repeat(box_lo, 2, axis=0)
         child_hi = np.repeat(box_hi, 2, axis=0)
-        for i in range(len(box_lo)):  # nodes of a level are disjoint: parallel composition
-            f, t = divmod(select_split(u[i], eps_level, rng), k)
+        picks = select_splits(u, eps_level, rng)  # disjoint nodes: parallel composition
+        for i in range(len(box_lo)):
+            f, t = divmod(int(picks[i]), k)
             feature[first + i], threshold[first + i] = f, cand[i, f, t]
             child_hi[2 * i, f] = child_lo[2 * i + 1, f] = cand[i, f, t]
         box_lo, box_hi = child_lo, child_hi
