@@ -3,7 +3,8 @@
 ``import veil.dp as dp`` is a drop-in for ``import diffprivlib as dp`` (see docs/dp.md):
 ``dp.BudgetAccountant``, ``dp.tools.*``, ``dp.mechanisms.*``, ``dp.models.*`` (from
 :mod:`veil.ml`), ``dp.BudgetError``, ``dp.PrivacyLeakWarning``,
-``dp.DiffprivlibCompatibilityWarning``.  Beyond diffprivlib: ``dp.ZCDPAccountant``,
+``dp.DiffprivlibCompatibilityWarning``; ``from veil.dp.<sub> import <name>`` works for ``tools``,
+``mechanisms``, ``models``, ``accountant`` and ``utils``.  Beyond diffprivlib: ``dp.ZCDPAccountant``,
 ``dp.RDPAccountant`` and ``dp.PLDAccountant`` (DP-SGD), ``dp.PrivateFrame`` (DP group-by
 queries), composition theorems, sensitivity helpers and the cryptographically secure
 generator (``dp.SecureRandom`` / ``dp.resolve_rng``).
@@ -51,7 +52,9 @@ _LAZY = {
     "optimal_composition": ("veil.dp._composition", "optimal_composition"),
     "resolve_rng": ("veil.dp._rng", "resolve_rng"),
     "SecureRandom": ("veil.dp._rng", "SecureRandom"),
-    "models": ("veil.ml", None),
+    "models": ("veil.dp.models", None),
+    "utils": ("veil.dp.utils", None),
+    "accountant": ("veil.dp.accountant", None),
 }
 
 __all__ = [
