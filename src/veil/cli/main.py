@@ -5,7 +5,7 @@ Each sub-command lives in its own module ``veil.cli._<name>`` exposing
 sets ``func`` (a callable taking the parsed ``argparse.Namespace`` and returning an exit code).
 
 User errors (:class:`veil.errors.VeilError`) print one line on stderr and exit with status 2;
-``--debug`` prints the traceback instead.
+``--debug`` (before or after the sub-command) prints the traceback instead.
 """
 
 from __future__ import annotations
@@ -54,7 +54,31 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         module.register(sub)
+    _accept_debug_everywhere(sub)
     return parser
+
+
+def _accept_debug_everywhere(action: argparse._SubParsersAction) -> None:
+    """Let ``--debug`` follow any (nested) sub-command too: ``veil check ... --debug``.
+
+    ``default=argparse.SUPPRESS`` keeps a sub-parser from resetting a ``--debug`` given before
+    the sub-command (argparse copies sub-parser defaults over the main namespace).
+    """
+    seen: set[int] = set()
+    for parser in action.choices.values():
+        if id(parser) in seen:  # aliases share one parser
+            continue
+        seen.add(id(parser))
+        if "--debug" not in parser._option_string_actions:
+            parser.add_argument(
+                "--debug",
+                action="store_true",
+                default=argparse.SUPPRESS,
+                help="show full tracebacks instead of one-line errors",
+            )
+        for sub_action in parser._actions:
+            if isinstance(sub_action, argparse._SubParsersAction):
+                _accept_debug_everywhere(sub_action)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
