@@ -130,6 +130,27 @@ def test_split_utilities_match_brute_force_and_are_monotone_with_sensitivity_one
         assert set(np.unique(u1 - u)) <= {0, 1}  # monotone, sensitivity 1
 
 
+def test_count_below_agrees_with_threshold_comparisons():
+    """The O(n) count of thresholds below each value equals the routing comparisons, also
+    on values exactly on (or one ulp off) a threshold and on degenerate intervals."""
+    rng = np.random.default_rng(12)
+    for _ in range(300):
+        m, k = int(rng.integers(1, 5)), int(rng.integers(1, 20))
+        lo = rng.uniform(-3, 3, m)
+        w = rng.choice([0.0, 1e-300, 1e-9, 1.0, 7.3, 1e6], m)
+        th = _dptree.candidate_thresholds(lo, lo + w, k)
+        a = rng.integers(0, m, 400)
+        x = np.where(
+            rng.random(400) < 0.5,
+            th[a, rng.integers(0, k, 400)],
+            lo[a] + rng.uniform(-0.2, 1.2, 400) * w[a],
+        )
+        x = np.where(rng.random(400) < 0.2, np.nextafter(x, rng.choice([-np.inf, np.inf], 400)), x)
+        np.testing.assert_array_equal(
+            _dptree._count_below(x, th, a), (x[:, None] > th[a]).sum(axis=1)
+        )
+
+
 def test_batched_split_selection_follows_the_exponential_mechanism():
     """Chi-square of 20,000 draws against the exact probabilities exp(eps u) / Z."""
     from scipy import stats

@@ -133,14 +133,15 @@ def split_utilities(
     th = thresholds[None] if single else thresholds
     m, d, k = th.shape
     a = np.zeros(len(X), dtype=np.int64) if node is None else np.asarray(node, dtype=np.int64)
-    out = np.empty((m, d, k))
-    for f in range(d):
-        b = _count_below(X[:, f], th[:, f, :], a)  # x <= t_j  <=>  b <= j
-        h = np.bincount(((a * (k + 1) + b) * n_classes + codes), minlength=m * (k + 1) * n_classes)
-        h = h.reshape(m, k + 1, n_classes)
-        left = np.cumsum(h, axis=1)[:, :-1]
-        right = h.sum(axis=1)[:, None, :] - left
-        out[:, f] = left.max(axis=2) + right.max(axis=2)
+    # one pass over (row, feature) pairs: "cell" a * d + f holds the thresholds th[a, f]
+    cell = (a[:, None] * d + np.arange(d)[None, :]).ravel()
+    b = _count_below(X.ravel(), th.reshape(m * d, k), cell)  # x <= t_j  <=>  b <= j
+    cls = np.repeat(codes, d)
+    h = np.bincount((cell * (k + 1) + b) * n_classes + cls, minlength=m * d * (k + 1) * n_classes)
+    h = h.reshape(m, d, k + 1, n_classes)
+    left = np.cumsum(h, axis=2)[:, :, :-1]
+    right = h.sum(axis=2)[:, :, None, :] - left
+    out = left.max(axis=3) + right.max(axis=3)
     return out.reshape(d * k) if single else out.reshape(m, d * k)
 
 
@@ -154,15 +155,26 @@ def _count_below(x: np.ndarray, th: np.ndarray, a: np.ndarray) -> np.ndarray:
     if m == 0 or k == 0 or len(x) == 0:
         return np.zeros(len(x), dtype=np.int64)
     step = (th[:, -1] - th[:, 0]) / (k - 1) if k > 1 else np.ones(m)
+    flat = th.ravel()
+    base = a * k
+    degenerate = ~(step > 0)  # all thresholds equal: 0 or k below x
+    step = np.where(degenerate, 1.0, step)
     start = th[:, 0] - step  # the node's lower bound
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.where(step[a] > 0, (x - start[a]) / step[a], np.where(x > th[a, 0], k + 1, 0))
-    b = np.clip(np.ceil(np.nan_to_num(r, nan=0.0)) - 1, 0, k).astype(np.int64)
-    for _ in range(2):  # rounding moves the guess by at most one step
-        dec = (b > 0) & (x <= th[a, np.maximum(b - 1, 0)])
-        b -= dec
-        inc = (b < k) & (x > th[a, np.minimum(b, k - 1)])
-        b += inc
+    with np.errstate(invalid="ignore", over="ignore"):
+        r = (x - np.take(start, a)) / np.take(step, a)
+    b = np.clip(np.ceil(np.nan_to_num(r, nan=0.0, posinf=k, neginf=0.0)) - 1, 0, k)
+    b = b.astype(np.int64)
+    if degenerate.any():
+        deg = np.take(degenerate, a)
+        b[deg] = np.where(x[deg] > np.take(flat, base[deg]), k, 0)
+    for _ in range(3 if k > 1 else 2):  # rounding moves the guess by at most one step
+        b -= (b > 0) & (x <= np.take(flat, base + np.maximum(b - 1, 0)))
+        b += (b < k) & (x > np.take(flat, base + np.minimum(b, k - 1)))
+    bad = ((b > 0) & (x <= np.take(flat, base + np.maximum(b - 1, 0)))) | (
+        (b < k) & (x > np.take(flat, base + np.minimum(b, k - 1)))
+    )
+    if bad.any():  # never seen; exact fallback keeps the count consistent with routing
+        b[bad] = (x[bad, None] > th[a[bad]]).sum(axis=1)
     return b
 
 
