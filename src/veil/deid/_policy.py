@@ -28,7 +28,7 @@ import pandas as pd
 
 from veil.deid._policy_schema import validate_policy
 from veil.deid._policy_yaml import load_with_lines, policy_error
-from veil.deid.operators import Operator, get_operator
+from veil.deid.operators import Operator, OperatorParameterError, get_operator
 from veil.errors import ConfigError, InputError, PolicyError
 from veil.schema import Hierarchy, Role
 
@@ -144,6 +144,10 @@ class Policy:
                     )
                     try:
                         ops.append(get_operator(op_name, params))
+                    except OperatorParameterError as exc:
+                        # an unknown parameter: point at its own key (and line)
+                        where = op_path + (exc.param,) if exc.param in params else op_path
+                        raise err(where, f"column {cname!r}: {exc}") from None
                     except (ConfigError, InputError) as exc:
                         raise err(op_path, f"column {cname!r}: {exc}") from None
             hierarchy, hsource = None, None

@@ -9,8 +9,10 @@ parameters when built (:class:`~veil.errors.ConfigError`), returns a new DataFra
 from veil.deid.operators._base import (
     Operator,
     OperatorContext,
+    OperatorParameterError,
     available_operators,
     get_operator,
+    operator_parameters,
     register,
 )
 from veil.deid.operators._condition import Condition, evaluate_condition, parse_condition
@@ -33,8 +35,10 @@ from veil.deid.operators._topcode import TopBottomCode
 __all__ = [
     "Operator",
     "OperatorContext",
+    "OperatorParameterError",
     "available_operators",
     "get_operator",
+    "operator_parameters",
     "register",
     "Condition",
     "parse_condition",

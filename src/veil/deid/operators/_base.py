@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -18,7 +19,21 @@ __all__ = [
     "register",
     "get_operator",
     "available_operators",
+    "operator_parameters",
+    "OperatorParameterError",
 ]
+
+
+class OperatorParameterError(ConfigError):
+    """An operator was given an unknown keyword parameter or lacks a required one.
+
+    ``param`` names the offending parameter, so a policy loader can point at its line.
+    """
+
+    def __init__(self, message: str, *, operator: str, param: str) -> None:
+        super().__init__(message)
+        self.operator = operator
+        self.param = param
 
 
 @dataclass
@@ -127,19 +142,90 @@ def available_operators() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def operator_parameters(operator: str | type[Operator]) -> tuple[list[str], list[str]]:
+    """``(required, optional)`` keyword parameters accepted by an operator (name or class).
+
+    Read from the signature of its ``__init__``; an operator that keeps the base class's
+    ``__init__`` accepts no parameters.
+
+    Examples
+    --------
+    >>> from veil.deid.operators import operator_parameters
+    >>> operator_parameters("noise")
+    (['scale'], ['distribution', 'relative', 'clip', 'keep_integer'])
+    """
+    if isinstance(operator, str):
+        _load_builtin()
+        if operator not in _REGISTRY:
+            raise ConfigError(f"unknown operator {operator!r}")
+        operator = _REGISTRY[operator]
+    cls = operator
+    if cls.__init__ is Operator.__init__:
+        return [], []
+    required: list[str] = []
+    optional: list[str] = []
+    for i, (pname, p) in enumerate(inspect.signature(cls.__init__).parameters.items()):
+        if i == 0 or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.POSITIONAL_ONLY):
+            continue
+        (required if p.default is p.empty else optional).append(pname)
+    return required, optional
+
+
+def _check_parameters(name: str, cls: type[Operator], params: Mapping[str, Any]) -> None:
+    required, optional = operator_parameters(cls)
+    accepted = required + optional
+    takes_any = cls.__init__ is not Operator.__init__ and any(
+        p.kind is p.VAR_KEYWORD for p in inspect.signature(cls.__init__).parameters.values()
+    )
+    if not takes_any:
+        unknown = [str(k) for k in params if k not in accepted]
+        if unknown:
+            listed = ", ".join(accepted) if accepted else "none"
+            raise OperatorParameterError(
+                f"operator {name!r}: unknown parameter {unknown[0]!r} (accepted: {listed})",
+                operator=name,
+                param=unknown[0],
+            )
+    missing = [r for r in required if r not in params]
+    if missing:
+        raise OperatorParameterError(
+            f"operator {name!r}: missing required parameter {missing[0]!r}",
+            operator=name,
+            param=missing[0],
+        )
+
+
 def get_operator(name: str, params: Mapping[str, Any] | None = None) -> Operator:
-    """Instantiate the operator registered as ``name`` with ``params``."""
+    """Instantiate the operator registered as ``name`` with ``params``.
+
+    Raises
+    ------
+    ConfigError
+        For an unknown operator name, an unknown or missing keyword parameter
+        (:class:`OperatorParameterError`, one line naming the parameter and the accepted ones)
+        or a parameter value the operator rejects.
+
+    Examples
+    --------
+    >>> from veil.deid.operators import get_operator
+    >>> try:
+    ...     get_operator("noise", {"sigma": 1})
+    ... except ConfigError as exc:
+    ...     print(exc)
+    operator 'noise': unknown parameter 'sigma' (accepted: scale, distribution, relative, clip, keep_integer)
+    """
     _load_builtin()
-    try:
-        cls = _REGISTRY[name]
-    except KeyError:
+    if not isinstance(name, str) or name not in _REGISTRY:
         raise ConfigError(
             f"unknown operator {name!r}; available: {', '.join(sorted(_REGISTRY))}"
         ) from None
+    cls = _REGISTRY[name]
+    kwargs = dict(params or {})
+    _check_parameters(name, cls, kwargs)
     try:
-        return cls(**dict(params or {}))
-    except TypeError as exc:  # wrong keyword arguments
-        raise ConfigError(f"operator {name!r}: {exc}") from None
+        return cls(**kwargs)
+    except TypeError as exc:  # a signature the check above could not see (should not happen)
+        raise ConfigError(f"operator {name!r}: invalid parameters ({exc})") from None
 
 
 def _load_builtin() -> None:
