@@ -2,7 +2,7 @@
 
 Grammar (keywords case-insensitive)::
 
-    query      := SELECT item ("," item)* FROM table [WHERE expr] [GROUP BY name ("," name)*] [";"]
+    query      := SELECT item ("," item)* FROM data [WHERE expr] [GROUP BY name ("," name)*] [";"]
     item       := (aggregate | name) [[AS] alias]
     aggregate  := COUNT "(" ("*" | name) ")" | (SUM|AVG|MEAN|VAR|VARIANCE|STDDEV|STD|MEDIAN) "(" name ")"
                 | QUANTILE "(" name "," number ")"
@@ -153,7 +153,14 @@ class _Parser:
         self.expect_keyword("FROM")
         if self.tok.is_punct("("):
             raise _unsupported("a subquery", self.tok)
+        table_tok = self.tok
         table = self.name("a table name")
+        # the input table is always called ``data`` (unquoted names are case-insensitive)
+        quoted = table_tok.kind is TokenKind.QUOTED_IDENT
+        if (table if quoted else table.lower()) != "data":
+            raise _unsupported(
+                f"table {table!r} (the input table is always called data)", table_tok
+            )
         if self.tok.is_punct(","):
             raise _unsupported("JOIN (several tables in FROM)", self.tok)
         if self.tok.is_keyword("AS") or (
@@ -371,7 +378,7 @@ def parse(sql: str) -> Query:
     Parameters
     ----------
     sql
-        ``SELECT ... FROM table [WHERE ...] [GROUP BY ...]``.
+        ``SELECT ... FROM data [WHERE ...] [GROUP BY ...]`` (the table is always ``data``).
 
     Returns
     -------
