@@ -157,7 +157,7 @@ def _print(df: Any, title: str, caption: str) -> None:
     from rich.table import Table
 
     console = Console() if sys.stdout.isatty() else Console(width=160)
-    table = Table(title=title, caption=caption)
+    table = Table()
     for col in df.columns:
         name = str(col)
         table.add_column(
@@ -167,7 +167,10 @@ def _print(df: Any, title: str, caption: str) -> None:
         )
     for row in df.itertuples(index=False):
         table.add_row(*(_fmt(v) for v in row))
+    # title and caption on their own lines, not wrapped to the table's width (rich would)
+    console.print(title, style="bold", soft_wrap=True, markup=False, highlight=False)
     console.print(table)
+    console.print(caption, style="dim", soft_wrap=True, markup=False, highlight=False)
 
 
 def run(args: argparse.Namespace) -> int:
