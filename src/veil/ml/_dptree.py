@@ -167,13 +167,12 @@ def _count_below(x: np.ndarray, th: np.ndarray, a: np.ndarray) -> np.ndarray:
     if degenerate.any():
         deg = np.take(degenerate, a)
         b[deg] = np.where(x[deg] > np.take(flat, base[deg]), k, 0)
-    for _ in range(3 if k > 1 else 2):  # rounding moves the guess by at most one step
-        b -= (b > 0) & (x <= np.take(flat, base + np.maximum(b - 1, 0)))
-        b += (b < k) & (x > np.take(flat, base + np.minimum(b, k - 1)))
+    # the guess is off only for values within rounding error of a threshold: check every
+    # guess against the actual thresholds on both sides and count those few rows exactly
     bad = ((b > 0) & (x <= np.take(flat, base + np.maximum(b - 1, 0)))) | (
         (b < k) & (x > np.take(flat, base + np.minimum(b, k - 1)))
     )
-    if bad.any():  # never seen; exact fallback keeps the count consistent with routing
+    if bad.any():
         b[bad] = (x[bad, None] > th[a[bad]]).sum(axis=1)
     return b
 
