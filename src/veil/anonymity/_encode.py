@@ -110,9 +110,10 @@ def factorize_objects(arr: np.ndarray) -> tuple[np.ndarray, int]:
     # one object per identity (any of its rows: they hold the same object), in the order of
     # first appearance of the identities
     distinct = arr[_some_positions(inv, ptrs.shape[0])]
+    objs = distinct.tolist()
+    if len(objs) <= 256 and all(type(v) is str for v in objs) and len(set(objs)) == len(objs):
+        return inv, len(objs)  # distinct objects are distinct strings: identity codes are codes
     vcodes, card = _factorize_values(distinct)
-    if card == vcodes.shape[0] and (vcodes == np.arange(card)).all():
-        return inv, card  # distinct objects are distinct values: identity codes are the codes
     return vcodes[inv], card
 
 
