@@ -27,7 +27,7 @@ def class_ids(df: pd.DataFrame, qi: Sequence[str]) -> tuple[np.ndarray, int]:
     Missing values (``None``, ``NaN``, ``pd.NA``) form one value of their own; classes are
     numbered in the order of their encoded keys.
     """
-    grouping = _group(df, qi)
+    grouping = _group([df[c] for c in qi])
     return grouping.ids(), grouping.n_classes
 
 
@@ -270,7 +270,8 @@ def check(
     n = len(df)
     if n == 0:
         raise InputError("the table is empty")
-    grouping = _group(df, qi)
+    qi_cols = [df[col] for col in qi]
+    grouping = _group(qi_cols)
     g = grouping.n_classes
     sensitive = {}
     for col in sens:
@@ -341,7 +342,7 @@ def check(
         left_out = (~viol_any).view(np.uint8).astype(np.int64) << _LEFT_OUT_BIT
         vidx = _k_smallest(sizes | left_out, first, min(show, n_viol))
     at = first[np.concatenate([order, vidx])]
-    values = {col: _take(df[col], at) for col in qi}
+    values = {col: _take(ser, at) for col, ser in zip(qi, qi_cols)}
     broken = [", ".join(m.name for m, v in viol_by_model if v[i]) for i in vidx.tolist()]
     return CheckResult(
         holds=holds,
@@ -393,11 +394,11 @@ def _take(s: pd.Series, at: np.ndarray) -> np.ndarray:
     return np.asarray(s.array.take(at))
 
 
-def _group(df: pd.DataFrame, qi: Sequence[str]) -> Grouping:
-    """Equivalence classes of ``df`` over ``qi`` (rows by position; any index)."""
+def _group(columns: Sequence[pd.Series]) -> Grouping:
+    """Equivalence classes of the rows over the QI ``columns`` (rows by position; any index)."""
     cols, cards = [], []
-    for c in qi:
-        codes, card = encode_column(df[c])
+    for ser in columns:
+        codes, card = encode_column(ser)
         cols.append(codes)
         cards.append(card)
     return group_rows(cols, cards)

@@ -269,5 +269,7 @@ def group_rows(cols: list[np.ndarray], cards: list[int]) -> Grouping:
     new[0] = True
     np.not_equal(key[1:], key[:-1], out=new[1:])
     starts = np.flatnonzero(new)
-    sizes = np.diff(starts, append=n)
+    sizes = np.empty(starts.shape[0], dtype=np.int64)
+    np.subtract(starts[1:], starts[:-1], out=sizes[:-1])
+    sizes[-1] = n - starts[-1]
     return Grouping(rows, starts, sizes)
