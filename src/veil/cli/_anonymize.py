@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import os
 import shutil
 import sys
@@ -167,8 +166,8 @@ def run(args: argparse.Namespace) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".veil-", dir=out_dir))
     try:
-        if opts.get("names") and not fmt.header:
-            fmt = dataclasses.replace(fmt, header=True)  # names given: write them
+        # the release keeps the input's layout: a headerless input gives a headerless release
+        # even when names were given (they are in report.json); see docs/deid.md
         write(release, tmp / inp.name, like=fmt)
         artifacts = [_write_artifact(n, o, tmp) for n, o in result.artifacts.items()]
         report["artifacts"] = artifacts

@@ -30,6 +30,15 @@ class SourceFormat:
     delimiter: str = ","
     encoding: str = "utf-8"
     header: bool = True
+    #: Text written after each delimiter: ``" "`` for a ``", "``-separated file (UCI Adult).
+    spacing: str = ""
+    #: ``"all"`` when every field was quoted, else ``"minimal"`` (quotes only where needed).
+    quoting: str = "minimal"
+    #: Line terminator of the file: ``"\n"``, ``"\r\n"`` or ``"\r"``.
+    lineterminator: str = "\n"
+    #: The one missing-value marker seen in the file (``"?"``, ``"NA"``, ``""``), written back
+    #: for missing values; None when the file had none or used several (missing is written empty).
+    missing: str | None = None
     #: Column -> the text format its dates were read with (``%-d`` style: no leading zero), so
     #: that :func:`veil.io.write` writes an untouched date column back byte-identical.
     date_formats: dict[str, str] = field(default_factory=dict)
@@ -138,7 +147,7 @@ def _read_text(
     )
     if header is not None or names is not None:
         use_header = bool(header) if header is not None else False
-        fmt = type(fmt)(fmt.encoding, fmt.delimiter, fmt.skipinitialspace, use_header)
+        fmt = replace(fmt, header=use_header)
     na = [str(v) for v in missing_values]
     tries = [enc] if encoding is not None or enc != "utf-8" else ["utf-8", "cp1252"]
     df: pd.DataFrame | None = None
@@ -161,10 +170,49 @@ def _read_text(
             raise InputError(f"cannot parse {path.name}: {msg}") from None
     assert df is not None
     df = _keep_leading_zeros(df, path, enc, fmt, names, na)
+    marker = _missing_marker(df, path, enc, fmt, names, na)
     if not fmt.header and names is None:
         df.columns = [f"col_{j + 1}" for j in range(df.shape[1])]
-    source = SourceFormat(str(path), "csv", fmt.delimiter, enc, fmt.header)
+    source = SourceFormat(
+        str(path),
+        "csv",
+        fmt.delimiter,
+        enc,
+        fmt.header,
+        spacing=fmt.spacing,
+        quoting=fmt.quoting,
+        lineterminator=fmt.lineterminator,
+        missing=marker,
+    )
     return df, source
+
+
+def _missing_marker(
+    df: pd.DataFrame, path: Path, enc: str, fmt: Any, names: Sequence[str] | None, na: list[str]
+) -> str | None:
+    """The one missing-value marker the file uses, or None (no missing value, or several).
+
+    With a single marker declared, that is the one; otherwise only the columns with missing
+    values are read again, as raw text, and the cells that came back missing are looked up
+    there.
+    """
+    if not na:
+        return None
+    holes = df.isna().any()
+    cols = [c for c in df.columns if holes[c]]
+    if not cols:
+        return None
+    if len(set(na)) == 1:  # only that text is read as missing (pandas' defaults are off)
+        return na[0]
+    raw = _csv(path, enc, fmt, names, [], dtype=str, usecols=cols, na_filter=False)
+    if len(raw) != len(df):  # not expected: the same file and options
+        return None
+    seen: set[str] = set()
+    for c in cols:
+        seen.update(raw[c].to_numpy()[df[c].isna().to_numpy()].tolist())
+        if len(seen) > 1:
+            return None
+    return seen.pop() if seen else None
 
 
 def _apply_dates(

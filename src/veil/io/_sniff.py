@@ -41,6 +41,12 @@ class TextFormat:
     delimiter: str
     skipinitialspace: bool
     header: bool
+    #: Text after each delimiter in (nearly) every row: ``" "`` for the UCI Adult ``", "``.
+    spacing: str = ""
+    #: ``"all"`` when every field of the sample is quoted, else ``"minimal"``.
+    quoting: str = "minimal"
+    #: The line terminator of the first line: ``"\n"``, ``"\r\n"`` or ``"\r"``.
+    lineterminator: str = "\n"
 
 
 def _bom_encoding(head: bytes) -> str | None:
@@ -187,4 +193,30 @@ def sniff_format(
     rows = list(csv.reader(io.StringIO("\n".join(lines)), delimiter=delim))
     fields = [c for r in rows for c in r[1:]]
     spaced = bool(fields) and sum(c.startswith(" ") for c in fields) >= 0.9 * len(fields)
-    return TextFormat(encoding, delim, spaced, _has_header(rows))
+    one_space = spaced and all(not c.startswith("  ") for c in fields)
+    return TextFormat(
+        encoding,
+        delim,
+        spaced,
+        _has_header(rows),
+        spacing=" " if one_space else "",
+        quoting=_quoting(lines, delim),
+        lineterminator=_lineterminator(sample),
+    )
+
+
+def _lineterminator(sample: str) -> str:
+    """The terminator of the first line (``\\n`` when the sample has a single line)."""
+    i = sample.find("\n")
+    j = sample.find("\r")
+    if j >= 0 and (i < 0 or j < i):
+        return "\r\n" if sample[j : j + 2] == "\r\n" else "\r"
+    return "\n"
+
+
+def _quoting(lines: list[str], delim: str) -> str:
+    """``"all"`` when every field of every sample line is enclosed in double quotes."""
+    if not lines or any('"' not in ln for ln in lines):
+        return "minimal"
+    quoted = re.compile(r'^\s*"(?:[^"]|"")*"\s*(?:' + re.escape(delim) + r'\s*"(?:[^"]|"")*"\s*)*$')
+    return "all" if all(quoted.match(ln) for ln in lines) else "minimal"

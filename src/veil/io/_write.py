@@ -9,6 +9,7 @@ import json
 import os
 import tempfile
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -85,23 +86,35 @@ def write_json(obj: Any, path: str | os.PathLike[str]) -> Path:
     return atomic_write(path, lambda fh: fh.write(data))
 
 
-def _arrow_csv(df: pd.DataFrame, fh: IO[bytes], sep: str, header: bool, *, bom: bool) -> bool:
-    """Write ``df`` as UTF-8 CSV with pyarrow (several times faster than ``DataFrame.to_csv``).
+@dataclass(frozen=True)
+class _Layout:
+    """How the delimited text is laid out (from the input's :class:`SourceFormat`)."""
 
-    Only integer, float and text columns take this path.  The output reads back to the same
-    values as pandas' (values are left unquoted unless one of them needs quoting, then every
-    text value is quoted; a float such as 78000.0 is written 78000).  Returns False, having
-    written nothing, otherwise (booleans, dates, mixed objects...): the caller then uses pandas.
+    sep: str = ","
+    spacing: str = ""
+    header: bool = True
+    quoting: str = "minimal"
+    eol: str = "\n"
+    na: str = ""
+    encoding: str = "utf-8"
+
+
+def _arrow_table(df: pd.DataFrame, na: str) -> Any:
+    """``df`` as an Arrow table of integer, float and text columns, or None.
+
+    Categorical columns are decoded to their values; with a non-empty missing marker, columns
+    holding missing values become text (Arrow's shortest number format) with the marker in the
+    holes, so numbers are written as Arrow writes them elsewhere.
     """
     import pyarrow as pa
-    import pyarrow.csv as pcsv
+    import pyarrow.compute as pc
 
     if not {df[c].dtype.kind for c in df.columns} <= {"i", "u", "f", "O", "T"}:
-        return False
+        return None
     try:
         table = pa.Table.from_pandas(df, preserve_index=False)
     except (pa.ArrowException, TypeError, ValueError):
-        return False
+        return None
     ok = (
         pa.types.is_integer,
         pa.types.is_floating,
@@ -109,13 +122,61 @@ def _arrow_csv(df: pd.DataFrame, fh: IO[bytes], sep: str, header: bool, *, bom: 
         pa.types.is_large_string,
         pa.types.is_null,
     )
-    if not all(any(f(t) for f in ok) for t in table.schema.types):
+    cols = []
+    for col in table.columns:
+        if pa.types.is_dictionary(col.type):
+            col = col.cast(col.type.value_type)
+        if not any(f(col.type) for f in ok):
+            return None
+        if na and col.null_count:
+            col = pc.fill_null(pc.cast(col, pa.string()), na)
+        cols.append(col)
+    return pa.Table.from_arrays(cols, names=[str(c) for c in df.columns])
+
+
+def _header_line(df: pd.DataFrame, lay: _Layout) -> str:
+    buf = io.StringIO()
+    quoting = csv.QUOTE_ALL if lay.quoting == "all" else csv.QUOTE_MINIMAL
+    csv.writer(buf, delimiter=lay.sep, quoting=quoting, lineterminator=lay.eol).writerow(
+        [str(c) for c in df.columns]
+    )
+    line = buf.getvalue()
+    if lay.spacing:
+        fields = next(csv.reader(io.StringIO(line), delimiter=lay.sep))
+        if all(lay.sep not in f and '"' not in f and "\n" not in f for f in fields):
+            line = (lay.sep + lay.spacing).join(fields) + lay.eol
+    return line
+
+
+def _arrow_csv(df: pd.DataFrame, fh: IO[bytes], lay: _Layout) -> bool:
+    """Write ``df`` as CSV with pyarrow (several times faster than ``DataFrame.to_csv``).
+
+    Only integer, float, text and categorical columns take this path.  The output reads back
+    to the same values as pandas' (values are left unquoted unless one of them needs quoting,
+    then every text value is quoted; a float such as 78000.0 is written 78000).  Returns
+    False, having written nothing, otherwise (booleans, dates, mixed objects, a layout Arrow
+    cannot write): the caller then uses pandas.
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    table = _arrow_table(df, lay.na)
+    if table is None:
         return False
+    if (lay.eol != "\n" and not hasattr(pcsv.WriteOptions, "eol")) or (
+        lay.na and not hasattr(pcsv.WriteOptions, "null_string")
+    ):
+        return False
+    styles = ("all_valid",) if lay.quoting == "all" else ("none", "needed")
     data = None
-    for style in ("none", "needed"):
+    for style in styles:
         try:
             buf = io.BytesIO()
-            opts = pcsv.WriteOptions(include_header=False, delimiter=sep, quoting_style=style)
+            opts = pcsv.WriteOptions(include_header=False, delimiter=lay.sep, quoting_style=style)
+            if lay.eol != "\n":
+                opts.eol = lay.eol
+            if lay.na:
+                opts.null_string = lay.na
             pcsv.write_csv(table, buf, opts)
             data = buf.getvalue()
             break
@@ -123,13 +184,45 @@ def _arrow_csv(df: pd.DataFrame, fh: IO[bytes], sep: str, header: bool, *, bom: 
             continue
     if data is None:  # pragma: no cover - "needed" always succeeds
         return False
-    head = (
-        df.head(0).to_csv(sep=sep, index=False, lineterminator="\n").encode("utf-8")
-        if header
-        else b""
-    )
-    fh.write((b"\xef\xbb\xbf" if bom else b"") + head + data)
+    if lay.spacing:
+        if style != "none":  # a delimiter may sit inside a quoted value: let pandas do it
+            return False
+        data = data.replace(lay.sep.encode(), (lay.sep + lay.spacing).encode())
+    head = _header_line(df, lay) if lay.header else ""
+    if lay.encoding.lower().replace("_", "-") in ("utf-8", "utf8", "utf-8-sig"):
+        bom = b"\xef\xbb\xbf" if lay.encoding.lower().endswith("sig") else b""
+        fh.write(bom + head.encode("utf-8") + data)
+        return True
+    try:
+        fh.write((head + data.decode("utf-8")).encode(lay.encoding))
+    except UnicodeEncodeError:
+        return False
     return True
+
+
+def _pandas_csv(df: pd.DataFrame, lay: _Layout) -> str:
+    """The slow path: any dtype, through ``DataFrame.to_csv``."""
+    quoting = csv.QUOTE_ALL if lay.quoting == "all" else csv.QUOTE_MINIMAL
+    # One column with missing values written empty: an empty field would be a blank line,
+    # which readers skip; quoting writes it as "".
+    if df.shape[1] == 1 and not lay.na and bool(df.iloc[:, 0].isna().any()):
+        quoting = csv.QUOTE_NONNUMERIC
+    body = df
+    if lay.spacing and df.shape[1] > 1:
+        # ", "-separated: the space goes in front of every field but the first
+        body = df.copy(deep=False)
+        for c in df.columns[1:]:
+            col = df[c]
+            body[c] = (" " + col.astype(str)).where(col.notna(), " " + lay.na)
+    text = body.to_csv(
+        sep=lay.sep,
+        index=False,
+        header=False,
+        lineterminator=lay.eol,
+        quoting=quoting,
+        na_rep=lay.na,
+    )
+    return (_header_line(df, lay) if lay.header else "") + text
 
 
 def _like_format(like: Any) -> SourceFormat | None:
@@ -152,7 +245,16 @@ def _like_format(like: Any) -> SourceFormat | None:
             tf = sniff_format(
                 sample, enc, None, "\t" if p.suffix.lower() in (".tsv", ".tab") else ","
             )
-            return SourceFormat(str(p), "csv", tf.delimiter, enc, tf.header)
+            return SourceFormat(
+                str(p),
+                "csv",
+                tf.delimiter,
+                enc,
+                tf.header,
+                spacing=tf.spacing,
+                quoting=tf.quoting,
+                lineterminator=tf.lineterminator,
+            )
     return SourceFormat(str(p), "csv", "\t" if p.suffix.lower() == ".tsv" else ",")
 
 
@@ -219,43 +321,38 @@ def write(
         out = df.copy(deep=False)
         out.attrs = {}
         return atomic_write(target, lambda fh: out.to_parquet(fh, index=False))
+    csv_fmt = fmt if fmt and fmt.format == "csv" else None
     if suffix == ".tsv":
         sep = "\t"
-    elif suffix == ".csv" and not (fmt and fmt.format == "csv"):
+    elif suffix == ".csv" and csv_fmt is None:
         sep = ","
     else:
-        sep = fmt.delimiter if fmt and fmt.format == "csv" else ","
-    encoding = fmt.encoding if fmt and fmt.format == "csv" else "utf-8"
-    header = fmt.header if fmt and fmt.format == "csv" else True
+        sep = csv_fmt.delimiter if csv_fmt else ","
+    lay = _Layout(sep=sep, encoding=csv_fmt.encoding if csv_fmt else "utf-8")
+    if csv_fmt is not None:
+        lay = _Layout(
+            sep=sep,
+            spacing=csv_fmt.spacing if sep == csv_fmt.delimiter else "",
+            header=csv_fmt.header,
+            quoting=csv_fmt.quoting,
+            eol=csv_fmt.lineterminator,
+            na=csv_fmt.missing or "",
+            encoding=csv_fmt.encoding,
+        )
     source = df.attrs.get("veil_source")
     formats = (fmt.date_formats if fmt else None) or (
         source.get("date_formats") if isinstance(source, Mapping) else None
     )
     if formats:
         df = _dates_in_source_format(df, formats)
-
-    # One column with missing values: an empty field would be a blank line, which readers
-    # skip; quoting writes it as "".
-    lone_missing = df.shape[1] == 1 and bool(df.iloc[:, 0].isna().any())
+    lone_missing = df.shape[1] == 1 and not lay.na and bool(df.iloc[:, 0].isna().any())
 
     def _write(fh: IO[bytes]) -> None:
-        if lone_missing:
-            text = df.to_csv(
-                sep=sep,
-                index=False,
-                header=header,
-                lineterminator="\n",
-                quoting=csv.QUOTE_NONNUMERIC,
-            )
-            fh.write(text.encode(encoding, errors="strict") if encoding else text.encode())
+        if not lone_missing and _arrow_csv(df, fh, lay):
             return
-        if encoding.lower().replace("_", "-") in ("utf-8", "utf8", "utf-8-sig") and _arrow_csv(
-            df, fh, sep, header, bom=encoding.lower().endswith("sig")
-        ):
-            return
-        text = df.to_csv(sep=sep, index=False, header=header, lineterminator="\n")
+        text = _pandas_csv(df, lay)
         try:
-            data = text.encode(encoding)
+            data = text.encode(lay.encoding)
         except UnicodeEncodeError:
             data = text.encode("utf-8")
         fh.write(data)
