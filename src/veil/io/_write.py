@@ -290,8 +290,9 @@ def write(
         other suffixes follow ``like``.
     like
         The input file (path or :class:`SourceFormat`, by default ``df.attrs["veil_source"]``)
-        whose format (Parquet or delimited text with its delimiter and encoding) the output
-        copies.  Writing over that input file is refused.  Date columns read from text keep
+        whose format the output copies: Parquet, or delimited text with its header (or none),
+        delimiter and ``", "`` spacing, quoting, line terminator, encoding/BOM and the one
+        missing-value marker the input used (``SourceFormat.missing``; empty fields otherwise).  Writing over that input file is refused.  Date columns read from text keep
         their source format (``SourceFormat.date_formats``, else the one in ``df.attrs``), so
         an untouched date column is written back byte-identical; a column whose values that
         format cannot hold (seconds, a time zone) is written ISO 8601, as are dates with no
