@@ -98,7 +98,7 @@ def test_max_depth_validation_and_auto_rule():
     for bad in (True, -1, 17, 2.5, "3"):
         with pytest.raises(ConfigError):
             DecisionTreeClassifier(bad, bounds=(0, 1)).fit(X, y)
-    assert [_dptree.auto_depth(n, 1.0) for n in (1, 63, 64, 128, 255, 1e6)] == [1, 1, 1, 2, 2, 8]
+    assert [_dptree.auto_depth(n, 1.0) for n in (1, 255, 256, 512, 1023, 1e6)] == [1, 1, 1, 2, 2, 8]
     tree = DecisionTreeClassifier(epsilon=1.0, bounds=(0, 1), random_state=_rng(4)).fit(X, y)
     assert 1 <= tree.max_depth_ <= _dptree.MAX_AUTO_DEPTH
     assert tree.leaf_counts_.shape == (2**tree.max_depth_, 2)

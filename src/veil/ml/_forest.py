@@ -44,7 +44,7 @@ class DecisionTreeClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     ----------
     max_depth : int or None, default None
         Depth of the tree.  ``None`` picks it from the data size and the budget
-        (``floor(log2(n eps)) - 5`` in ``[1, 8]``, with ``n`` a noisy count costing 2 % of
+        (``floor(log2(n eps)) - 7`` in ``[1, 8]``, with ``n`` a noisy count costing 2 % of
         ``epsilon``).
     epsilon : float, default 1.0
     bounds : (lower, upper) or "data"
