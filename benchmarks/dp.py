@@ -354,26 +354,34 @@ def bench_error(runs: int) -> pd.DataFrame:
                     row[name + " se"] = float(np.std(errs) / np.sqrt(runs))
                 rows.append(row)
     table = pd.DataFrame(rows)
-    # Each Veil variant is judged against the peers at its own privacy unit: the add/remove
-    # frame against OpenDP at distance 1; the replace-one frame and the tools (replace one
-    # record, like diffprivlib) against OpenDP at distance 2.  diffprivlib (replace one) is in
-    # both groups.
+    # Each Veil variant is judged against the peers releasing at its own privacy unit.
+    # add/remove one record: the frame's default, OpenDP at distance 1, and every histogram
+    # (diffprivlib's and Veil's tools histograms protect add/remove too); replace one record
+    # with n public: the frame's neighbouring="replace", Veil's tools (sum/mean/median, as
+    # diffprivlib's) and OpenDP at distance 2 (its mean runs on a sized domain: replace).
+    add_remove = {"sum": ("OpenDP",), "median": ("OpenDP",), "histogram": ("diffprivlib", "OpenDP")}
+    replace = {s_: ("diffprivlib", "OpenDP replace") for s_ in ("sum", "mean", "median")}
     units = {
-        "Veil frame": ("diffprivlib", "OpenDP"),
-        "Veil frame replace": ("diffprivlib", "OpenDP replace"),
-        "Veil tools": ("diffprivlib", "OpenDP replace"),
+        "Veil frame": add_remove,
+        "Veil frame replace": replace,
+        "Veil tools": {**replace, "histogram": ("diffprivlib", "OpenDP")},
     }
     for veil in [c for c in units if c in table.columns]:
-        peers = [c for c in units[veil] if c in table.columns]
-        best = table[peers].min(axis=1)
-        best_se = pd.concat([table[p + " se"].where(table[p] == best) for p in peers], axis=1).max(
-            axis=1
-        )
-        slack = 2.0 * np.sqrt(table[veil + " se"] ** 2 + best_se**2)
-        table[f"{veil} <= best peer?"] = np.where(
-            table[veil] <= best, "yes", np.where(table[veil] <= best + slack, "tie (2 se)", "NO")
-        )
-        table.loc[table[veil].isna(), f"{veil} <= best peer?"] = "n/a"
+        verdicts = []
+        for _, row in table.iterrows():
+            peers = [c for c in units[veil].get(row["stat"], ()) if c in table.columns]
+            peers = [c for c in peers if not pd.isna(row[c])]
+            if not peers or pd.isna(row[veil]):
+                verdicts.append("n/a")
+                continue
+            best_peer = min(peers, key=lambda c: row[c])
+            best, best_se = row[best_peer], row[best_peer + " se"]
+            slack = 2.0 * np.sqrt(row[veil + " se"] ** 2 + best_se**2)
+            verdict = (
+                "yes" if row[veil] <= best else "tie (2 se)" if row[veil] <= best + slack else "NO"
+            )
+            verdicts.append(f"{verdict} vs {best_peer}")
+        table[f"{veil} <= best peer at its unit?"] = verdicts
     return table
 
 
