@@ -49,7 +49,9 @@ def decode_key(text: str | bytes, source: str) -> bytes:
     return key
 
 
-def key_loader(env: str | None = None, file: str | os.PathLike[str] | None = None) -> Callable[[], bytes]:
+def key_loader(
+    env: str | None = None, file: str | os.PathLike[str] | None = None
+) -> Callable[[], bytes]:
     """Return a zero-argument callable that loads the key when first needed.
 
     Parameters

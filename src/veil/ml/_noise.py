@@ -3,7 +3,7 @@
 All randomness comes from :func:`veil.dp._rng.resolve_rng` (cryptographically secure unless
 the caller passes an explicit ``random_state`` for tests).  Values released directly (means,
 counts, sums) get floating-point-safe noise from :mod:`veil.dp`; auxiliary random vectors
-(objective-perturbation directions, random tree splits) use plain uniform draws from the same
+(objective-perturbation directions, the rows-to-trees partition of forests) use plain uniform draws from the same
 secure generator.
 """
 
