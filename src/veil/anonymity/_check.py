@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from veil.anonymity._config import l_model, t_model
-from veil.anonymity._encode import Grouping, encode_column, group_rows
+from veil.anonymity._encode import Grouping, encode_codes, group_rows
 from veil.anonymity._models import AverageRisk, KAnonymity, KMap, PrivacyModel, TCloseness
 from veil.anonymity._result import to_jsonable
 from veil.anonymity._risk import risk_summary
@@ -66,8 +66,16 @@ class _Details:
     population: np.ndarray | None  # population size of every class (k-map), if known
     order: np.ndarray  # the smallest classes, smallest first
     vidx: np.ndarray  # the first violating classes, smallest first
-    values: dict[str, np.ndarray]  # QI values of the classes in ``order``, then ``vidx``
+    # QI values of the classes in ``order``, then ``vidx`` (or a function that decodes them)
+    values: dict[str, np.ndarray | Callable[[], np.ndarray]]
     broken: list[str]  # models each class in ``vidx`` breaks
+
+    def column(self, col: str) -> np.ndarray:
+        """QI values of column ``col`` for the classes in ``order``, then ``vidx``."""
+        v = self.values[col]
+        if callable(v):
+            v = self.values[col] = v()  # decoded once, on first access
+        return v
 
 
 @dataclass
@@ -111,14 +119,14 @@ class CheckResult:
     def smallest(self) -> pd.DataFrame:
         d = self.details
         m = d.order.shape[0]
-        cols = {c: v[:m] for c, v in d.values.items()}
+        cols = {c: d.column(c)[:m] for c in d.qi}
         return pd.DataFrame({**cols, "size": d.sizes[d.order]})
 
     @functools.cached_property
     def violating(self) -> pd.DataFrame:
         d = self.details
         m = d.order.shape[0]
-        cols = {c: v[m:] for c, v in d.values.items()}
+        cols = {c: d.column(c)[m:] for c in d.qi}
         return pd.DataFrame({**cols, "size": d.sizes[d.vidx], "models": d.broken})
 
     @functools.cached_property
@@ -387,10 +395,18 @@ def _k_smallest(sizes: np.ndarray, first: np.ndarray, show: int) -> np.ndarray:
     return sel[np.lexsort((first[sel], sizes[sel]))]
 
 
-def _take(s: pd.Series, at: np.ndarray) -> np.ndarray:
-    """Values of ``s`` at positions ``at``, as a new numpy array."""
+def _take(s: pd.Series, at: np.ndarray) -> np.ndarray | Callable[[], np.ndarray]:
+    """Values of ``s`` at positions ``at``, as a new numpy array or a function returning one.
+
+    Categorical columns keep only their codes at ``at`` and the (immutable) dtype, and are
+    decoded on first access: decoding goes through the categories (often Arrow strings), which
+    costs more than the whole check on small tables.
+    """
     if isinstance(s.dtype, np.dtype):
         return s.to_numpy()[at]
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        codes, dtype = s.array.codes[at], s.dtype
+        return lambda: np.asarray(pd.Categorical.from_codes(codes, dtype=dtype))
     return np.asarray(s.array.take(at))
 
 
@@ -398,7 +414,7 @@ def _group(columns: Sequence[pd.Series]) -> Grouping:
     """Equivalence classes of the rows over the QI ``columns`` (rows by position; any index)."""
     cols, cards = [], []
     for ser in columns:
-        codes, card = encode_column(ser)
+        codes, card = encode_codes(ser)
         cols.append(codes)
         cards.append(card)
     return group_rows(cols, cards)

@@ -40,7 +40,7 @@ import pandas as pd
 from veil.anonymity._stats import factorize_int64
 from veil.schema._hierarchy import factorize_str_array
 
-__all__ = ["encode_column", "factorize_objects", "group_rows", "Grouping"]
+__all__ = ["encode_column", "encode_codes", "factorize_objects", "group_rows", "Grouping"]
 
 
 _PROBE = 1024  # rows whose objects are counted before grouping by identity
@@ -133,33 +133,36 @@ def _integer_codes(values: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def _arrow_codes(s: pd.Series) -> tuple[np.ndarray, int] | None:
-    """Codes of a pyarrow-backed column via ``dictionary_encode``; None if not applicable."""
+    """Codes of a pyarrow-backed column via ``dictionary_encode``; None if not applicable.
+
+    The codes are pyarrow's ``int32`` indices as a (read-only) numpy array.
+    """
     try:
         import pyarrow as pa
     except ImportError:  # pragma: no cover - pandas' arrow strings need pyarrow
         return None
-    try:
-        data = pa.array(s.array)  # the column's own arrow data (zero-copy)
-    except (TypeError, ValueError, pa.ArrowException):  # pragma: no cover - unusual arrays
-        return None
-    if isinstance(data, pa.ChunkedArray):
-        data = data.combine_chunks()
+    data = getattr(s.array, "_pa_array", None)  # the column's own arrow data (zero-copy)
+    if data is None:  # pragma: no cover - private attribute of pandas' arrow arrays
+        try:
+            data = pa.array(s.array)
+        except (TypeError, ValueError, pa.ArrowException):
+            return None
     if not (pa.types.is_string(data.type) or pa.types.is_large_string(data.type)):
         return None
+    if isinstance(data, pa.ChunkedArray):
+        data = data.chunk(0) if data.num_chunks == 1 else data.combine_chunks()
     enc = data.dictionary_encode()  # nulls stay null in the indices
     card = len(enc.dictionary)
     idx = enc.indices
     if idx.null_count:
-        codes = idx.fill_null(card).to_numpy().astype(np.int64)
-    else:
-        codes = idx.to_numpy(zero_copy_only=False).astype(np.int64)
-    return codes, card + 1
+        idx = idx.fill_null(card)
+    return idx.to_numpy(zero_copy_only=False), card + 1
 
 
 def encode_column(s: pd.Series) -> tuple[np.ndarray, int]:
     """``(codes, cardinality)`` of a column (see the module docstring).
 
-    ``codes`` is always a new array that the caller may modify.
+    ``codes`` is always a new ``int64`` array that the caller may modify.
 
     Examples
     --------
@@ -168,11 +171,22 @@ def encode_column(s: pd.Series) -> tuple[np.ndarray, int]:
     >>> encode_column(pd.Series(["x", None, "x"], dtype="category"))
     (array([0, 1, 0]), 2)
     """
+    codes, card = encode_codes(s)
+    return codes.astype(np.int64), card
+
+
+def encode_codes(s: pd.Series) -> tuple[np.ndarray, int]:
+    """Like :func:`encode_column`, but ``codes`` may be any integer dtype and read-only.
+
+    Saves the widening copy where the storage already holds small integer codes
+    (categoricals, Arrow dictionary indices); :func:`group_rows` takes such codes as they are.
+    """
     dtype = s.dtype
     if isinstance(dtype, pd.CategoricalDtype):
         n_cat = len(dtype.categories)
-        codes = s.cat.codes.to_numpy().astype(np.int64)
+        codes = s.array.codes  # a read-only view of the categorical's codes (-1: missing)
         if codes.size and codes.min() < 0:
+            codes = codes.astype(np.int64)
             codes[codes < 0] = n_cat
         return codes, n_cat + 1
     if isinstance(dtype, np.dtype) and dtype.kind == "O":
@@ -237,7 +251,7 @@ class Grouping:
 
 
 def group_rows(cols: list[np.ndarray], cards: list[int]) -> Grouping:
-    """Group rows by their codes in ``cols`` (each ``0..card-1``; the arrays are consumed).
+    """Group rows by their codes in ``cols`` (each ``0..card-1``, any integer dtype; not modified).
 
     Examples
     --------
@@ -246,7 +260,7 @@ def group_rows(cols: list[np.ndarray], cards: list[int]) -> Grouping:
     ([1, 1, 2], [1, 3, 0], [2, 0, 2, 1])
     """
     n = cols[0].shape[0]
-    key = np.asarray(cols[0], dtype=np.int64)
+    key = np.asarray(cols[0]).astype(np.int64)  # a new array
     space = int(cards[0])
     for c, card in zip(cols[1:], cards[1:]):
         bits = max(int(card) - 1, 1).bit_length()  # bit fields: shifts and ors are cheapest
