@@ -301,3 +301,28 @@ def test_midrank_score_is_consistent_on_tied_data():
     cols = np.tile(np.array([[10], [20], [30]]), (1, 200)).T.reshape(200, 3)
     out = dp.tools.median(cols, epsilon=30.0, bounds=(0, 40), axis=0, random_state=5)
     assert out.tolist() == [10.0, 20.0, 30.0]
+
+
+def test_all_nan_cell_is_a_uniform_draw_not_a_constant():
+    """An all-NaN cell has n = 0: every score is 0, so the release must be uniform over the
+    bounds (floats) or the candidates (integers) -- a fixed value would tell it apart from a
+    neighbour holding one value with certainty."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InsecureRandomWarning)
+        floats = np.array(
+            [
+                dp.tools.nanmedian(np.array([np.nan, np.nan]), epsilon=1.0, bounds=(0, 10),
+                                   random_state=s)
+                for s in range(400)
+            ]
+        )  # fmt: skip
+        ints = np.array(
+            [
+                dp.tools.nanmedian(pd.array([None, None], dtype="Int64"), epsilon=1.0,
+                                   bounds=(0, 4), random_state=s)
+                for s in range(500)
+            ]
+        )  # fmt: skip
+    assert stats.kstest(floats, stats.uniform(0, 10).cdf).pvalue > ALPHA
+    support = np.arange(5)
+    assert chi2_pvalue(ints, support, np.full(5, 0.2)) > ALPHA

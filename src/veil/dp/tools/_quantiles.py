@@ -170,8 +170,9 @@ def _quantiles(
         else:
             lo, hi = float(lo_all[i]), float(hi_all[i])
         vals = v[~np.isnan(v)] if nan else v
-        if vals.size == 0:
-            return np.full(flat_q.size, (lo + hi) / 2)
+        # no special case for an all-NaN cell: with n = 0 every score is 0 and both mechanisms
+        # draw uniformly from the bounds / candidates -- a constant here would be told apart
+        # from a neighbour with one value with certainty
         e_q = e / flat_q.size
         cands = integer_candidates(lo, hi) if integer_input else None
         if cands is not None:
