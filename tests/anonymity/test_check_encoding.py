@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.anonymity import check
+from veil.anonymity import _encode, check
 from veil.anonymity._check import class_ids
-from veil.anonymity._encode import encode_column, factorize_objects, group_rows
+from veil.anonymity._encode import encode_column, encode_columns, factorize_objects, group_rows
 
 pa = pytest.importorskip("pyarrow")
 
@@ -155,6 +155,42 @@ def test_check_matches_groupby(qi, kind):
         assert got == _rows(df, qi, want["first"].to_numpy())
 
 
+THREADED_SETS = [
+    ["arrow", "str_pyarrow"],
+    ["arrow", "object", "str_pyarrow", "category", "int_small"],
+]
+
+
+@pytest.mark.parametrize("qi", THREADED_SETS, ids=["+".join(q) for q in THREADED_SETS])
+def test_check_matches_groupby_with_arrow_columns_on_threads(qi, monkeypatch):
+    """Arrow string columns hashed on the thread pool (forced at any size) give the same classes."""
+    monkeypatch.setattr(_encode, "_POOL_MIN_ROWS", 1)
+    df = _reindex(pd.DataFrame(_columns(5, 800)), "shuffled", 5)
+    oracle = _oracle_classes(df, qi)
+    for _ in range(3):  # the pool is reused between calls
+        r = check(df, qi, k=3, show=20)
+        assert r.n_classes == len(oracle)
+        assert r.smallest["size"].tolist() == oracle.head(20)["size"].tolist()
+        got = [tuple(_norm(v) for v in row) for row in r.smallest[qi].itertuples(index=False)]
+        assert got == _rows(df, qi, oracle.head(20)["first"].to_numpy())
+    threaded = encode_columns([df[c] for c in qi])
+    for c, (codes, card) in zip(qi, threaded):
+        assert _same_partition(codes, _oracle_codes(df[c])) and codes.max() < card
+
+
+def test_thread_pool_is_made_again_after_fork(monkeypatch):
+    """A pool inherited through fork has no threads: a process with another pid gets its own."""
+    pool = _encode._thread_pool()
+    if pool is None:
+        pytest.skip("one CPU: no pool")
+    monkeypatch.setattr(_encode, "_pool", (-1, pool))  # as if made by the parent process
+    fresh = _encode._thread_pool()
+    assert fresh is not pool and _encode._thread_pool() is fresh
+    assert fresh.submit(lambda: 7).result(timeout=10) == 7
+    fresh.shutdown()
+    monkeypatch.setattr(_encode, "_pool", None)
+
+
 def test_class_ids_partition_matches_groupby():
     df = _reindex(pd.DataFrame(_columns(4, 500)), "duplicated", 4)
     qi = ["object", "category", "float_nan"]
@@ -181,9 +217,13 @@ def test_group_rows_with_wide_keys(n):
 
 def test_result_does_not_follow_later_edits_of_the_input():
     df = pd.DataFrame({"z": ["a", "a", "b", "c"], "y": [1, 1, 2, 3]})
-    r = check(df, ["z", "y"], k=2)
+    df["c"] = df["z"].astype("category")  # decoded on first access: must not follow edits either
+    r = check(df, ["z", "y", "c"], k=2)
     df.loc[2, "z"] = "edited"
     df.loc[0, "y"] = 99
+    df["c"] = df["c"].cat.rename_categories({"b": "B"})
+    df.loc[3, "c"] = "a"
     assert sorted(r.smallest["z"].tolist()) == ["a", "b", "c"]
     assert r.violating["z"].tolist() == ["b", "c"] and r.violating["y"].tolist() == [2, 3]
-    assert r.to_dict()["smallest"][0] == {"z": "b", "y": 2, "size": 1}
+    assert r.violating["c"].tolist() == ["b", "c"]
+    assert r.to_dict()["smallest"][0] == {"z": "b", "y": 2, "c": "b", "size": 1}

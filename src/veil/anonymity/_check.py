@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from veil.anonymity._config import l_model, t_model
-from veil.anonymity._encode import Grouping, encode_codes, group_rows
+from veil.anonymity._encode import Grouping, encode_columns, group_rows
 from veil.anonymity._models import AverageRisk, KAnonymity, KMap, PrivacyModel, TCloseness
 from veil.anonymity._result import to_jsonable
 from veil.anonymity._risk import risk_summary
@@ -412,12 +412,8 @@ def _take(s: pd.Series, at: np.ndarray) -> np.ndarray | Callable[[], np.ndarray]
 
 def _group(columns: Sequence[pd.Series]) -> Grouping:
     """Equivalence classes of the rows over the QI ``columns`` (rows by position; any index)."""
-    cols, cards = [], []
-    for ser in columns:
-        codes, card = encode_codes(ser)
-        cols.append(codes)
-        cards.append(card)
-    return group_rows(cols, cards)
+    encoded = encode_columns(columns)
+    return group_rows([c for c, _ in encoded], [card for _, card in encoded])
 
 
 def _population_sizes(

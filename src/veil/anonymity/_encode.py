@@ -31,6 +31,10 @@ Paths, by storage:
 from __future__ import annotations
 
 import ctypes
+import os
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -40,7 +44,14 @@ import pandas as pd
 from veil.anonymity._stats import factorize_int64
 from veil.schema._hierarchy import factorize_str_array
 
-__all__ = ["encode_column", "encode_codes", "factorize_objects", "group_rows", "Grouping"]
+__all__ = [
+    "encode_column",
+    "encode_codes",
+    "encode_columns",
+    "factorize_objects",
+    "group_rows",
+    "Grouping",
+]
 
 
 _PROBE = 1024  # rows whose objects are counted before grouping by identity
@@ -206,6 +217,55 @@ def encode_codes(s: pd.Series) -> tuple[np.ndarray, int]:
     if codes.size and codes.min() < 0:
         codes[codes < 0] = len(uniq)
     return codes, len(uniq) + 1
+
+
+def _is_arrow_text(s: pd.Series) -> bool:
+    """True for pyarrow-backed string columns (pandas 3's default ``str``, ``string[pyarrow]``)."""
+    dtype = s.dtype
+    if isinstance(dtype, pd.StringDtype):
+        return str(dtype.storage).startswith("pyarrow")
+    return isinstance(dtype, pd.ArrowDtype) and dtype.kind in "OSU"
+
+
+_POOL_MIN_ROWS = 8192  # below this, handing columns to threads costs more than it saves
+_pool: tuple[int, ThreadPoolExecutor] | None = None  # (pid that made it, pool)
+_pool_lock = threading.Lock()
+
+
+def _thread_pool() -> ThreadPoolExecutor | None:
+    """A small persistent pool for pyarrow's hashing (which releases the GIL); None on 1 CPU.
+
+    Made again in a forked child: a pool inherited through ``fork`` has no threads.
+    """
+    global _pool
+    workers = min(os.cpu_count() or 1, 4)
+    if workers < 2:
+        return None
+    with _pool_lock:
+        if _pool is None or _pool[0] != os.getpid():
+            _pool = (os.getpid(), ThreadPoolExecutor(workers, thread_name_prefix="veil-encode"))
+        return _pool[1]
+
+
+def encode_columns(columns: Sequence[pd.Series]) -> list[tuple[np.ndarray, int]]:
+    """:func:`encode_codes` of each column; Arrow string columns hashed on threads when large.
+
+    pyarrow's ``dictionary_encode`` (the cost on pandas 3's ``str`` columns: about 0.4 ms per
+    30,000 rows) releases the GIL, so two or more such columns are encoded concurrently on a
+    small persistent pool while the other columns are encoded here.  The codes do not depend on
+    which thread computed them.
+    """
+    arrow = [i for i, s in enumerate(columns) if _is_arrow_text(s)]
+    pool = None
+    if len(arrow) >= 2 and len(columns[arrow[0]]) >= _POOL_MIN_ROWS:
+        pool = _thread_pool()
+    if pool is None:
+        return [encode_codes(s) for s in columns]
+    futures = {i: pool.submit(encode_codes, columns[i]) for i in arrow}
+    out = [None if i in futures else encode_codes(s) for i, s in enumerate(columns)]
+    for i, fut in futures.items():
+        out[i] = fut.result()
+    return out  # type: ignore[return-value]
 
 
 _KEY_BITS = 62  # keys stay below 2**62 so that products of a code and a cardinality fit
