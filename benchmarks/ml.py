@@ -74,11 +74,11 @@ def models(eps: float, d: int) -> dict[str, tuple]:
     norm = float(np.sqrt(d))
     return {
         "GaussianNB": (
-            lambda: vm.GaussianNB(epsilon=eps, bounds=b),
+            lambda: vm.GaussianNB(epsilon=eps, bounds=b, classes=[0, 1]),
             lambda: dm.GaussianNB(epsilon=eps, bounds=b),
         ),
         "LogisticRegression": (
-            lambda: vm.LogisticRegression(epsilon=eps, data_norm=norm),
+            lambda: vm.LogisticRegression(epsilon=eps, data_norm=norm, classes=[0, 1]),
             lambda: dm.LogisticRegression(epsilon=eps, data_norm=norm),
         ),
         "DecisionTree": (

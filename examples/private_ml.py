@@ -61,7 +61,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     lo = np.array([18.0, 0.0, 0.0]) - rng.uniform(0, 5, 3)
     hi = np.array([100.0, 10.0, 1_000_000.0]) + rng.uniform(0, 5, 3)
     acc = dp.BudgetAccountant(epsilon=2.0)
-    nb = GaussianNB(epsilon=0.5, bounds=(lo, hi), accountant=acc, random_state=seed).fit(X, y)
+    nb = GaussianNB(
+        epsilon=0.5, bounds=(lo, hi), classes=[0, 1], accountant=acc, random_state=seed
+    ).fit(X, y)
     out["nb_accuracy"] = float(nb.score(X, y))
 
     # 2. KMeans(4) inertia before and after StandardScaler + PCA (one budget for the pipeline).

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
-from veil.errors import ConfigError, InputError, VeilError
+from veil.errors import ConfigError, InputError, PrivacyLeakWarning, VeilError
 from veil.ml import (
     PCA,
     DecisionTreeClassifier,
     GaussianNB,
     KMeans,
     LinearRegression,
+    LogisticRegression,
     RandomForestClassifier,
     StandardScaler,
 )
@@ -87,3 +90,28 @@ def test_mismatch_spends_no_budget():
     with pytest.raises(InputError):
         KMeans(n_clusters=2, epsilon=1.0, bounds=(LO4, HI4), accountant=acc).fit(X3)
     assert len(acc) == 0 and acc.total().epsilon == 0.0
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: GaussianNB(epsilon=1.0, bounds=(0, 1)),
+        lambda: LogisticRegression(epsilon=1.0, data_norm=2.0),
+        lambda: DecisionTreeClassifier(epsilon=1.0, bounds=(0, 1)),
+        lambda: RandomForestClassifier(epsilon=1.0, bounds=(0, 1)),
+    ],
+)
+def test_label_set_read_from_y_warns_and_given_classes_do_not(make):
+    """classes_ is released: reading it from y (a rare label shows with certainty) warns."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (200, 2))
+    y = np.zeros(200, dtype=int)
+    y[0] = 7  # one record with a rare label
+    est = make()
+    with pytest.warns(PrivacyLeakWarning, match="classes were not given"):
+        est.fit(X, y)
+    assert list(est.classes_) == [0, 7]  # the rare label is visible: hence the warning
+    est = make().set_params(classes=[0, 7])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        est.fit(X, y)

@@ -31,6 +31,7 @@ __all__ = [
     "check_array_2d",
     "resolve_bounds",
     "resolve_norm",
+    "resolve_classes",
     "clip_rows_to_bounds",
     "clip_rows_to_norm",
 ]
@@ -204,6 +205,26 @@ def _per_feature(value: Any, d: int, name: str, side: str) -> np.ndarray:
             f"lower and one upper value per feature, or scalars for all"
         )
     return arr.copy()
+
+
+def resolve_classes(classes: Any, y: np.ndarray) -> np.ndarray:
+    """Return the sorted label set: the given ``classes``, or the labels of ``y`` with a warning.
+
+    The label set is part of the released model (``classes_``, the shapes of the fitted
+    arrays), so reading it from ``y`` reveals whether a rare label occurs in the training data:
+    one added record with a new label changes the output with certainty.  As diffprivlib does
+    for its trees, this emits a :class:`~veil.errors.PrivacyLeakWarning`; pass ``classes`` (the
+    public list of possible labels) to avoid it.
+    """
+    if classes is None:
+        warnings.warn(
+            "classes were not given and are read from y: the label set is released as it is "
+            "in the data (a rare label's presence leaks). Pass classes=[...] to avoid this.",
+            PrivacyLeakWarning,
+            stacklevel=3,
+        )
+        return np.unique(y)
+    return np.unique(np.asarray(classes))
 
 
 def resolve_norm(data_norm: Any, X: np.ndarray, *, name: str = "data_norm") -> float:

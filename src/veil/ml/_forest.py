@@ -17,6 +17,7 @@ from veil.ml._base import (
     check_privacy_params,
     check_target,
     resolve_bounds,
+    resolve_classes,
 )
 from veil.ml._budget import Charge
 from veil.ml._dptree import (
@@ -244,7 +245,7 @@ def _prepare(est: Any, X: Any, y: Any, sample_weight: Any) -> tuple[Any, ...]:
     Xa = check_array_2d(X)
     ya = check_target(est, y, len(Xa), classification=True)
     lo, hi = resolve_bounds(est.bounds, Xa)
-    classes = np.unique(ya) if est.classes is None else np.unique(np.asarray(est.classes))
+    classes = resolve_classes(est.classes, ya)
     pos = np.searchsorted(classes, ya)
     pos = np.clip(pos, 0, len(classes) - 1)
     if not np.array_equal(classes[pos], ya):

@@ -18,6 +18,7 @@ from veil.ml._base import (
     check_privacy_params,
     check_target,
     clip_rows_to_norm,
+    resolve_classes,
     resolve_norm,
 )
 from veil.ml._budget import Charge
@@ -35,8 +36,9 @@ class LogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     1, and the augmented rows ``[x, 1]`` (norm <= sqrt(R^2 + 1)) are divided by that norm, so
     every row has norm <= 1.  A random linear term ``b.w / n`` (density of ``b`` proportional to
     ``exp(-beta ||b||)``: ``||b|| ~ Gamma(d, 1/beta)``, uniform direction) is added to the
-    regularised mean logistic loss and the perturbed objective is minimised exactly (Newton's
-    method).  Privacy (derivation in :mod:`veil.ml._objpert`, replace-one neighbours): the
+    regularised mean logistic loss and the perturbed objective is minimised to a gradient of
+    at most ``tol * 1e-6`` per coordinate (Newton's method; the proof assumes the exact
+    minimiser and the float residual is not accounted for).  Privacy (derivation in :mod:`veil.ml._objpert`, replace-one neighbours): the
     generic bound is ``2 beta + log(1 + c / (n Lambda))`` with ``c = 1/4`` (the c.R^2
     curvature term of the paper, at R = 1 after scaling); for the logistic loss the tighter
     ``beta + max_p [beta p + log(1 + p (1 - p) / (n Lambda))]`` is used.  The regulariser is
@@ -59,7 +61,8 @@ class LogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         Newton iterations (a handful suffice: the convergence is quadratic).
     tol : float, default 1e-4
         The optimiser stops when every gradient coordinate is below ``tol * 1e-6``: the
-        privacy proof is for the exact minimiser.
+        privacy proof is for the exact minimiser (the residual is not accounted for; a
+        ``ConvergenceWarning`` says when the tolerance was not reached).
     classes : array-like, optional
         The label domain (public); by default the labels in ``y``.
     random_state, accountant : see :class:`veil.ml.GaussianNB`.
@@ -114,7 +117,7 @@ class LogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         Xa = check_array_2d(X, min_samples=2)
         ya = check_target(self, y, len(Xa), classification=True)
         norm = resolve_norm(self.data_norm, Xa)
-        classes = np.unique(ya) if self.classes is None else np.asarray(self.classes)
+        classes = resolve_classes(self.classes, ya)
         if np.setdiff1d(np.unique(ya), classes).size:
             raise InputError("y has labels outside classes")
         if len(classes) < 2:

@@ -18,6 +18,7 @@ from veil.ml._base import (
     clip_rows_to_bounds,
     group_sums,
     resolve_bounds,
+    resolve_classes,
 )
 from veil.ml._budget import Charge
 from veil.ml._noise import add_laplace, resolve_rng
@@ -98,7 +99,7 @@ class GaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         Xa = check_array_2d(X)
         ya = check_target(self, y, len(Xa), classification=True)
         lo, hi = resolve_bounds(self.bounds, Xa)
-        classes = np.unique(ya) if self.classes is None else np.asarray(self.classes)
+        classes = resolve_classes(self.classes, ya)
         unseen = np.setdiff1d(np.unique(ya), classes)
         if unseen.size:
             raise InputError(f"y has labels outside classes: {unseen[:5].tolist()}")
