@@ -215,6 +215,22 @@ def test_group_rows_with_wide_keys(n):
     assert np.array_equal(np.sort(grp.rows), np.arange(n))
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64])
+def test_group_rows_with_narrow_codes_past_int32(dtype):
+    """Narrow code arrays, a key built in int32 then widened past 2**31, inputs left unchanged."""
+    rng = np.random.default_rng(np.dtype(dtype).itemsize)
+    n = 3000
+    cards = [97, 16, 2, 31, 16, 5, 16, 9, 16, 3]  # 38 bits in all
+    cols = [rng.integers(0, min(card, 3), n).astype(dtype) for card in cards]
+    before = [c.copy() for c in cols]
+    want = pd.DataFrame(cols).T.groupby(list(range(len(cols))), sort=False).ngroup().to_numpy()
+    grp = group_rows(cols, cards)
+    ids = grp.ids()
+    assert grp.n_classes == want.max() + 1 and _same_partition(ids, want)
+    assert grp.sizes.tolist() == np.bincount(ids).tolist()
+    assert all(np.array_equal(a, b) and a.dtype == b.dtype for a, b in zip(cols, before))
+
+
 def test_result_does_not_follow_later_edits_of_the_input():
     df = pd.DataFrame({"z": ["a", "a", "b", "c"], "y": [1, 1, 2, 3]})
     df["c"] = df["z"].astype("category")  # decoded on first access: must not follow edits either

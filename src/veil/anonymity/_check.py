@@ -398,16 +398,17 @@ def _k_smallest(sizes: np.ndarray, first: np.ndarray, show: int) -> np.ndarray:
 def _take(s: pd.Series, at: np.ndarray) -> np.ndarray | Callable[[], np.ndarray]:
     """Values of ``s`` at positions ``at``, as a new numpy array or a function returning one.
 
-    Categorical columns keep only their codes at ``at`` and the (immutable) dtype, and are
-    decoded on first access: decoding goes through the categories (often Arrow strings), which
-    costs more than the whole check on small tables.
+    Extension arrays are converted to numpy on first access (for Arrow strings the conversion
+    costs as much as the take); categorical columns keep only their codes at ``at`` and the
+    (immutable) dtype, as decoding goes through the categories (often Arrow strings).
     """
     if isinstance(s.dtype, np.dtype):
         return s.to_numpy()[at]
     if isinstance(s.dtype, pd.CategoricalDtype):
         codes, dtype = s.array.codes[at], s.dtype
         return lambda: np.asarray(pd.Categorical.from_codes(codes, dtype=dtype))
-    return np.asarray(s.array.take(at))
+    taken = s.array.take(at)  # a new (small) array of the column's own type
+    return lambda: np.asarray(taken)
 
 
 def _group(columns: Sequence[pd.Series]) -> Grouping:

@@ -14,7 +14,8 @@ integers, category order for categoricals): only the grouping is used.
 Paths, by storage:
 
 * ``category``: the categorical codes (no hashing at all);
-* pyarrow-backed strings (pandas 3's default ``str``): pyarrow's ``dictionary_encode``;
+* pyarrow-backed strings (pandas 3's default ``str``): pyarrow's ``dictionary_encode``
+  (:func:`encode_columns` runs it for several large columns at once on a small thread pool);
 * ``object`` arrays: rows are first grouped by *object identity* (the pointer stored in the
   array, hashed as an ``int64``), then only the distinct objects are compared by value.  Readers
   such as ``pandas.read_csv`` store one object per distinct string of a column, so a text column
@@ -235,11 +236,12 @@ _pool_lock = threading.Lock()
 def _thread_pool() -> ThreadPoolExecutor | None:
     """A small persistent pool for pyarrow's hashing (which releases the GIL); None on 1 CPU.
 
-    Made again in a forked child: a pool inherited through ``fork`` has no threads.
+    One worker fewer than the CPUs (the calling thread takes a share of the columns).  Made
+    again in a forked child: a pool inherited through ``fork`` has no threads.
     """
     global _pool
-    workers = min(os.cpu_count() or 1, 4)
-    if workers < 2:
+    workers = min(os.cpu_count() or 1, 4) - 1
+    if workers < 1:
         return None
     with _pool_lock:
         if _pool is None or _pool[0] != os.getpid():
@@ -251,9 +253,10 @@ def encode_columns(columns: Sequence[pd.Series]) -> list[tuple[np.ndarray, int]]
     """:func:`encode_codes` of each column; Arrow string columns hashed on threads when large.
 
     pyarrow's ``dictionary_encode`` (the cost on pandas 3's ``str`` columns: about 0.4 ms per
-    30,000 rows) releases the GIL, so two or more such columns are encoded concurrently on a
-    small persistent pool while the other columns are encoded here.  The codes do not depend on
-    which thread computed them.
+    30,000 rows) releases the GIL, so two or more such columns are handed to a small persistent
+    pool; the calling thread encodes the other columns, then takes back (cancels and encodes
+    itself) the Arrow columns no worker has started.  The codes do not depend on which thread
+    computed them.
     """
     arrow = [i for i, s in enumerate(columns) if _is_arrow_text(s)]
     pool = None
@@ -262,12 +265,19 @@ def encode_columns(columns: Sequence[pd.Series]) -> list[tuple[np.ndarray, int]]
     if pool is None:
         return [encode_codes(s) for s in columns]
     futures = {i: pool.submit(encode_codes, columns[i]) for i in arrow}
-    out = [None if i in futures else encode_codes(s) for i, s in enumerate(columns)]
-    for i, fut in futures.items():
-        out[i] = fut.result()
+    out: list[tuple[np.ndarray, int] | None] = [
+        None if i in futures else encode_codes(s) for i, s in enumerate(columns)
+    ]
+    for i in reversed(arrow):  # the last submitted are the last a worker would start
+        if futures[i].cancel():
+            out[i] = encode_codes(columns[i])
+    for i in arrow:
+        if out[i] is None:
+            out[i] = futures[i].result()
     return out  # type: ignore[return-value]
 
 
+_INT32_SPACE = 1 << 31  # key values 0..2**31-1 fit an int32
 _KEY_BITS = 62  # keys stay below 2**62 so that products of a code and a cardinality fit
 
 
@@ -320,16 +330,21 @@ def group_rows(cols: list[np.ndarray], cards: list[int]) -> Grouping:
     ([1, 1, 2], [1, 3, 0], [2, 0, 2, 1])
     """
     n = cols[0].shape[0]
-    key = np.asarray(cols[0]).astype(np.int64)  # a new array
     space = int(cards[0])
+    # int32 while the key fits (half the memory traffic), then int64; always a new array
+    key = np.asarray(cols[0]).astype(np.int32 if space <= _INT32_SPACE else np.int64)
     for c, card in zip(cols[1:], cards[1:]):
         bits = max(int(card) - 1, 1).bit_length()  # bit fields: shifts and ors are cheapest
+        if key.dtype == np.int32 and space << bits > _INT32_SPACE:
+            key = key.astype(np.int64)
         if space << bits >= 1 << _KEY_BITS:  # renumber the combinations seen so far
             key, uniq = factorize_int64(key)
             space = uniq.shape[0]
         key <<= bits
-        key |= c
+        np.bitwise_or(key, c, out=key, casting="unsafe")  # 0 <= c < card: no value changes
         space <<= bits
+    if key.dtype != np.int64:
+        key = key.astype(np.int64)
     shift = max(n - 1, 1).bit_length()
     if space > (1 << (_KEY_BITS - shift)):  # key and row number must share one int64
         key, uniq = factorize_int64(key)
