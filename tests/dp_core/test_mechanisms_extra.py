@@ -329,3 +329,9 @@ def test_diffprivlib_drop_in():
         if name in ("Uniform", "Staircase") and cb["variance"] is float:
             assert ours.variance(value) == pytest.approx(theirs.variance(value), rel=1e-6)
     assert {n for n in dir(dpl) if n[0].isupper()} <= set(M.__all__)
+
+
+@pytest.mark.parametrize("meas", [[np.inf, 1.0], [np.nan, 1.0], [0.0, 0.0], [-1.0, 1.0], [1.0]])
+def test_exponential_measure_rejected_at_construction(meas):
+    with pytest.raises(ConfigError, match="measure must be finite"):
+        M.Exponential(epsilon=1.0, sensitivity=1, utility=[0.0, 1.0], measure=meas)

@@ -257,3 +257,15 @@ def test_discrete_gaussian_calibration_meets_delta(eps, delta, sens) -> None:
     hockey = np.maximum(p - np.exp(eps) * q, 0).sum()  # sup over events of P - e^eps Q
     assert hockey <= delta * (1 + 1e-9)
     assert discrete_gaussian_delta(sigma, sens, eps) == pytest.approx(hockey, rel=1e-6, abs=1e-15)
+
+
+def test_wide_integer_range_falls_back_to_floored_interval_quantile() -> None:
+    """More integer candidates than the discrete path takes: Smith's interval mechanism,
+    floored to an integer inside the bounds (post-processing), as veil.dp.tools does."""
+    from veil.dp._rng import SecureRandom
+    from veil.dp.frame._quantile import dp_quantiles
+
+    g = np.repeat(np.arange(50), 20).astype(np.int64)
+    v = np.tile(np.arange(20) * 50_000, 50)
+    out = dp_quantiles(g, v, 50, (0, 1e6), 0.5, 1.0, 0.5, SecureRandom(3), integer_valued=True)
+    assert np.all(out == np.floor(out)) and np.all((out >= 0) & (out <= 1e6))

@@ -122,8 +122,10 @@ def dp_quantiles(
     chosen = np.full(n_groups, -1, dtype=np.int64)
     chosen[hit_groups[::-1]] = hit[::-1]
     u = (rng.raw(n_groups) >> np.uint64(11)).astype(np.float64) * 2.0**-53
-    out = lefts[chosen] + u * width[chosen]
-    return np.clip(out, lo, hi)
+    out = np.clip(lefts[chosen] + u * width[chosen], lo, hi)
+    if integer_valued:  # too many integer candidates for the discrete path: floor, as the tools do
+        out = np.clip(np.floor(out), math.ceil(lo), math.floor(hi)) if math.ceil(lo) <= hi else out
+    return out
 
 
 def integer_utility(counts: np.ndarray, q: float) -> np.ndarray:

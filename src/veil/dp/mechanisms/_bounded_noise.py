@@ -1,7 +1,8 @@
 """Bounded-noise mechanisms: ``Uniform`` (delta-only) and ``LaplaceBoundedNoise``.
 
-Holohan, Antonatos, Braghin & Mac Aonghusa (2018), "The bounded Laplace mechanism in
-differential privacy" (arXiv:1810.00877), Section 3: Laplace noise of scale
+Geng, Ding, Guo & Kumar, "Tight analysis of privacy and utility tradeoff in approximate
+differential privacy" (AISTATS 2020; the truncated Laplacian mechanism; diffprivlib's
+``LaplaceBoundedNoise``): Laplace noise of scale
 ``b = Delta / epsilon`` *conditioned* on ``|noise| <= B`` is ``(epsilon, delta)``-DP when the
 mass of the truncated noise within ``Delta`` of either end is at most ``delta``, i.e.
 ``B = b ln(1 + (exp(epsilon) - 1) / (2 delta))``.  With ``epsilon = 0`` the noise is uniform
@@ -48,7 +49,7 @@ class Uniform(DPMechanism):
     """The uniform mechanism: ``(0, delta)``-DP bounded uniform noise, floating-point safe.
 
     Noise uniform on ``[-B, B]``, ``B = sensitivity / (2 delta)`` (the ``epsilon = 0`` case of
-    the bounded-noise mechanism of Holohan et al. 2018), sampled as exact discrete uniform
+    the truncated-noise mechanism of Geng et al. 2020), sampled as exact discrete uniform
     noise on a power-of-two grid (module docstring).
 
     Parameters
@@ -64,9 +65,9 @@ class Uniform(DPMechanism):
 
     References
     ----------
-    N. Holohan, S. Antonatos, S. Braghin and P. Mac Aonghusa, "The bounded Laplace mechanism
-    in differential privacy", Journal of Privacy and Confidentiality 10(1), 2020
-    (arXiv:1810.00877).
+    Q. Geng, W. Ding, R. Guo and S. Kumar, "Tight analysis of privacy and utility tradeoff in
+    approximate differential privacy", AISTATS 2020 (arXiv:1810.00877 is the different
+    bounded-*domain* Laplace of Holohan et al., :class:`LaplaceBoundedDomain`).
 
     Examples
     --------
@@ -130,7 +131,7 @@ class Uniform(DPMechanism):
 class LaplaceBoundedNoise(DPMechanism):
     """Laplace noise conditioned on ``|noise| <= B``: ``(epsilon, delta)``-DP, FP-safe.
 
-    Holohan et al. (2018): scale ``b = sensitivity / epsilon`` and bound
+    Geng, Ding, Guo & Kumar (2020): scale ``b = sensitivity / epsilon`` and bound
     ``B = b ln(1 + (exp(epsilon) - 1) / (2 delta))``; sampled exactly on a power-of-two grid
     (module docstring).  Unbiased; the noise never exceeds ``B`` (plus ``~2^-30 B``).
 
@@ -143,8 +144,8 @@ class LaplaceBoundedNoise(DPMechanism):
 
     References
     ----------
-    N. Holohan, S. Antonatos, S. Braghin and P. Mac Aonghusa, "The bounded Laplace mechanism
-    in differential privacy", Journal of Privacy and Confidentiality 10(1), 2020.
+    Q. Geng, W. Ding, R. Guo and S. Kumar, "Tight analysis of privacy and utility tradeoff in
+    approximate differential privacy", AISTATS 2020.
 
     Examples
     --------

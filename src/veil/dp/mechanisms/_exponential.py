@@ -135,8 +135,15 @@ class Exponential(_Selection):
         )
         if measure is not None:
             meas = np.asarray(measure, dtype=np.float64).ravel()
-            if meas.size != self.utility.size or np.any(~(meas >= 0)) or not meas.any():
-                raise ConfigError("measure must be non-negative, same length as utility")
+            if (
+                meas.size != self.utility.size
+                or np.any(~(meas >= 0))
+                or not np.all(np.isfinite(meas))
+                or not meas.any()
+            ):
+                raise ConfigError(
+                    "measure must be finite, non-negative, not all zero, same length as utility"
+                )
             self.measure = meas
         else:
             self.measure = None
