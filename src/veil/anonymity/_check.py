@@ -414,7 +414,8 @@ def _take(s: pd.Series, at: np.ndarray) -> np.ndarray | Callable[[], np.ndarray]
 def _group(columns: Sequence[pd.Series]) -> Grouping:
     """Equivalence classes of the rows over the QI ``columns`` (rows by position; any index)."""
     encoded = encode_columns(columns)
-    return group_rows([c for c, _ in encoded], [card for _, card in encoded])
+    # the codes are the encoder's (new or read-only views): the first may be consumed
+    return group_rows([c for c, _ in encoded], [card for _, card in encoded], consume=True)
 
 
 def _population_sizes(

@@ -190,6 +190,9 @@ def encode_column(s: pd.Series) -> tuple[np.ndarray, int]:
 def encode_codes(s: pd.Series) -> tuple[np.ndarray, int]:
     """Like :func:`encode_column`, but ``codes`` may be any integer dtype and read-only.
 
+    ``codes`` is either a new array or a read-only view (never a writeable view of ``s``), so
+    :func:`group_rows` may consume it.
+
     Saves the widening copy where the storage already holds small integer codes
     (categoricals, Arrow dictionary indices); :func:`group_rows` takes such codes as they are.
     """
@@ -258,7 +261,9 @@ def encode_columns(columns: Sequence[pd.Series]) -> list[tuple[np.ndarray, int]]
     itself) the Arrow columns no worker has started.  The codes do not depend on which thread
     computed them.
     """
-    arrow = [i for i, s in enumerate(columns) if _is_arrow_text(s)]
+    arrow = [
+        i for i, s in enumerate(columns) if not isinstance(s.dtype, np.dtype) and _is_arrow_text(s)
+    ]
     pool = None
     if len(arrow) >= 2 and len(columns[arrow[0]]) >= _POOL_MIN_ROWS:
         pool = _thread_pool()
@@ -320,8 +325,11 @@ class Grouping:
         return out
 
 
-def group_rows(cols: list[np.ndarray], cards: list[int]) -> Grouping:
-    """Group rows by their codes in ``cols`` (each ``0..card-1``, any integer dtype; not modified).
+def group_rows(cols: list[np.ndarray], cards: list[int], *, consume: bool = False) -> Grouping:
+    """Group rows by their codes in ``cols`` (each ``0..card-1``, any integer dtype).
+
+    The arrays are not modified, except ``cols[0]`` when ``consume`` is true and it is a
+    writeable ``int64`` array (saves a copy when the caller made the codes).
 
     Examples
     --------
@@ -331,19 +339,25 @@ def group_rows(cols: list[np.ndarray], cards: list[int]) -> Grouping:
     """
     n = cols[0].shape[0]
     space = int(cards[0])
-    # int32 while the key fits (half the memory traffic), then int64; always a new array
-    key = np.asarray(cols[0]).astype(np.int32 if space <= _INT32_SPACE else np.int64)
+    # with narrow codes (categoricals, Arrow indices): int32 while the key fits (half the
+    # memory traffic), then int64; int64 codes are combined in int64 (no casts); a new array
+    narrow = space <= _INT32_SPACE and all(np.asarray(c).dtype.itemsize <= 4 for c in cols[1:])
+    key = np.asarray(cols[0])
+    # own: key may be modified (a new array of this function's, or a consumable input)
+    own = consume and key.dtype == np.int64 and key.flags.writeable
     for c, card in zip(cols[1:], cards[1:]):
         bits = max(int(card) - 1, 1).bit_length()  # bit fields: shifts and ors are cheapest
-        if key.dtype == np.int32 and space << bits > _INT32_SPACE:
-            key = key.astype(np.int64)
         if space << bits >= 1 << _KEY_BITS:  # renumber the combinations seen so far
             key, uniq = factorize_int64(key)
-            space = uniq.shape[0]
-        key <<= bits
+            space, own = uniq.shape[0], True
+        dt = np.int32 if narrow and space << bits <= _INT32_SPACE else np.int64
+        if own and key.dtype == dt:
+            key <<= bits
+        else:  # the first shift (or the widening to int64) makes the new array
+            key, own = np.left_shift(key, bits, dtype=dt), True
         np.bitwise_or(key, c, out=key, casting="unsafe")  # 0 <= c < card: no value changes
         space <<= bits
-    if key.dtype != np.int64:
+    if not own or key.dtype != np.int64:
         key = key.astype(np.int64)
     shift = max(n - 1, 1).bit_length()
     if space > (1 << (_KEY_BITS - shift)):  # key and row number must share one int64
