@@ -279,8 +279,9 @@ def minimise_perturbed_logistic(
     the tolerance is not reached).
 
     Damped Newton's method from ``w = 0`` (data independent) with an explicit Hessian for
-    ``d <= 512`` (quadratic convergence: a few iterations reach ``max|grad| <= gtol``); L-BFGS
-    above.  Returns the minimiser and the number of iterations.
+    ``d <= 512`` (quadratic convergence: a few iterations reach ``max|grad| <= gtol``); above,
+    L-BFGS finished by Newton-CG steps with exact Hessian-vector products.  Returns the
+    minimiser and the number of iterations.
     """
     n, d = Z.shape
     if d > _NEWTON_MAX_DIM:
