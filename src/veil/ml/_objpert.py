@@ -264,9 +264,19 @@ def sample_perturbation(rng: Any, d: int, beta: float) -> np.ndarray:
     return gamma_int(rng, d, 1.0 / beta) * direction
 
 
-def _objective(Z: np.ndarray, s: np.ndarray, b: np.ndarray, reg: float, w: np.ndarray) -> float:
+def _value_and_grad(
+    Z: np.ndarray, s: np.ndarray, b: np.ndarray, reg: float, w: np.ndarray
+) -> tuple[float, np.ndarray, np.ndarray]:
+    """The perturbed objective ``f(w)``, its gradient, and ``q = sigmoid(-s Z w)``.
+
+    ``f(w) = mean(log(1 + exp(-s_i z_i.w))) + b.w / n + reg ||w||^2 / 2``; ``q`` gives the
+    Hessian's row weights ``q (1 - q) / n``.
+    """
     n = len(Z)
-    return float(-np.mean(log_expit(s * (Z @ w))) + (b @ w) / n + 0.5 * reg * (w @ w))
+    m = s * (Z @ w)
+    q = expit(-m)
+    f = float(-np.mean(log_expit(m)) + (b @ w) / n + 0.5 * reg * (w @ w))
+    return f, -(Z.T @ (s * q)) / n + b / n + reg * w, q
 
 
 def minimise_perturbed_logistic(
@@ -285,14 +295,8 @@ def minimise_perturbed_logistic(
     """
     n, d = Z.shape
     if d > _NEWTON_MAX_DIM:
-
-        def fun(w: np.ndarray) -> tuple[float, np.ndarray]:
-            m = s * (Z @ w)
-            grad = -(Z.T @ (s * expit(-m))) / n + b / n + reg * w
-            return float(-np.mean(log_expit(m)) + (b @ w) / n + 0.5 * reg * (w @ w)), grad
-
         res = minimize(
-            fun,
+            lambda w: _value_and_grad(Z, s, b, reg, w)[:2],
             np.zeros(d),
             jac=True,
             method="L-BFGS-B",
@@ -301,12 +305,12 @@ def minimise_perturbed_logistic(
         w = np.asarray(res.x)
         # L-BFGS stalls where f stops resolving progress; finish with a few full Newton-CG
         # steps (exact Hessian-vector products), which converge quadratically from there
-        grad = np.asarray(res.jac)
+        grad, q = np.asarray(res.jac), None
         for _ in range(8):
             if np.max(np.abs(grad)) <= gtol:
                 break
-            curv = expit(s * (Z @ w))
-            curv = curv * (1.0 - curv) / n
+            q = _value_and_grad(Z, s, b, reg, w)[2] if q is None else q
+            curv = q * (1.0 - q) / n
 
             def hvp(v: np.ndarray, curv: np.ndarray = curv) -> np.ndarray:
                 return Z.T @ (curv * (Z @ v)) + reg * v
@@ -314,7 +318,7 @@ def minimise_perturbed_logistic(
             op = LinearOperator((d, d), matvec=hvp, dtype=np.float64)
             step, _ = cg(op, grad, rtol=1e-12, atol=0.0, maxiter=10 * d)
             w = w - step
-            grad = -(Z.T @ (s * expit(-s * (Z @ w)))) / n + b / n + reg * w
+            _, grad, q = _value_and_grad(Z, s, b, reg, w)
         if np.max(np.abs(grad)) > gtol:
             warnings.warn(
                 f"the solver stopped at max|grad| = {np.max(np.abs(grad)):.3g} > {gtol:g} "
@@ -325,12 +329,9 @@ def minimise_perturbed_logistic(
         return w, int(res.nit)
     w = np.zeros(d)
     eye = np.eye(d)
-    f = _objective(Z, s, b, reg, w)
+    f, grad, q = _value_and_grad(Z, s, b, reg, w)
     it = 0
     for it in range(1, int(max_iter) + 1):  # noqa: B007 - the count is returned
-        m = s * (Z @ w)
-        q = expit(-m)
-        grad = -(Z.T @ (s * q)) / n + b / n + reg * w
         if np.max(np.abs(grad)) <= gtol:
             return w, it - 1
         hess = (Z.T * (q * (1.0 - q))) @ Z / n + reg * eye
@@ -339,18 +340,18 @@ def minimise_perturbed_logistic(
         if decrement <= 1e-14 * max(1.0, abs(f)):
             # quadratic region: f can no longer resolve the progress; take the full step
             w = w - step
-            f = _objective(Z, s, b, reg, w)
+            f, grad, q = _value_and_grad(Z, s, b, reg, w)
             continue
         t = 1.0
         while True:
             w_new = w - t * step
-            f_new = _objective(Z, s, b, reg, w_new)
+            f_new, grad_new, q_new = _value_and_grad(Z, s, b, reg, w_new)
             if f_new <= f - 0.25 * t * decrement or t < 1e-12:
                 break
             t *= 0.5
         if f_new > f:  # no progress possible in floating point: at the minimum
             return w, it
-        w, f = w_new, f_new
+        w, f, grad, q = w_new, f_new, grad_new, q_new
     warnings.warn(
         f"Newton's method did not reach max|grad| <= {gtol:g} in {max_iter} iterations",
         ConvergenceWarning,
