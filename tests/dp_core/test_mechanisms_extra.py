@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import math
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
 from scipy import stats
 
 from veil.dp import mechanisms as M
+from veil.dp._exact import LazyUniform, u_less_exp
+from veil.dp._rng import SecureRandom
+from veil.dp.mechanisms._coins import qexp_coins
 from veil.errors import ConfigError, InputError, InsecureRandomWarning
 
 ALPHA = 1e-6
@@ -335,3 +339,28 @@ def test_diffprivlib_drop_in():
 def test_exponential_measure_rejected_at_construction(meas):
     with pytest.raises(ConfigError, match="measure must be finite"):
         M.Exponential(epsilon=1.0, sensitivity=1, utility=[0.0, 1.0], measure=meas)
+
+
+# ----------------------------------------------------------------------------- exact coins
+@pytest.mark.parametrize(
+    ("num", "q", "gamma", "expected"),
+    [
+        (1 << 62, Fraction(1, 2), Fraction(0), True),  # U ~ 1/4 < 1/2
+        (3 << 62, Fraction(1, 2), Fraction(0), False),  # U ~ 3/4 > 1/2
+        (1 << 63, Fraction(1, 4), Fraction(-1), True),  # U ~ 1/2 < e/4 ~ 0.68
+        (3 << 62, Fraction(1, 4), Fraction(-1), False),  # U ~ 3/4 > e/4
+        (1 << 63, Fraction(0), Fraction(0), False),  # q = 0: never
+    ],
+)
+def test_u_less_exp_with_factor(num, q, gamma, expected):
+    """``u_less_exp(u, gamma, q)`` decides ``U < q exp(-gamma)`` (used by ``qexp_coins``)."""
+    u = LazyUniform(num, 64, SecureRandom(0))
+    assert u_less_exp(u, gamma, q) is expected
+
+
+def test_qexp_coins_frequency():
+    """``qexp_coins`` draws ``Bernoulli(q exp(-gamma))`` (binomial test at ALPHA)."""
+    q, gamma, n = Fraction(3, 2), 1.2, N
+    hits = int(qexp_coins(q, gamma, n, SecureRandom(5)).sum())
+    p = float(q) * math.exp(-gamma)
+    assert stats.binomtest(hits, n, p).pvalue > ALPHA

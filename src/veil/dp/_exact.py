@@ -47,13 +47,15 @@ def _exp_neg_bounds(gamma: Fraction, digits: int) -> tuple[Fraction, Fraction]:
     return ef * (1 - rel), ef * (1 + rel)
 
 
-def u_less_exp(u: LazyUniform, gamma: Fraction) -> bool:
-    """Decide exactly whether ``U < exp(-gamma)`` (``gamma >= 0``)."""
-    if gamma <= 0:
+def u_less_exp(u: LazyUniform, gamma: Fraction, q: Fraction = Fraction(1)) -> bool:
+    """Decide exactly whether ``U < q exp(-gamma)`` (``q >= 0``; ``gamma >= 0`` unless ``q``
+    is given)."""
+    if gamma <= 0 and q >= 1:
         return True
     digits = 40
     while True:
         lo, hi = _exp_neg_bounds(gamma, digits)
+        lo, hi = lo * q, hi * q
         ulo, uhi = u.bounds()
         if uhi <= lo:
             return True

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from veil.dp._exact import LazyUniform, _exp_neg_bounds, u_less_exp
+from veil.dp._exact import LazyUniform, u_less_exp
 from veil.dp._rng import BitSource
 from veil.dp._samplers import bernoulli, bernoulli_exp
 
@@ -132,23 +132,6 @@ def sample_measure_gamma(measure: np.ndarray, gamma: np.ndarray, rng: Any) -> in
             return int(valid[idx[hit[0]]])
 
 
-def _u_less_qexp(u: LazyUniform, q: Fraction, gamma: Fraction) -> bool:
-    """Decide exactly whether ``U < q exp(-gamma)`` (``q >= 0``, any real ``gamma``)."""
-    digits = 40
-    while True:
-        lo, hi = _exp_neg_bounds(gamma, digits)
-        lo, hi = lo * q, hi * q
-        ulo, uhi = u.bounds()
-        if uhi <= lo:
-            return True
-        if ulo >= hi:
-            return False
-        if uhi - ulo > (hi - lo) / 4:
-            u.refine()
-        else:
-            digits += 20
-
-
 def qexp_coins(q: Fraction, gamma: float, n: int, rng: BitSource) -> np.ndarray:
     """``n`` exact ``Bernoulli(q exp(-gamma))`` draws (rational ``q >= 0``, float ``gamma``,
     ``q exp(-gamma) <= 1``)."""
@@ -159,5 +142,5 @@ def qexp_coins(q: Fraction, gamma: float, n: int, rng: BitSource) -> np.ndarray:
     out = f + _TWO53 <= p_lo
     g = Fraction(gamma)
     for i in np.flatnonzero(~out & (f < p_hi)):
-        out[i] = _u_less_qexp(LazyUniform(int(r[i]), 64, rng), q, g)
+        out[i] = u_less_exp(LazyUniform(int(r[i]), 64, rng), g, q)
     return out
