@@ -32,7 +32,6 @@ from typing import Any
 import numpy as np
 
 from veil.dp._samplers import bernoulli_exp
-from veil.dp.mechanisms import Exponential
 from veil.ml._noise import add_laplace
 
 __all__ = [
@@ -45,7 +44,6 @@ __all__ = [
     "leaf_distribution",
     "noisy_count",
     "noisy_leaf_counts",
-    "select_split",
     "select_splits",
     "split_utilities",
 ]
@@ -178,20 +176,10 @@ def _count_below(x: np.ndarray, th: np.ndarray, a: np.ndarray) -> np.ndarray:
     return b
 
 
-def select_split(utilities: np.ndarray, epsilon: float, rng: Any) -> int:
-    """Index drawn by the exponential mechanism for a monotonic utility of sensitivity 1.
-
-    ``P(i) ~ exp(epsilon * u_i)`` (McSherry & Talwar 2007; exact rejection sampling in
-    :class:`veil.dp.mechanisms.Exponential`).
-    """
-    mech = Exponential(
-        epsilon=epsilon, sensitivity=1.0, utility=utilities, monotonic=True, random_state=rng
-    )
-    return int(mech.randomise())
-
-
 def select_splits(utilities: np.ndarray, epsilon: float, rng: Any) -> np.ndarray:
-    """:func:`select_split` for every row of ``utilities`` (the nodes of one level) at once.
+    """Index drawn by the exponential mechanism for every row of ``utilities`` (the nodes of
+    one level) at once: ``P(i) ~ exp(epsilon * u_i)`` for a monotonic utility of sensitivity 1
+    (McSherry & Talwar 2007).
 
     The same exact sampler as :class:`veil.dp.mechanisms.Exponential`, vectorized over rows:
     uniform proposals, each accepted with an exact ``Bernoulli(exp(-epsilon (u* - u)))`` coin
