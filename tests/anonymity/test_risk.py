@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from veil.anonymity import risk
+from veil.anonymity import check, risk
 from veil.anonymity._risk import class_size_histogram, risk_summary, zayatz_uniqueness
 from veil.errors import ConfigError
 
@@ -66,3 +66,25 @@ def test_histogram_and_summary_edges():
     assert risk_summary(np.array([], dtype=np.int64))["prosecutor"] is None
     with pytest.raises(ConfigError):
         risk_summary(np.array([1]), threshold=0)
+
+
+def test_risk_groups_as_check_does():
+    # mixed objects, missing values of several kinds, a categorical and an Arrow-backed column:
+    # risk() and check() share one grouping, and both match pandas' groupby (NaN as a value)
+    rng = np.random.default_rng(5)
+    n = 400
+    df = pd.DataFrame(
+        {
+            "a": rng.choice(np.array([1, "1", None, np.nan, 2.5, "x"], dtype=object), n),
+            "b": pd.Categorical(rng.choice(["u", "v", None], n)),
+            "c": pd.array(rng.choice(["p", "q", None], n), dtype="string[pyarrow]"),
+        }
+    )
+    qi = ["a", "b", "c"]
+    r = risk(df, qi)
+    keyed = df.astype(object).map(lambda v: ("na",) if pd.isna(v) else (type(v).__name__, v))
+    size = keyed.groupby(qi, dropna=False)["a"].transform("size")
+    assert r["classes"] == keyed.groupby(qi, dropna=False).ngroups
+    assert r["prosecutor"]["average"] == pytest.approx(float((1 / size).mean()))
+    assert r["sample_uniqueness"] == pytest.approx(float((size == 1).mean()))
+    assert r == check(df, qi, k=2).risk

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from veil.anonymity._config import l_model, t_model
-from veil.anonymity._encode import Grouping, encode_columns, group_rows
+from veil.anonymity._encode import Grouping, group_columns
 from veil.anonymity._models import AverageRisk, KAnonymity, KMap, PrivacyModel, TCloseness
 from veil.anonymity._result import to_jsonable
 from veil.anonymity._risk import risk_summary
@@ -27,7 +27,7 @@ def class_ids(df: pd.DataFrame, qi: Sequence[str]) -> tuple[np.ndarray, int]:
     Missing values (``None``, ``NaN``, ``pd.NA``) form one value of their own; classes are
     numbered in the order of their encoded keys.
     """
-    grouping = _group([df[c] for c in qi])
+    grouping = group_columns([df[c] for c in qi])
     return grouping.ids(), grouping.n_classes
 
 
@@ -279,7 +279,7 @@ def check(
     if n == 0:
         raise InputError("the table is empty")
     qi_cols = [df[col] for col in qi]
-    grouping = _group(qi_cols)
+    grouping = group_columns(qi_cols)
     g = grouping.n_classes
     sensitive = {}
     for col in sens:
@@ -409,13 +409,6 @@ def _take(s: pd.Series, at: np.ndarray) -> np.ndarray | Callable[[], np.ndarray]
         return lambda: np.asarray(pd.Categorical.from_codes(codes, dtype=dtype))
     taken = s.array.take(at)  # a new (small) array of the column's own type
     return lambda: np.asarray(taken)
-
-
-def _group(columns: Sequence[pd.Series]) -> Grouping:
-    """Equivalence classes of the rows over the QI ``columns`` (rows by position; any index)."""
-    encoded = encode_columns(columns)
-    # the codes are the encoder's (new or read-only views): the first may be consumed
-    return group_rows([c for c, _ in encoded], [card for _, card in encoded], consume=True)
 
 
 def _population_sizes(

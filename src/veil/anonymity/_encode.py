@@ -50,6 +50,7 @@ __all__ = [
     "encode_codes",
     "encode_columns",
     "factorize_objects",
+    "group_columns",
     "group_rows",
     "Grouping",
 ]
@@ -376,3 +377,17 @@ def group_rows(cols: list[np.ndarray], cards: list[int], *, consume: bool = Fals
     np.subtract(starts[1:], starts[:-1], out=sizes[:-1])
     sizes[-1] = n - starts[-1]
     return Grouping(rows, starts, sizes)
+
+
+def group_columns(columns: Sequence[pd.Series]) -> Grouping:
+    """Equivalence classes of the rows over ``columns`` (rows by position; any index).
+
+    Examples
+    --------
+    >>> g = group_columns([pd.Series([1, 2, 1]), pd.Series(["x", "y", "x"])])
+    >>> g.sizes.tolist(), g.ids().tolist()
+    ([2, 1], [0, 1, 0])
+    """
+    encoded = encode_columns(columns)
+    # the codes are the encoder's (new or read-only views): the first may be consumed
+    return group_rows([c for c, _ in encoded], [card for _, card in encoded], consume=True)

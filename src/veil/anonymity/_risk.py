@@ -24,10 +24,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from veil.anonymity._lattice import combine_keys
-from veil.anonymity._stats import group_keys
+from veil.anonymity._encode import group_columns
 from veil.errors import ConfigError, InputError
-from veil.schema._hierarchy import as_str_values
 
 __all__ = ["risk", "risk_summary", "class_size_histogram", "qi_class_ids", "zayatz_uniqueness"]
 
@@ -131,13 +129,8 @@ def qi_class_ids(df: pd.DataFrame, qi: Sequence[str]) -> tuple[np.ndarray, int]:
         raise InputError(f"column(s) not in the table: {missing}")
     if not qi:
         raise ConfigError("at least one quasi-identifier is needed")
-    cols, cards = [], []
-    for c in qi:
-        codes, uniq = as_str_values(df[c].to_numpy() if hasattr(df[c], "to_numpy") else df[c])
-        cols.append(codes)
-        cards.append(max(len(uniq), 1))
-    key, space = combine_keys(cols, cards)
-    return group_keys(key, space)
+    grouping = group_columns([df[c] for c in qi])  # the grouping :func:`check` uses
+    return grouping.ids(), grouping.n_classes
 
 
 def risk(
