@@ -92,6 +92,10 @@ def test_models_are_veil_ml_estimators_and_fit():
         GaussianNB(epsilon=0.5, bounds=(0, 1), accountant=acc, random_state=1).fit(X, y)
     assert acc.total().epsilon == pytest.approx(0.5)
     assert dp.models.GaussianNB is GaussianNB  # ``import veil.dp as dp; dp.models.X`` still works
+    # every veil.ml estimator, and only those, under the same objects
+    assert set(dp.models.__all__) == set(veil.ml.__all__)
+    for name in veil.ml.__all__:
+        assert getattr(dp.models, name) is getattr(veil.ml, name), name
 
 
 def test_utils_check_random_state():
