@@ -4,6 +4,7 @@ Run in the benchmark environment (``.venv``, which has the peers installed)::
 
     .venv/bin/python benchmarks/dp_mechanisms.py            # ~1-2 min
     .venv/bin/python benchmarks/dp_mechanisms.py --quick    # ~20 s smoke run
+    .venv/bin/python benchmarks/dp_mechanisms.py --exponential-measure   # ~30 s
 
 Prints a markdown table (samples per second, best of ``--repeat`` runs) and the ratios to
 diffprivlib's Laplace.  Peers missing from the environment are skipped.
@@ -37,11 +38,54 @@ def _best_rate(fn: Callable[[], object], n: int, repeat: int) -> tuple[float, fl
     return n / best_wall, n / best_cpu
 
 
+def bench_exponential_measure(repeat: int) -> None:
+    """CPU time per draw of the exponential mechanism with a base measure: Veil (exact coins)
+    vs diffprivlib, on utilities ``N(0, 10^2)`` and measures ``Exp(1)``, epsilon = sensitivity
+    = 1."""
+    from veil.dp import mechanisms as vm
+
+    try:
+        from diffprivlib import mechanisms as dm
+    except ImportError:  # pragma: no cover - benchmark environment only
+        dm = None
+    load = os.getloadavg()
+    print(f"# Exponential(measure=...) per draw; load average {load[0]:.2f} {load[1]:.2f}")
+    print("| candidates | Veil exact (CPU) | diffprivlib (CPU) | ratio |")
+    print("|---:|---:|---:|---:|")
+    for m in (10, 1_000, 100_000):
+        gen = np.random.default_rng(m)
+        util = list(gen.normal(0, 10, m))
+        meas = list(gen.exponential(1.0, m))
+        ours = vm.Exponential(epsilon=1.0, sensitivity=1.0, utility=util, measure=meas)
+        draws = max(3, 3000 // m)
+
+        def per_draw(mech: object, draws: int = draws) -> float:
+            rate = _best_rate(lambda: [mech.randomise() for _ in range(draws)], draws, repeat)
+            return 1.0 / rate[1]  # CPU seconds per draw
+
+        t_ours = per_draw(ours)
+        t_peer = None
+        if dm is not None:
+            t_peer = per_draw(
+                dm.Exponential(epsilon=1.0, sensitivity=1.0, utility=util, measure=meas)
+            )
+        peer_s = f"{t_peer * 1e6:,.0f} µs" if t_peer else "n/a"
+        ratio = f"{t_peer / t_ours:.2f}x" if t_peer else "n/a"
+        print(f"| {m:,} | {t_ours * 1e6:,.0f} µs | {peer_s} | {ratio} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="small sizes (~20 s)")
     ap.add_argument("--repeat", type=int, default=None)
+    ap.add_argument(
+        "--exponential-measure", action="store_true", help="only the base-measure section"
+    )
     args = ap.parse_args()
+    if args.exponential_measure:
+        warnings.simplefilter("ignore")
+        bench_exponential_measure(args.repeat or 3)
+        return
     n_vec = 1_000_000 if args.quick else 10_000_000
     n_scalar = 5_000 if args.quick else 50_000
     repeat = args.repeat or (2 if args.quick else 3)
