@@ -162,3 +162,24 @@ def test_leading_zeros_are_kept_as_text(tmp_path):
     path.write_text("n,zip\n1,02139\n2,\n")
     df = _read(path)
     assert df["zip"].iloc[0] == "02139" and df["zip"].isna().iloc[1] and df["n"].tolist() == [1, 2]
+
+
+def test_leading_zeros_and_missing_marker_from_one_re_read(tmp_path, monkeypatch):
+    # holes under the default markers ("?", "NA", ""): the marker is looked up in the raw text,
+    # in the same re-read that puts the padded column back as text
+    path = tmp_path / "zips.csv"
+    path.write_text("zip,n,city\n02139,1,?\n?,2,Boston\n10001,?,?\n")
+    import veil.io._read as reader
+
+    calls = []
+    real = reader._csv
+    monkeypatch.setattr(reader, "_csv", lambda *a, **k: calls.append(k) or real(*a, **k))
+    df, fmt = read_table(path)
+    assert df["zip"].tolist()[0::2] == ["02139", "10001"] and df["zip"].isna().iloc[1]
+    assert df["n"].isna().iloc[2] and df["n"].iloc[:2].tolist() == [1, 2]
+    assert df["city"].isna().tolist() == [True, False, True]
+    assert fmt.missing == "?"
+    assert len(calls) == 2  # the parse and one raw re-read
+    path.write_text("zip,n,city\n02139,1,?\n?,2,Boston\n10001,NA,?\n")
+    df, fmt = read_table(path)
+    assert fmt.missing is None and df["zip"].tolist()[0] == "02139"  # two markers

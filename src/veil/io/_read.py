@@ -105,30 +105,53 @@ def _csv(
 
 
 _LEADING_ZERO = r"^[+-]?0[0-9]"
+_ZERO_SAMPLE = 20000  # rows inspected for leading zeros
 
 
-def _keep_leading_zeros(
+def _text_fixups(
     df: pd.DataFrame, path: Path, enc: str, fmt: Any, names: Sequence[str] | None, na: list[str]
-) -> pd.DataFrame:
-    """Re-read as text the numeric-looking columns whose values have leading zeros.
+) -> tuple[pd.DataFrame, str | None]:
+    """Keep leading zeros as text, and find the one missing-value marker, in one re-read.
 
-    Postcodes, phone numbers and ID codes such as ``02139`` must not become ``2139``.  The first
-    20,000 rows are inspected as text; only the affected columns are read again, as strings.
+    Postcodes, phone numbers and ID codes such as ``02139`` must not become ``2139``: the
+    numeric-looking columns whose first 20,000 values have a leading zero are put back as text.
+    The marker (None: no missing value, or several markers) is the declared one when only one
+    is declared; otherwise the cells that came back missing are looked up in the raw text.
+    Both need the raw text, so the columns concerned are read again together, once.
     """
     numeric = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])]
-    if not numeric:
-        return df
-    sample = _csv(path, enc, fmt, names, na, nrows=20000, dtype=str, usecols=numeric)
-    padded = [c for c in numeric if sample[c].dropna().astype(str).str.match(_LEADING_ZERO).any()]
+    holes = df.isna().any()
+    hole_cols = [c for c in df.columns if holes[c]] if na else []
+    marker = na[0] if hole_cols and len(set(na)) == 1 else None
+    lookup = hole_cols if marker is None else []
+    if not lookup:  # no marker to look up: a 20,000-row sample finds the padded columns
+        if not numeric:
+            return df, marker
+        sample = _csv(path, enc, fmt, names, na, nrows=_ZERO_SAMPLE, dtype=str, usecols=numeric)
+        padded = [c for c in numeric if sample[c].dropna().str.match(_LEADING_ZERO).any()]
+        if not padded:
+            return df, marker
+        raw = _csv(path, enc, fmt, names, [], dtype=str, usecols=padded, na_filter=False)
+    else:
+        cols = [c for c in df.columns if c in set(numeric) | set(lookup)]
+        raw = _csv(path, enc, fmt, names, [], dtype=str, usecols=cols, na_filter=False)
+        head, kept = raw.iloc[:_ZERO_SAMPLE], df.iloc[:_ZERO_SAMPLE].notna()
+        padded = [c for c in numeric if head[c][kept[c].to_numpy()].str.match(_LEADING_ZERO).any()]
+    if len(raw) != len(df):  # not expected: the same file and options; read it all again
+        return _csv(path, enc, fmt, names, na, dtype={c: str for c in padded}), None
+    if lookup:
+        seen: set[str] = set()
+        for c in lookup:
+            seen.update(raw[c].to_numpy()[df[c].isna().to_numpy()].tolist())
+            if len(seen) > 1:
+                break
+        marker = seen.pop() if len(seen) == 1 else None
     if not padded:
-        return df
-    text = _csv(path, enc, fmt, names, na, dtype=str, usecols=padded)
-    if len(text) != len(df):  # not expected: the same file and options; read it all again
-        return _csv(path, enc, fmt, names, na, dtype={c: str for c in padded})
+        return df, marker
     out = df.copy(deep=False)
     for c in padded:
-        out[c] = text[c].array
-    return out
+        out[c] = raw[c].where(df[c].notna().to_numpy()).array
+    return out, marker
 
 
 def _read_text(
@@ -169,8 +192,7 @@ def _read_text(
             msg = " ".join(str(exc).split())
             raise InputError(f"cannot parse {path.name}: {msg}") from None
     assert df is not None
-    df = _keep_leading_zeros(df, path, enc, fmt, names, na)
-    marker = _missing_marker(df, path, enc, fmt, names, na)
+    df, marker = _text_fixups(df, path, enc, fmt, names, na)
     if not fmt.header and names is None:
         df.columns = [f"col_{j + 1}" for j in range(df.shape[1])]
     source = SourceFormat(
@@ -185,34 +207,6 @@ def _read_text(
         missing=marker,
     )
     return df, source
-
-
-def _missing_marker(
-    df: pd.DataFrame, path: Path, enc: str, fmt: Any, names: Sequence[str] | None, na: list[str]
-) -> str | None:
-    """The one missing-value marker the file uses, or None (no missing value, or several).
-
-    With a single marker declared, that is the one; otherwise only the columns with missing
-    values are read again, as raw text, and the cells that came back missing are looked up
-    there.
-    """
-    if not na:
-        return None
-    holes = df.isna().any()
-    cols = [c for c in df.columns if holes[c]]
-    if not cols:
-        return None
-    if len(set(na)) == 1:  # only that text is read as missing (pandas' defaults are off)
-        return na[0]
-    raw = _csv(path, enc, fmt, names, [], dtype=str, usecols=cols, na_filter=False)
-    if len(raw) != len(df):  # not expected: the same file and options
-        return None
-    seen: set[str] = set()
-    for c in cols:
-        seen.update(raw[c].to_numpy()[df[c].isna().to_numpy()].tolist())
-        if len(seen) > 1:
-            return None
-    return seen.pop() if seen else None
 
 
 def _apply_dates(
