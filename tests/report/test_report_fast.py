@@ -7,6 +7,7 @@ column and step); the report must not change.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -68,6 +69,29 @@ def _slow_distribution(s: pd.Series, edges: Any = None) -> dict[str, Any]:
             "counts": [counts[i] for i in order], "missing": missing}  # fmt: skip
 
 
+def _check_distribution(s: pd.Series, d: dict[str, Any]) -> None:
+    """Checks of ``distribution(s)`` (default edges) independent of the report's code.
+
+    ``_slow_distribution`` shares the report's label ordering; here the missing count, the
+    numeric total and every category count are recounted with ``collections.Counter``.
+    """
+    nonmissing = [v for v in s.tolist() if not pd.isna(v)]
+    assert d["missing"] == len(s) - len(nonmissing)
+    assert sum(d["counts"]) == len(nonmissing)
+    if d["kind"] == "numeric":
+        return
+    if pd.api.types.is_datetime64_any_dtype(s):
+        nonmissing = [f"{v.year:04d}" for v in nonmissing]
+    counts = Counter(str(v) for v in nonmissing)
+    got = dict(zip(d["labels"], d["counts"]))
+    other = got.pop("(other)", 0)
+    assert len(got) == min(len(counts), MAX_CATEGORIES)
+    assert all(counts[label] == c for label, c in got.items())
+    left_out = [c for label, c in counts.items() if label not in got]
+    assert other == sum(left_out)
+    assert not left_out or max(left_out) <= min(got.values())  # the most frequent are shown
+
+
 def _frames(seed: int, n: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     rng = np.random.default_rng(seed)
     mixed = rng.choice(np.array([30, "30", 31, "x", None, np.nan, 2.5], dtype=object), n)
@@ -119,6 +143,7 @@ def test_fast_figures_equal_slow_ones(seed: int) -> None:
     for df in (o, r):
         for col in df.columns:
             assert distribution(df[col]) == _slow_distribution(df[col]), col
+            _check_distribution(df[col], distribution(df[col]))
     edges = [0.0, 1.0, 2.0, 3.0, 4.0]
     assert distribution(r["small"], edges) == _slow_distribution(r["small"], edges)
 
