@@ -47,6 +47,21 @@ class SourceFormat:
         return asdict(self)
 
 
+def text_source(path: Path, enc: str, fmt: Any, *, missing: str | None = None) -> SourceFormat:
+    """The :class:`SourceFormat` of a delimited text file from its sniffed ``TextFormat``."""
+    return SourceFormat(
+        str(path),
+        "csv",
+        fmt.delimiter,
+        enc,
+        fmt.header,
+        spacing=fmt.spacing,
+        quoting=fmt.quoting,
+        lineterminator=fmt.lineterminator,
+        missing=missing,
+    )
+
+
 def _check_file(path: Path) -> None:
     if not path.exists():
         raise InputError(f"input file not found: {path}")
@@ -195,17 +210,7 @@ def _read_text(
     df, marker = _text_fixups(df, path, enc, fmt, names, na)
     if not fmt.header and names is None:
         df.columns = [f"col_{j + 1}" for j in range(df.shape[1])]
-    source = SourceFormat(
-        str(path),
-        "csv",
-        fmt.delimiter,
-        enc,
-        fmt.header,
-        spacing=fmt.spacing,
-        quoting=fmt.quoting,
-        lineterminator=fmt.lineterminator,
-        missing=marker,
-    )
+    source = text_source(path, enc, fmt, missing=marker)
     return df, source
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 
 from veil.errors import InputError
 from veil.io._dates import dates_as_text
-from veil.io._read import PARQUET_SUFFIXES, SourceFormat
+from veil.io._read import PARQUET_SUFFIXES, SourceFormat, text_source
 from veil.io._sniff import SAMPLE_BYTES, sniff_encoding, sniff_format
 
 __all__ = ["write", "atomic_write", "write_json", "same_file"]
@@ -245,16 +245,7 @@ def _like_format(like: Any) -> SourceFormat | None:
             tf = sniff_format(
                 sample, enc, None, "\t" if p.suffix.lower() in (".tsv", ".tab") else ","
             )
-            return SourceFormat(
-                str(p),
-                "csv",
-                tf.delimiter,
-                enc,
-                tf.header,
-                spacing=tf.spacing,
-                quoting=tf.quoting,
-                lineterminator=tf.lineterminator,
-            )
+            return text_source(p, enc, tf)
     return SourceFormat(str(p), "csv", "\t" if p.suffix.lower() == ".tsv" else ",")
 
 
