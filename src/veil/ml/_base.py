@@ -207,14 +207,16 @@ def _per_feature(value: Any, d: int, name: str, side: str) -> np.ndarray:
     return arr.copy()
 
 
-def resolve_classes(classes: Any, y: np.ndarray) -> np.ndarray:
-    """Return the sorted label set: the given ``classes``, or the labels of ``y`` with a warning.
+def resolve_classes(classes: Any, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return the sorted label set and the code (index into it) of every label of ``y``.
 
-    The label set is part of the released model (``classes_``, the shapes of the fitted
-    arrays), so reading it from ``y`` reveals whether a rare label occurs in the training data:
-    one added record with a new label changes the output with certainty.  As diffprivlib does
-    for its trees, this emits a :class:`~veil.errors.PrivacyLeakWarning`; pass ``classes`` (the
-    public list of possible labels) to avoid it.
+    The label set is the given ``classes``, or the labels of ``y`` with a warning: it is part
+    of the released model (``classes_``, the shapes of the fitted arrays), so reading it from
+    ``y`` reveals whether a rare label occurs in the training data (one added record with a new
+    label changes the output with certainty).  As diffprivlib does for its trees, this emits a
+    :class:`~veil.errors.PrivacyLeakWarning`; pass ``classes`` (the public list of possible
+    labels) to avoid it.  A label of ``y`` outside the given ``classes`` is an
+    :class:`~veil.errors.InputError`.
     """
     if classes is None:
         warnings.warn(
@@ -223,8 +225,18 @@ def resolve_classes(classes: Any, y: np.ndarray) -> np.ndarray:
             PrivacyLeakWarning,
             stacklevel=3,
         )
-        return np.unique(y)
-    return np.unique(np.asarray(classes))
+        labels, codes = np.unique(y, return_inverse=True)
+        return labels, codes.reshape(-1)
+    labels = np.unique(np.asarray(classes))
+    try:
+        codes = np.clip(np.searchsorted(labels, y), 0, max(len(labels) - 1, 0))
+        outside = labels[codes] != y if len(labels) else np.ones(len(y), dtype=bool)
+    except TypeError:  # labels of y not comparable with the classes
+        outside = np.ones(len(y), dtype=bool)
+    if np.any(outside):
+        unseen = np.unique(np.asarray(y)[outside].astype(str))[:5].tolist()
+        raise InputError(f"y has labels outside classes: {unseen}")
+    return labels, codes
 
 
 def resolve_norm(data_norm: Any, X: np.ndarray, *, name: str = "data_norm") -> float:

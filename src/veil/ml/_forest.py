@@ -245,9 +245,5 @@ def _prepare(est: Any, X: Any, y: Any, sample_weight: Any) -> tuple[Any, ...]:
     Xa = check_array_2d(X)
     ya = check_target(est, y, len(Xa), classification=True)
     lo, hi = resolve_bounds(est.bounds, Xa)
-    classes = resolve_classes(est.classes, ya)
-    pos = np.searchsorted(classes, ya)
-    pos = np.clip(pos, 0, len(classes) - 1)
-    if not np.array_equal(classes[pos], ya):
-        raise InputError("y has labels outside classes")
-    return Xa, pos, classes, lo, hi
+    classes, codes = resolve_classes(est.classes, ya)
+    return Xa, codes, classes, lo, hi

@@ -117,9 +117,7 @@ class LogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         Xa = check_array_2d(X, min_samples=2)
         ya = check_target(self, y, len(Xa), classification=True)
         norm = resolve_norm(self.data_norm, Xa)
-        classes = resolve_classes(self.classes, ya)
-        if np.setdiff1d(np.unique(ya), classes).size:
-            raise InputError("y has labels outside classes")
+        classes, codes = resolve_classes(self.classes, ya)
         if len(classes) < 2:
             raise InputError("need at least two classes")
         rng = resolve_rng(self.random_state)
@@ -136,8 +134,7 @@ class LogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
             cal = calibrate(eps_each, len(Z), 1.0 / (len(Z) * float(self.C) * S**2))
             weights, n_iter = [], []
             for j in range(n_models):
-                target = classes[1] if n_models == 1 else classes[j]
-                s = np.where(ya == target, 1.0, -1.0)
+                s = np.where(codes == (1 if n_models == 1 else j), 1.0, -1.0)
                 b = sample_perturbation(rng, Z.shape[1], cal.beta)
                 w, it = minimise_perturbed_logistic(
                     Z, s, b, cal.reg, max_iter=int(self.max_iter), gtol=float(self.tol) * 1e-6

@@ -99,17 +99,13 @@ class GaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         Xa = check_array_2d(X)
         ya = check_target(self, y, len(Xa), classification=True)
         lo, hi = resolve_bounds(self.bounds, Xa)
-        classes = resolve_classes(self.classes, ya)
-        unseen = np.setdiff1d(np.unique(ya), classes)
-        if unseen.size:
-            raise InputError(f"y has labels outside classes: {unseen[:5].tolist()}")
+        classes, code = resolve_classes(self.classes, ya)
         rng = resolve_rng(self.random_state)
         with Charge(self.accountant, self.epsilon):
             n_classes, d = len(classes), Xa.shape[1]
             mid, half = (lo + hi) / 2.0, np.maximum((hi - lo) / 2.0, 1e-12)
             # scaled to [-1, 1]: each record moves each coordinate of a sum by at most 1
             Z = np.clip((clip_rows_to_bounds(Xa, lo, hi) - mid) / half, -1.0, 1.0)
-            code = np.searchsorted(classes, ya) if self.classes is None else _codes(classes, ya)
             eps_count = 0.05 * self.epsilon
             eps_each = 0.95 * self.epsilon / (2 * d)
             counts = np.bincount(code, minlength=n_classes).astype(float)
@@ -166,8 +162,3 @@ class GaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     def predict(self, X: Any) -> np.ndarray:
         jll = self._joint_log_likelihood(X)
         return self.classes_[np.argmax(jll, axis=1)]
-
-
-def _codes(classes: np.ndarray, y: np.ndarray) -> np.ndarray:
-    lookup = {c: i for i, c in enumerate(classes.tolist())}
-    return np.fromiter((lookup[v] for v in y.tolist()), dtype=np.int64, count=len(y))
