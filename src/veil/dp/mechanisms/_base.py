@@ -15,6 +15,7 @@ from veil.errors import ConfigError, InputError
 __all__ = [
     "DPMachine",
     "DPMechanism",
+    "GridNoiseMechanism",
     "TruncationAndFoldingMixin",
     "check_epsilon_delta",
     "as_float",
@@ -159,6 +160,41 @@ class DPMechanism(DPMachine):
             if not k.startswith("_") and k != "random_state"
         )
         return f"{type(self).__name__}({params})"
+
+
+class GridNoiseMechanism(DPMechanism):
+    """Exact integer noise on a power-of-two grid: output ``(rint(value / g) + Z) g``.
+
+    The value is rounded to the grid ``g`` (exact in float64) and symmetric integer noise
+    ``Z`` is added, so the output depends only on the exact integer ``rint(value / g) + Z``
+    (the floating-point-safe construction of :mod:`veil.dp._samplers`).  Sub-classes give
+    :meth:`_grid_step` and :meth:`_noise`; ``randomise`` and ``bias`` are shared.
+    """
+
+    def _grid_step(self) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _noise(self, size: int) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def randomise(self, value: Any) -> Any:
+        """Return ``value`` rounded to the grid plus exact integer grid noise (elementwise)."""
+        x, scalar = self._values(value)
+        if self.sensitivity == 0:
+            out = x.copy()
+        else:
+            g = self._grid_step()
+            out = (np.rint(x / g) + self._noise(x.size).reshape(x.shape)) * g
+        return float(out) if scalar else out
+
+    def bias(self, value: Any) -> float:
+        """The deterministic rounding offset ``rint(value / g) g - value`` (``|.| <= g / 2``;
+        the noise is symmetric)."""
+        if self.sensitivity == 0:
+            return 0.0
+        g = self._grid_step()
+        v = float(value)
+        return float(np.rint(v / g) * g - v)
 
 
 class TruncationAndFoldingMixin:

@@ -34,18 +34,14 @@ from typing import Any
 
 import numpy as np
 
-from veil.dp._exact import LazyUniform, u_less_exp
-from veil.dp._samplers import discrete_laplace, fp_laplace_params, grid_for
-from veil.dp.mechanisms._base import DPMechanism
-from veil.dp.mechanisms._staircase import grid_noise_output
+from veil.dp._samplers import _bern_exp_neg, discrete_laplace, fp_laplace_params, grid_for
+from veil.dp.mechanisms._base import GridNoiseMechanism
 from veil.errors import ConfigError
 
 __all__ = ["Uniform", "LaplaceBoundedNoise"]
 
-_TWO53 = 2.0**-53
 
-
-class Uniform(DPMechanism):
+class Uniform(GridNoiseMechanism):
     """The uniform mechanism: ``(0, delta)``-DP bounded uniform noise, floating-point safe.
 
     Noise uniform on ``[-B, B]``, ``B = sensitivity / (2 delta)`` (the ``epsilon = 0`` case of
@@ -93,24 +89,13 @@ class Uniform(DPMechanism):
         m = math.ceil((Fraction(d) / Fraction(self.delta) - 1) / 2)
         return g, int(m)
 
-    def randomise(self, value: Any) -> Any:
-        """Return ``value`` plus exactly uniform grid noise on ``[-M g, M g]``."""
-        x, scalar = self._values(value)
-        if self.sensitivity == 0:
-            out = x.copy()
-        else:
-            g, m = self._grid()
-            z = self._rng.integers(-m, m + 1, size=x.size)
-            out = grid_noise_output(x, g, z)
-        return float(out) if scalar else out
+    def _grid_step(self) -> float:
+        return self._grid()[0]
 
-    def bias(self, value: Any) -> float:
-        """The deterministic rounding offset ``rint(value / g) g - value``."""
-        if self.sensitivity == 0:
-            return 0.0
-        g = self._grid()[0]
-        v = float(value)
-        return float(np.rint(v / g) * g - v)
+    def _noise(self, size: int) -> np.ndarray:
+        """Exactly uniform integers on ``{-M..M}``."""
+        m = self._grid()[1]
+        return self._rng.integers(-m, m + 1, size=size)
 
     def variance(self, value: Any = None) -> float:
         """``M (M + 1) / 3 g^2`` (discrete uniform on ``{-M..M}``; ``~ sensitivity^2 /
@@ -128,7 +113,7 @@ class Uniform(DPMechanism):
         return float(k * g + g / 2)
 
 
-class LaplaceBoundedNoise(DPMechanism):
+class LaplaceBoundedNoise(GridNoiseMechanism):
     """Laplace noise conditioned on ``|noise| <= B``: ``(epsilon, delta)``-DP, FP-safe.
 
     Geng, Ding, Guo & Kumar (2020): scale ``b = sensitivity / epsilon`` and bound
@@ -198,8 +183,12 @@ class LaplaceBoundedNoise(DPMechanism):
             n -= step
         return g, t, n
 
+    def _grid_step(self) -> float:
+        return self._params[0]
+
     def _noise(self, size: int) -> np.ndarray:
-        g, t, n = self._params
+        """Exact draws of ``Z``, ``P(Z = z) ~ exp(-|z| / t)`` on ``{-N..N}``."""
+        _, t, n = self._params
         out = np.empty(size, dtype=np.int64)
         todo = np.arange(size)
         # acceptance of Laplace-then-reject vs uniform-then-coin proposals
@@ -219,32 +208,12 @@ class LaplaceBoundedNoise(DPMechanism):
 
     def _coins(self, a: np.ndarray, t: int) -> np.ndarray:
         """Exact ``Bernoulli(exp(-a / t))`` for integers ``a >= 0``."""
-        r = self._rng.raw(a.size)
-        f = (r >> np.uint64(11)).astype(np.float64) * _TWO53
         x = a / t  # relative error <= 2^-53
-        p_lo = np.exp(-x * (1 + 1e-15)) * (1 - 1e-15)
-        p_hi = np.exp(-x * (1 - 1e-15)) * (1 + 1e-15) + 1e-300
-        out = f + _TWO53 <= p_lo
-        for i in np.flatnonzero(~out & (f < p_hi)):
-            out[i] = u_less_exp(LazyUniform(int(r[i]), 64, self._rng), Fraction(int(a[i]), t))
-        return out
 
-    def randomise(self, value: Any) -> Any:
-        """Return ``value`` plus exact bounded Laplace grid noise."""
-        x, scalar = self._values(value)
-        if self.sensitivity == 0:
-            out = x.copy()
-        else:
-            out = grid_noise_output(x, self._params[0], self._noise(x.size))
-        return float(out) if scalar else out
+        def exact(i: int) -> Fraction:
+            return Fraction(int(a[i]), t)
 
-    def bias(self, value: Any) -> float:
-        """The deterministic rounding offset ``rint(value / g) g - value`` (noise is symmetric)."""
-        if self.sensitivity == 0:
-            return 0.0
-        g = self._params[0]
-        v = float(value)
-        return float(np.rint(v / g) * g - v)
+        return _bern_exp_neg(x, x * 2.0**-52, [exact], self._rng)  # type: ignore[list-item]
 
     def variance(self, value: Any = None) -> float:
         """Variance of Laplace(``t g``) truncated to ``[-N g, N g]`` (the grid noise's, to a

@@ -32,20 +32,14 @@ from typing import Any
 import numpy as np
 
 from veil.dp._samplers import geometric, grid_for
-from veil.dp.mechanisms._base import DPMechanism, as_float
+from veil.dp.mechanisms._base import GridNoiseMechanism, as_float
 from veil.dp.mechanisms._coins import qexp_coins, zero_bit_coins
 from veil.errors import ConfigError
 
-__all__ = ["Staircase", "grid_noise_output"]
+__all__ = ["Staircase"]
 
 
-def grid_noise_output(x: np.ndarray, g: float, z: np.ndarray) -> np.ndarray:
-    """``(rint(x / g) + z) * g``: value rounded to the power-of-two grid plus integer noise."""
-    k = np.rint(x / g)
-    return (k + z.reshape(x.shape)) * g
-
-
-class Staircase(DPMechanism):
+class Staircase(GridNoiseMechanism):
     """The staircase mechanism (Geng & Viswanath 2014), exact and floating-point safe.
 
     ``epsilon``-DP (``delta = 0``) for a query of L1 ``sensitivity``; unbiased (up to the
@@ -112,6 +106,9 @@ class Staircase(DPMechanism):
         s = min(max(round(self.gamma * d), 0), d)
         return g, d, s
 
+    def _grid_step(self) -> float:
+        return self._grid()[0]
+
     def _noise(self, n: int) -> np.ndarray:
         """``n`` exact draws of the integer staircase noise ``Z``."""
         _, d, s = self._grid()
@@ -161,25 +158,7 @@ class Staircase(DPMechanism):
         out[~low] = self._rng.integers(s, d, size=m - nl)
         return out
 
-    # ------------------------------------------------------------------ API
-    def randomise(self, value: Any) -> Any:
-        """Return ``value`` plus exact staircase noise (scalar or array, elementwise)."""
-        x, scalar = self._values(value)
-        if self.sensitivity == 0:
-            out = x.copy()
-        else:
-            g = self._grid()[0]
-            out = grid_noise_output(x, g, self._noise(x.size))
-        return float(out) if scalar else out
-
-    def bias(self, value: Any) -> float:
-        """The deterministic rounding offset ``rint(value / g) g - value`` (``|.| <= g / 2``)."""
-        if self.sensitivity == 0:
-            return 0.0
-        g = self._grid()[0]
-        v = float(value)
-        return float(np.rint(v / g) * g - v)
-
+    # ------------------------------------------------------------------ accuracy
     def _tail(self) -> tuple[float, float, float]:
         """``(b, W, h0)``: step ratio, weight of one period and ``h(0)``."""
         _, d, s = self._grid()
