@@ -184,6 +184,29 @@ def bench_1m(quick: bool) -> list[dict[str, Any]]:
     return rows
 
 
+def _peer_row(
+    name: str,
+    s: float,
+    cpu: float,
+    peer: str | None,
+    peer_s: float | None,
+    peer_cpu: float | None,
+    note: str,
+) -> dict[str, Any]:
+    """A row timing Veil against a peer; the ratios are peer time / Veil time (None: no peer)."""
+    return {
+        "name": name,
+        "veil_s": s,
+        "veil_cpu_s": cpu,
+        "peer": peer,
+        "peer_s": peer_s,
+        "ratio": None if peer_s is None else peer_s / s,
+        "note": note,
+        "peer_cpu_s": peer_cpu,
+        "cpu_ratio": None if peer_cpu is None else peer_cpu / max(cpu, 1e-9),
+    }
+
+
 def bench_checks(adult: pd.DataFrame, quick: bool) -> list[dict[str, Any]]:
     """``check`` vs pycanon on the same DataFrame, both timed best-of-N in this process.
 
@@ -225,34 +248,28 @@ def bench_checks(adult: pd.DataFrame, quick: bool) -> list[dict[str, Any]]:
                     peer_s, peer_cpu, theirs = best_of(peer, peer_repeat)
                 if abs(float(theirs) - float(ours)) > 1e-9:
                     raise AssertionError(f"{name}: pycanon says {theirs}, veil says {ours}")
+            peer_name = "pycanon 1.3.6" if pc is not None else None
+            note = (
+                f"achieved {ours:.4g} (both tools, same DataFrame); text QIs "
+                f"{data['race'].dtype}; best of {repeat} (Veil) / {peer_repeat} (pycanon)"
+            )
             rows.append(
-                {
-                    "name": f"check {name}, {label}",
-                    "veil_s": s,
-                    "veil_cpu_s": cpu,
-                    "peer": "pycanon 1.3.6" if pc is not None else None,
-                    "peer_s": peer_s,
-                    "ratio": None if peer_s is None else peer_s / s,
-                    "note": f"achieved {ours:.4g} (both tools, same DataFrame); text QIs "
-                    f"{data['race'].dtype}; best of {repeat} (Veil) / {peer_repeat} (pycanon)",
-                    "peer_cpu_s": peer_cpu,
-                    "cpu_ratio": None if peer_cpu is None else peer_cpu / max(cpu, 1e-9),
-                }
+                _peer_row(f"check {name}, {label}", s, cpu, peer_name, peer_s, peer_cpu, note)
             )
             if name == "k-anonymity" and not tag:
                 s2, cpu2, _ = best_of(
                     lambda kw=kw, data=data: check(data, QI, **kw).to_dict(), repeat
                 )
                 rows.append(
-                    {
-                        "name": f"check {name} + every report table (.to_dict()), {label}",
-                        "veil_s": s2,
-                        "veil_cpu_s": cpu2,
-                        "peer": "pycanon 1.3.6" if pc is not None else None,
-                        "peer_s": peer_s,
-                        "ratio": None if peer_s is None else peer_s / s2,
-                        "note": "smallest/violating tables, class-size histogram, risk summary",
-                    }
+                    _peer_row(
+                        f"check {name} + every report table (.to_dict()), {label}",
+                        s2,
+                        cpu2,
+                        peer_name,
+                        peer_s,
+                        peer_cpu,
+                        "smallest/violating tables, class-size histogram, risk summary",
+                    )
                 )
     n = 100_000 if quick else 1_000_000
     big = adult.sample(n, replace=True, random_state=0).reset_index(drop=True)
