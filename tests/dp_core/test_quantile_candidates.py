@@ -326,3 +326,12 @@ def test_all_nan_cell_is_a_uniform_draw_not_a_constant():
     assert stats.kstest(floats, stats.uniform(0, 10).cdf).pvalue > ALPHA
     support = np.arange(5)
     assert chi2_pvalue(ints, support, np.full(5, 0.2)) > ALPHA
+
+
+def test_wide_integer_fallback_stays_integer_with_fractional_bounds():
+    """Floored interval releases are clamped to ceil(lo) .. floor(hi), never to a fractional
+    bound (clipping the floor to ``lo = 0.5`` would release 0.5 for integer input)."""
+    # clamped to 0.5, the zeros leave one interval of positive width at rank 25: [0.5, 1)
+    v = np.repeat(np.array([0, 1], dtype=np.int64), 25)
+    out = dp.tools.quantile(v, [0.01, 0.5], epsilon=50.0, bounds=(0.5, 2**21 + 0.5), random_state=3)
+    assert np.all(out == np.floor(out)) and np.all((out >= 1) & (out <= 2**21))

@@ -179,7 +179,11 @@ def test_integer_quantile_follows_permute_and_flip(neighbouring: str, delta: flo
 def test_quantile_utility_sensitivity(vals, extra, other, q) -> None:
     """Adding one value moves every candidate's utility by at most max(q, 1 - q); replacing
     one value by another moves it by at most 1."""
-    from veil.dp.frame._quantile import integer_utility
+    from veil.dp.tools._quantile_candidates import midrank_scores
+
+    def integer_utility(counts: np.ndarray, q: float) -> np.ndarray:  # the production score
+        lt = np.cumsum(counts) - counts
+        return -midrank_scores(lt, counts, int(counts.sum()), q)
 
     counts = np.bincount(np.array(vals, dtype=int), minlength=7).astype(float)
     counts2 = counts.copy()

@@ -33,13 +33,12 @@ True
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import numpy as np
 
 from veil.dp._rng import BitSource
 from veil.dp.frame._noise import gumbel
-from veil.dp.tools._quantile_candidates import _pf_quantile
+from veil.dp.tools._quantile_candidates import floor_to_candidates, pf_quantile
 
 __all__ = ["dp_quantiles"]
 
@@ -124,19 +123,8 @@ def dp_quantiles(
     u = (rng.raw(n_groups) >> np.uint64(11)).astype(np.float64) * 2.0**-53
     out = np.clip(lefts[chosen] + u * width[chosen], lo, hi)
     if integer_valued:  # too many integer candidates for the discrete path: floor, as the tools do
-        out = np.clip(np.floor(out), math.ceil(lo), math.floor(hi)) if math.ceil(lo) <= hi else out
+        out = floor_to_candidates(out, lo, hi)
     return out
-
-
-def integer_utility(counts: np.ndarray, q: float) -> np.ndarray:
-    """Midrank utility ``-|(#{x < c} + #{x <= c}) / 2 - q m|`` of each candidate (last axis).
-
-    ``counts[..., j]`` is the number of values equal to candidate ``j``.  One added or removed
-    value changes every utility by at most ``max(q, 1 - q)``; one replaced value by at most 1.
-    """
-    upto = np.cumsum(counts, axis=-1)  # #{x <= c}
-    below = upto - counts  # #{x < c}
-    return -np.abs(0.5 * (below + upto) - q * upto[..., -1:])
 
 
 def _integer_quantiles(
@@ -158,12 +146,7 @@ def _integer_quantiles(
     counts = np.bincount(cell, minlength=n_groups * k).reshape(n_groups, k)
     m = counts.sum(axis=1)
     below = np.cumsum(counts, axis=1) - counts  # #{x < c}
-    # _pf_quantile calibrates with eps / 2 for a score of sensitivity 1: hand it eps / Delta,
-    # rounded down so that the effective epsilon never exceeds the budget
-    eff = epsilon / sensitivity
-    if Fraction(eff) * Fraction(sensitivity) > Fraction(epsilon):
-        eff = float(np.nextafter(eff, 0.0))
     out = np.empty(n_groups)
     for g in range(n_groups):
-        out[g] = first + _pf_quantile(below[g], counts[g], int(m[g]), q, eff, rng)
+        out[g] = first + pf_quantile(below[g], counts[g], int(m[g]), q, epsilon, rng, sensitivity)
     return out

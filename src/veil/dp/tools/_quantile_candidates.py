@@ -71,7 +71,15 @@ import numpy as np
 from veil.dp._rng import BitSource, uniform_below
 from veil.dp._samplers import _bern_exp_neg
 
-__all__ = ["MAX_CANDIDATES", "integer_candidates", "candidate_quantiles", "permute_and_flip"]
+__all__ = [
+    "MAX_CANDIDATES",
+    "integer_candidates",
+    "candidate_quantiles",
+    "floor_to_candidates",
+    "midrank_scores",
+    "pf_quantile",
+    "permute_and_flip",
+]
 
 MAX_CANDIDATES = 1 << 20  # wider integer ranges use the interval mechanism (then floored)
 _U = 2.0**-53  # unit roundoff of float64
@@ -114,19 +122,50 @@ def candidate_quantiles(
     lt = np.cumsum(cnt) - cnt
     out = np.empty(len(qs))
     for j, q in enumerate(qs):
-        pick = _pf_quantile(lt, cnt, n, float(q), float(epsilon), rng)
+        pick = pf_quantile(lt, cnt, n, float(q), float(epsilon), rng)
         out[j] = float(first + pick)
     return out
 
 
-def _pf_quantile(
-    lt: np.ndarray, cnt: np.ndarray, n: int, q: float, epsilon: float, rng: BitSource
+def floor_to_candidates(out: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """Floor interval-mechanism releases of integer-typed input into ``ceil(lo) .. floor(hi)``.
+
+    Post-processing for integer ranges too wide for the candidate mechanism; when no integer
+    lies in ``[lo, hi]`` the releases are returned unchanged.
+    """
+    first, last = math.ceil(lo), math.floor(hi)
+    if first > last:
+        return out
+    return np.clip(np.floor(out), first, last)
+
+
+def midrank_scores(lt: np.ndarray, cnt: np.ndarray, n: int, q: float) -> np.ndarray:
+    """Scores ``|lt(c) + cnt(c) / 2 - q n|`` (lower is better; utility is the negation).
+
+    ``lt[c] = #{x < c}``, ``cnt[c] = #{x == c}``; sensitivity 1 (see the module notes).
+    """
+    return np.abs((lt + 0.5 * cnt) - q * n)
+
+
+def pf_quantile(
+    lt: np.ndarray,
+    cnt: np.ndarray,
+    n: int,
+    q: float,
+    epsilon: float,
+    rng: BitSource,
+    sensitivity: float = 1.0,
 ) -> int:
-    """Permute-and-flip on the scores ``|lt + cnt / 2 - q n|`` with exact coins."""
-    t = epsilon / 2.0  # eps / (2 Delta), Delta = 1 (exact unless epsilon is subnormal)
-    if 2 * Fraction(t) > Fraction(epsilon):
+    """Index of the candidate chosen by permute-and-flip on :func:`midrank_scores`.
+
+    Exact coins, calibrated to ``epsilon / (2 sensitivity)`` (rounded down so that the
+    effective epsilon never exceeds ``epsilon``).  ``sensitivity`` is 1 for one record
+    (``veil.dp.tools``); ``PrivateFrame`` passes its per-group contribution bound.
+    """
+    t = epsilon / (2.0 * sensitivity)
+    if 2 * Fraction(t) * Fraction(sensitivity) > Fraction(epsilon):
         t = float(np.nextafter(t, 0.0))
-    a_hat = np.abs((lt + 0.5 * cnt) - q * n)  # float; |error| <= e_s (see below)
+    a_hat = midrank_scores(lt, cnt, n, q)  # float; |error| <= e_s (see below)
     # lt + cnt / 2 is exact (half-integers below 2^52); q n and the difference round once
     # each, by <= u * 2n: e_s <= 8 u (n + 1) is generous
     e_s = 8.0 * _U * (n + 1)

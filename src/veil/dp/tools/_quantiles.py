@@ -49,7 +49,11 @@ from veil.dp.tools._common import (
     spend,
     warn_unused,
 )
-from veil.dp.tools._quantile_candidates import candidate_quantiles, integer_candidates
+from veil.dp.tools._quantile_candidates import (
+    candidate_quantiles,
+    floor_to_candidates,
+    integer_candidates,
+)
 from veil.errors import ConfigError, InputError
 
 __all__ = [
@@ -180,7 +184,7 @@ def _quantiles(
         else:
             res = np.array([smith_quantile(vals, float(q), e_q, lo, hi, rng) for q in flat_q])
             if integer_input:  # too many (or no) integer candidates: floor (post-processing)
-                res = np.clip(np.floor(res), lo, hi)
+                res = floor_to_candidates(res, lo, hi)
         out = np.empty_like(res)
         out[order] = np.sort(res)  # monotone in q
         return out
