@@ -13,7 +13,6 @@ privacy").
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -25,7 +24,7 @@ from veil.deid._headers import header_hint
 from veil.deid._occupations import detect_education, detect_occupation
 from veil.deid._places import place_masks, postcode_share
 from veil.errors import InputError
-from veil.io._dates import _LOOKS_LIKE_DATE, DATE_FORMATS
+from veil.io._dates import dominant_date_format
 from veil.schema import Role
 
 __all__ = ["ColumnFinding", "ScanResult", "scan"]
@@ -202,21 +201,6 @@ def _embedded_identifier(vc: pd.Series) -> tuple[str, float] | None:
     return best
 
 
-def _date_text_format(idx: pd.Series, w: np.ndarray) -> str | None:
-    """The date format of text values of which >= 90% (frequency-weighted) are dates, or None."""
-    idx, w = idx.iloc[:2000], w[:2000]
-    need = 0.9 * w.sum()
-    if w[idx.str.match(_LOOKS_LIKE_DATE).to_numpy(bool)].sum() < need:
-        return None
-    for fmt in DATE_FORMATS:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            parsed = pd.to_datetime(idx, format=fmt, errors="coerce")
-        if w[parsed.notna().to_numpy(bool)].sum() >= need:
-            return fmt
-    return None
-
-
 def _vocabulary_share(idx: pd.Series, w: np.ndarray, pattern: str) -> tuple[float, int]:
     """Weighted share of values mentioning a word of ``pattern`` and how many distinct ones do."""
     hit = idx.str.contains(pattern, regex=True).to_numpy(bool)
@@ -288,7 +272,7 @@ def _content_quasi(s: pd.Series, vc: pd.Series) -> tuple[str, str, float, Role] 
         return None
     idx = pd.Series(np.asarray(vc.index, dtype=object)).astype(str).str.strip()
     w = vc.to_numpy(dtype=float)
-    fmt = _date_text_format(idx, w)
+    fmt = dominant_date_format(idx, w)
     if fmt is not None:
         return ("date", f"values are dates (text, {fmt})", 0.6, Role.QUASI)
     low = idx.str.lower()

@@ -18,6 +18,7 @@ __all__ = [
     "DATE_FORMATS",
     "dates_as_text",
     "detect_date_format",
+    "dominant_date_format",
     "format_dates",
     "parse_date_column",
     "text_format",
@@ -82,14 +83,36 @@ def detect_date_format(s: pd.Series) -> str | None:
     probe = pd.Series(vals[:200])
     if not probe.str.match(_LOOKS_LIKE_DATE).all():
         return None
-    text = pd.Series(vals).str.strip()
+    return _first_format(pd.Series(vals).str.strip(), np.ones(len(vals)), float(len(vals)))
+
+
+def _first_format(text: pd.Series, w: np.ndarray, need: float) -> str | None:
+    """The first of :data:`DATE_FORMATS` parsing values of total weight ``>= need``."""
     for fmt in DATE_FORMATS:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             parsed = pd.to_datetime(text, format=fmt, errors="coerce")
-        if parsed.notna().all():
+        if w[parsed.notna().to_numpy(bool)].sum() >= need:
             return fmt
     return None
+
+
+def dominant_date_format(text: pd.Series, weights: np.ndarray, share: float = 0.9) -> str | None:
+    """The format of the text values of which at least ``share`` (by weight) are dates, or None.
+
+    ``text`` holds distinct stripped values and ``weights`` their counts (a ``value_counts``),
+    so a few stray entries do not hide a date column; only the first 2,000 values are tried.
+
+    Examples
+    --------
+    >>> dominant_date_format(pd.Series(["2024-01-31", "2023-12-01", "n/a"]), np.array([5, 4, 1]))
+    '%Y-%m-%d'
+    """
+    text, w = text.iloc[:2000], np.asarray(weights[:2000], dtype=float)
+    need = share * w.sum()
+    if w[text.str.match(_LOOKS_LIKE_DATE).to_numpy(bool)].sum() < need:
+        return None
+    return _first_format(text, w, need)
 
 
 def parse_date_column(s: pd.Series, fmt: str | None = None, *, name: str = "") -> pd.Series:
