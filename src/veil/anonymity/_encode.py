@@ -209,9 +209,7 @@ def encode_codes(s: pd.Series) -> tuple[np.ndarray, int]:
         return factorize_objects(s.to_numpy())
     if isinstance(dtype, np.dtype) and dtype.kind in "iub":  # no missing values possible
         return _integer_codes(s.to_numpy())
-    if isinstance(dtype, pd.ArrowDtype) or (
-        isinstance(dtype, pd.StringDtype) and str(dtype.storage).startswith("pyarrow")
-    ):
+    if _is_arrow_text(s):
         got = _arrow_codes(s)
         if got is not None:
             return got
