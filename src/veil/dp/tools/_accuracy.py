@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from veil.dp._sensitivity import global_sensitivity
 from veil.dp.mechanisms._geometric import Geometric
 from veil.dp.mechanisms._laplace import laplace_halfwidth
 from veil.dp.tools._common import check_epsilon
@@ -66,17 +67,10 @@ def accuracy(
             f"no a-priori interval for {statistic!r}; choose count, count_nonzero, histogram, "
             "sum, mean, var or std (quantile errors depend on the data)"
         )
-    if bounds is None:
-        raise ConfigError(f"accuracy of {statistic} needs bounds=(lower, upper)")
-    lo, hi = float(bounds[0]), float(bounds[1])
-    if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
-        raise ConfigError("bounds must be finite with lower <= upper")
-    if statistic == "sum":
-        sens = hi - lo
-    else:
-        if n is None or n < 1:
-            raise ConfigError(f"accuracy of {statistic} needs the public record count n")
-        sens = (hi - lo) / n if statistic == "mean" else (hi - lo) ** 2 * (n - 1) / n**2
+    # the tools' noise: sum / mean / var at their replace-one sensitivity; std is the sqrt of
+    # the noisy variance (validation of bounds and n is global_sensitivity's)
+    query = "var" if statistic == "std" else statistic
+    sens = global_sensitivity(query, bounds=bounds, n=n)
     if sens == 0:
         return 0.0
     h = laplace_halfwidth(sens / eps, sens, alpha)
