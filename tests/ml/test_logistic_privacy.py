@@ -167,7 +167,7 @@ def test_released_coefficient_has_the_analysed_distribution():
 
 
 @pytest.mark.slow
-def test_released_coefficient_monte_carlo_audit():
+def test_released_coefficient_monte_carlo_audit(assert_ratio_within_eps):
     """Seeded fits on neighbouring 1-D datasets: no bucket's probability ratio may exceed
     e^eps beyond sampling error (Clopper-Pearson bounds at alpha = 1e-6)."""
     eps, runs = 1.0, 4000
@@ -191,16 +191,7 @@ def test_released_coefficient_monte_carlo_audit():
 
     a = np.array([release(D) for _ in range(runs)])
     b = np.array([release(Dn) for _ in range(runs)])
-    edges = np.quantile(np.concatenate([a, b]), np.linspace(0, 1, 9))
-    edges[0], edges[-1] = -np.inf, np.inf
-    ca, _ = np.histogram(a, edges)
-    cb, _ = np.histogram(b, edges)
-    alpha = 1e-6 / (2 * len(ca))
-    for x, z in ((ca, cb), (cb, ca)):
-        lo = np.nan_to_num(stats.beta.ppf(alpha, x, runs - x + 1))
-        hi = stats.beta.ppf(1 - alpha, z + 1, runs - z)
-        assert np.all(lo <= np.exp(eps) * hi)
-    assert stats.ks_2samp(a, b).pvalue < 1e-3  # the audit has power
+    assert_ratio_within_eps(a, b, eps)
 
 
 def test_newton_and_lbfgs_paths_find_the_same_minimiser(monkeypatch):

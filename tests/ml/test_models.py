@@ -176,10 +176,10 @@ def test_adult_naive_bayes_beats_majority_class(adult_xy):
     assert acc > 0.78  # majority class is 0.759
 
 
-def test_naive_bayes_privacy_loss_audit():
-    rng = np.random.default_rng(2024)
+def test_naive_bayes_privacy_loss_audit(assert_ratio_within_eps):
     """Empirical audit on neighbouring datasets: no output bucket's probability ratio may
     exceed e^eps beyond sampling error (Clopper-Pearson bounds at alpha = 1e-6)."""
+    rng = np.random.default_rng(2024)
     eps, runs = 1.0, 2000
     base = np.concatenate([np.full(5, 0.2), np.full(5, 0.3)])[:, None]
     neighbour = np.vstack([base, [[1.0]]])  # one extra person at the upper bound
@@ -192,14 +192,18 @@ def test_naive_bayes_privacy_loss_audit():
 
     a = np.array([release(base, y0, s) for s in seeds[:runs]])
     b = np.array([release(neighbour, y1, s) for s in seeds[runs:]])
-    edges = np.quantile(np.concatenate([a, b]), np.linspace(0, 1, 9))
-    edges[0], edges[-1] = -np.inf, np.inf
-    ca, _ = np.histogram(a, edges)
-    cb, _ = np.histogram(b, edges)
-    alpha = 1e-6 / (2 * len(ca))
-    for x, z in ((ca, cb), (cb, ca)):
-        lo = np.nan_to_num(stats.beta.ppf(alpha, x, runs - x + 1))  # lower bound, P(bucket | D)
-        hi = stats.beta.ppf(1 - alpha, z + 1, runs - z)  # upper bound under the other
-        assert np.all(lo <= np.exp(eps) * hi)
-    # and the audit has power: the releases do differ in distribution
-    assert stats.ks_2samp(a, b).pvalue < 1e-3
+    assert_ratio_within_eps(a, b, eps)
+
+
+def test_privacy_loss_audit_passes_laplace_and_catches_an_overspending_one(
+    assert_ratio_within_eps,
+):
+    """The audit used above: Laplace(1/eps) on a sensitivity-1 value passes at eps, and the
+    same release with a third of the noise (a 3 eps mechanism claiming eps) is caught."""
+    rng = np.random.default_rng(7)
+    eps, runs = 1.0, 2000
+    assert_ratio_within_eps(rng.laplace(0.0, 1 / eps, runs), rng.laplace(1.0, 1 / eps, runs), eps)
+    with pytest.raises(AssertionError):
+        assert_ratio_within_eps(
+            rng.laplace(0.0, 1 / (3 * eps), runs), rng.laplace(1.0, 1 / (3 * eps), runs), eps
+        )
