@@ -20,9 +20,10 @@ Paths, by storage:
   array, hashed as an ``int64``), then only the distinct objects are compared by value.  Readers
   such as ``pandas.read_csv`` store one object per distinct string of a column, so a text column
   of 30,000 rows holds a few dozen objects and the value hashing is done a few dozen times
-  instead of 30,000 (5x faster on Adult).  When the first rows already hold many distinct
-  objects (strings built one by one, or many distinct values), the values are hashed directly.  Grouping by identity is exact: the same object is
-  equal to itself, and equal objects with different identities are merged by the value pass;
+  instead of 30,000 (see docs/benchmarks/anonymity.md).  When the first rows already hold many
+  distinct objects (strings built one by one, or many distinct values), the values are hashed
+  directly.  Grouping by identity is exact: the same object is equal to itself, and equal
+  objects with different identities are merged by the value pass;
   no pointer is ever dereferenced (the objects are taken from the array itself);
 * numpy integers and booleans: ``value - min`` when the range is small, else pandas' int64
   hash table;
