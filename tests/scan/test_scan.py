@@ -16,6 +16,16 @@ from veil.io import read
 from ._ground_truth import ADULT_NAMES, ADULT_ROLES, INSURANCE_ROLES, synthetic_pii
 
 
+def _pooled(labelled: list) -> tuple[dict[str, str], dict[str, str]]:
+    """(predicted, true) roles of every table's columns, keyed ``"<table>:<column>"``."""
+    pred: dict[str, str] = {}
+    truth: dict[str, str] = {}
+    for i, (p, t) in enumerate(labelled):
+        pred.update({f"{i}:{c}": v for c, v in p.items()})
+        truth.update({f"{i}:{c}": v for c, v in t.items()})
+    return pred, truth
+
+
 def _precision_recall(
     pred: dict[str, str], truth: dict[str, str], role: str
 ) -> tuple[float, float]:
@@ -42,11 +52,7 @@ def labelled(insurance_csv: Path, adult_data: Path) -> list[tuple[dict[str, str]
 
 @pytest.mark.parametrize("role", ["identifier", "quasi", "sensitive"])
 def test_precision_recall_per_role(labelled: list, role: str) -> None:
-    pred: dict[str, str] = {}
-    truth: dict[str, str] = {}
-    for i, (p, t) in enumerate(labelled):
-        pred.update({f"{i}:{c}": v for c, v in p.items()})
-        truth.update({f"{i}:{c}": v for c, v in t.items()})
+    pred, truth = _pooled(labelled)
     precision, recall = _precision_recall(pred, truth, role)
     assert precision >= 0.9, (
         role,
@@ -217,11 +223,7 @@ def labelled_renamed(
 
 @pytest.mark.parametrize("role", ["identifier", "quasi", "sensitive"])
 def test_precision_recall_with_meaningless_headers(labelled_renamed: list, role: str) -> None:
-    pred: dict[str, str] = {}
-    truth: dict[str, str] = {}
-    for i, (p, t) in enumerate(labelled_renamed):
-        pred.update({f"{i}:{c}": v for c, v in p.items()})
-        truth.update({f"{i}:{c}": v for c, v in t.items()})
+    pred, truth = _pooled(labelled_renamed)
     precision, recall = _precision_recall(pred, truth, role)
     misses = {c: (pred[c], truth[c]) for c in truth if pred[c] != truth[c]}
     assert precision >= 0.95, (role, precision, misses)
