@@ -125,6 +125,8 @@ def test_labels_outside_declared_classes_rejected():
         GaussianNB(epsilon=1, bounds=(0, 1), classes=[0]).fit(X, Y_CLS)
     with pytest.raises(InputError, match="classes"):
         RandomForestClassifier(epsilon=1, bounds=(0, 1), classes=[1, 2]).fit(X, Y_CLS)
+    with pytest.raises(InputError, match="classes"):
+        LogisticRegression(epsilon=1, data_norm=1.0, classes=[0, 5]).fit(X, Y_CLS)
 
 
 def test_pipeline_and_cross_validation():
