@@ -53,23 +53,20 @@ def _opendp(eps: float) -> dict[str, Callable[[list[float]], float]]:
         lambda s: space >> odp.t.then_variance(ddof=0) >> odp.m.then_laplace(scale=s)
     )
     cands = list(np.linspace(LO, HI, 1001))
-    med = calibrated(
-        lambda s: (
-            space
-            >> odp.t.then_quantile_score_candidates(cands, 0.5)
-            >> odp.m.then_report_noisy_max_gumbel(scale=s, optimize="min")
+
+    def candidate_quantile(domain: tuple, q: float) -> Callable[[list[float]], float]:
+        pick = calibrated(
+            lambda s: (
+                domain
+                >> odp.t.then_quantile_score_candidates(cands, q)
+                >> odp.m.then_report_noisy_max_gumbel(scale=s, optimize="min")
+            )
         )
-    )
-    out["median"] = lambda x: cands[med(x)]
+        return lambda x: cands[pick(x)]
+
+    out["median"] = candidate_quantile(space, 0.5)
     unsized = (odp.vector_domain(odp.atom_domain(T=float, nan=False)), odp.symmetric_distance())
-    q90 = calibrated(
-        lambda s: (
-            unsized
-            >> odp.t.then_quantile_score_candidates(cands, 0.9)
-            >> odp.m.then_report_noisy_max_gumbel(scale=s, optimize="min")
-        )
-    )
-    out["q90"] = lambda x: cands[q90(x)]
+    out["q90"] = candidate_quantile(unsized, 0.9)
     return out
 
 
