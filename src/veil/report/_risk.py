@@ -86,10 +86,9 @@ def risk_indicators(
                 "unique_share": 0.0, "smallest_class": 0, "average_class_size": 0.0,
                 "k": k, "records_below_k": 0, "share_below_k": 0.0, "average_risk": 0.0,
                 "highest_risk": 0.0}  # fmt: skip
-    codes, sizes = class_codes(df, cols, factors)
-    per_record = sizes[codes]
+    _, sizes = class_codes(df, cols, factors)
     unique = int((sizes == 1).sum())
-    below = int((per_record < k).sum()) if k else 0
+    below = int(sizes[sizes < k].sum()) if k else 0  # records in classes smaller than k
     return {
         "quasi_identifiers": cols,
         "records": n,
