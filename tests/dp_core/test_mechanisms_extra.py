@@ -19,20 +19,12 @@ from veil.dp._rng import SecureRandom
 from veil.dp.mechanisms._coins import qexp_coins
 from veil.errors import ConfigError, InputError, InsecureRandomWarning
 
+from .test_mechanisms import audit  # the privacy-loss audit shared with the core mechanisms
+
 ALPHA = 1e-6
 N = 20_000
 
 pytestmark = pytest.mark.filterwarnings("ignore::veil.errors.InsecureRandomWarning")
-
-
-def audit(a: np.ndarray, b: np.ndarray, bins: np.ndarray, min_count: int = 200) -> float:
-    """Largest lower-confidence bound (4.9 sigma) on |log P(bucket | D) / P(bucket | D')|."""
-    ha = np.histogram(a, bins)[0].astype(float)
-    hb = np.histogram(b, bins)[0].astype(float)
-    ok = (ha >= min_count) & (hb >= min_count)
-    lr = np.abs(np.log(ha[ok] / a.size) - np.log(hb[ok] / b.size))
-    se = np.sqrt(1 / ha[ok] + 1 / hb[ok])
-    return float(np.max(lr - 4.9 * se))
 
 
 def chi2_pvalue(counts: np.ndarray, probs: np.ndarray) -> float:
