@@ -148,6 +148,12 @@ def _header_line(df: pd.DataFrame, lay: _Layout) -> str:
     return line
 
 
+def _lone_missing(df: pd.DataFrame, lay: _Layout) -> bool:
+    """One column with missing values written empty: an empty field would be a blank line,
+    which readers skip; pandas quotes it as ``""`` (QUOTE_NONNUMERIC)."""
+    return df.shape[1] == 1 and not lay.na and bool(df.iloc[:, 0].isna().any())
+
+
 def _arrow_csv(df: pd.DataFrame, fh: IO[bytes], lay: _Layout) -> bool:
     """Write ``df`` as CSV with pyarrow (several times faster than ``DataFrame.to_csv``).
 
@@ -160,6 +166,8 @@ def _arrow_csv(df: pd.DataFrame, fh: IO[bytes], lay: _Layout) -> bool:
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
+    if _lone_missing(df, lay):
+        return False
     table = _arrow_table(df, lay.na)
     if table is None:
         return False
@@ -203,9 +211,7 @@ def _arrow_csv(df: pd.DataFrame, fh: IO[bytes], lay: _Layout) -> bool:
 def _pandas_csv(df: pd.DataFrame, lay: _Layout) -> str:
     """The slow path: any dtype, through ``DataFrame.to_csv``."""
     quoting = csv.QUOTE_ALL if lay.quoting == "all" else csv.QUOTE_MINIMAL
-    # One column with missing values written empty: an empty field would be a blank line,
-    # which readers skip; quoting writes it as "".
-    if df.shape[1] == 1 and not lay.na and bool(df.iloc[:, 0].isna().any()):
+    if _lone_missing(df, lay):
         quoting = csv.QUOTE_NONNUMERIC
     body = df
     if lay.spacing and df.shape[1] > 1:
@@ -314,15 +320,11 @@ def write(
         out.attrs = {}
         return atomic_write(target, lambda fh: out.to_parquet(fh, index=False))
     csv_fmt = fmt if fmt and fmt.format == "csv" else None
-    if suffix == ".tsv":
-        sep = "\t"
-    elif suffix == ".csv" and csv_fmt is None:
-        sep = ","
-    else:
-        sep = csv_fmt.delimiter if csv_fmt else ","
-    lay = _Layout(sep=sep, encoding=csv_fmt.encoding if csv_fmt else "utf-8")
-    if csv_fmt is not None:
-        lay = _Layout(
+    sep = "\t" if suffix == ".tsv" else csv_fmt.delimiter if csv_fmt else ","
+    lay = (
+        _Layout(sep=sep)
+        if csv_fmt is None
+        else _Layout(
             sep=sep,
             spacing=csv_fmt.spacing if sep == csv_fmt.delimiter else "",
             header=csv_fmt.header,
@@ -331,16 +333,16 @@ def write(
             na=csv_fmt.missing or "",
             encoding=csv_fmt.encoding,
         )
+    )
     source = df.attrs.get("veil_source")
     formats = (fmt.date_formats if fmt else None) or (
         source.get("date_formats") if isinstance(source, Mapping) else None
     )
     if formats:
         df = _dates_in_source_format(df, formats)
-    lone_missing = df.shape[1] == 1 and not lay.na and bool(df.iloc[:, 0].isna().any())
 
     def _write(fh: IO[bytes]) -> None:
-        if not lone_missing and _arrow_csv(df, fh, lay):
+        if _arrow_csv(df, fh, lay):
             return
         text = _pandas_csv(df, lay)
         try:
