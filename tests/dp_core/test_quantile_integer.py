@@ -1,4 +1,4 @@
-"""Integer-typed input: the DP quantile is floored to an integer (post-processing)."""
+"""Integer-typed input: the DP quantile is an integer candidate (permute-and-flip)."""
 
 from __future__ import annotations
 
