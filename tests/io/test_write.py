@@ -98,3 +98,12 @@ def test_fast_path_matches_pandas(tmp_path: Path) -> None:
         True,
         False,
     ]
+
+
+def test_lone_column_with_holes_keeps_its_rows(tmp_path):
+    # an empty field alone on a line is a blank line, which readers skip: it is written ""
+    df = pd.DataFrame({"a": ["x", None, "y"]})
+    write(df, tmp_path / "one.csv")
+    assert (tmp_path / "one.csv").read_text().splitlines()[2] == '""'
+    back = read(tmp_path / "one.csv")
+    assert len(back) == 3 and back["a"].isna().tolist() == [False, True, False]
