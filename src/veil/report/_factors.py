@@ -45,10 +45,6 @@ class Factors:
         self._keep = set(keep)
         self._memo: dict[Hashable, Factorized] = {}
 
-    @property
-    def frame(self) -> pd.DataFrame:
-        return self._df
-
     def put(self, col: Hashable, f: Factorized) -> None:
         """Record ``f`` as the factorization of ``col`` (when it is one of those kept)."""
         if col in self._keep:
