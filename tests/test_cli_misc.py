@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import veil
 from veil.cli.main import main
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 def test_query_refuses_to_overwrite_its_input(tmp_path, insurance_csv, capsys):
@@ -36,7 +39,7 @@ def test_os_errors_are_one_line_exit_2(tmp_path, insurance_csv, capsys):
             "anonymize",
             str(insurance_csv),
             "--policy",
-            "examples/insurance_ke.yaml",
+            str(EXAMPLES / "insurance_ke.yaml"),
             "--out",
             str(blocker / "sub"),
         ]
@@ -44,6 +47,7 @@ def test_os_errors_are_one_line_exit_2(tmp_path, insurance_csv, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2
     assert len(err) == 1 and err[0].startswith("veil: error:")
+    assert str(blocker) in err[0], err  # the OS error itself, not e.g. a missing policy
     assert "Traceback" not in "\n".join(err)
 
 
