@@ -71,9 +71,9 @@ def test_budget_split_sums_to_epsilon(monkeypatch, n_estimators, max_depth):
         spent["split"].extend([eps] * len(u))  # one selection per node of the level
         return real_split(u, eps, rng)
 
-    def leaf(tree, X, codes, k, eps, rng):
+    def leaf(leaves, codes, n_leaves, k, eps, rng):
         spent["leaf"].append(eps)
-        return real_leaf(tree, X, codes, k, eps, rng)
+        return real_leaf(leaves, codes, n_leaves, k, eps, rng)
 
     monkeypatch.setattr(_forest, "noisy_count", count)
     monkeypatch.setattr(_dptree, "select_splits", split)
@@ -151,6 +151,19 @@ def test_count_below_agrees_with_threshold_comparisons():
         )
 
 
+def test_leaf_counts_come_from_the_rows_routed_as_at_prediction():
+    """build_tree counts each row in the leaf it reaches while growing; that must be the leaf
+    GreedyTree.leaves sends it to (checked with negligible noise, on values on thresholds)."""
+    rng = _rng(13)
+    X = rng.random(3000).reshape(1000, 3)
+    X[::5] = 8 / 17  # exactly on a root candidate threshold of every feature
+    codes = (X[:, 0] + X[:, 2] > 1).astype(np.int64) + (X[:, 1] > 0.5)
+    tree, counts = _dptree.build_tree(X, codes, 3, np.zeros(3), np.ones(3), 4, 1e9, rng)
+    exact = np.bincount(tree.leaves(X) * 3 + codes, minlength=16 * 3).reshape(16, 3)
+    np.testing.assert_allclose(counts, exact, atol=1e-3)
+    assert counts.sum() == pytest.approx(len(X), abs=1e-3)
+
+
 def test_batched_split_selection_follows_the_exponential_mechanism():
     """Chi-square of 20,000 draws against the exact probabilities exp(eps u) / Z."""
     from scipy import stats
@@ -201,7 +214,7 @@ def _leaf_audit_counts(eps: float, scale_factor: float, n_draws: int, seed: int)
     out = []
     for Xd, cd in ((X, codes), (X2, codes2)):
         vals = [
-            _dptree.noisy_leaf_counts(tree, Xd, cd, 2, eps * scale_factor, rng)[0, 1]
+            _dptree.noisy_leaf_counts(tree.leaves(Xd), cd, 2, 2, eps * scale_factor, rng)[0, 1]
             for _ in range(n_draws)
         ]
         out.append(np.histogram(vals, bins=edges)[0])

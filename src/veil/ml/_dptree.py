@@ -202,11 +202,12 @@ def select_splits(utilities: np.ndarray, epsilon: float, rng: Any) -> np.ndarray
 
 
 def noisy_leaf_counts(
-    tree: GreedyTree, X: np.ndarray, codes: np.ndarray, n_classes: int, eps: float, rng: Any
+    leaf: np.ndarray, codes: np.ndarray, n_leaves: int, n_classes: int, eps: float, rng: Any
 ) -> np.ndarray:
-    """Class counts of every leaf plus Laplace(1/eps) (leaves partition the rows)."""
-    n_leaves = 2**tree.depth
-    leaf = tree.leaves(X) if len(X) else np.zeros(0, dtype=np.int64)
+    """Class counts of every leaf plus Laplace(1/eps) (leaves partition the rows).
+
+    ``leaf`` is each row's leaf (0 .. n_leaves - 1), e.g. :meth:`GreedyTree.leaves`.
+    """
     counts = np.bincount(leaf * n_classes + codes, minlength=n_leaves * n_classes).astype(float)
     return add_laplace(counts, 1.0 / eps, rng).reshape(n_leaves, n_classes)
 
@@ -256,5 +257,6 @@ def build_tree(
         box_lo, box_hi = child_lo, child_hi
         go_right = X[rows, feature[first + node]] > threshold[first + node]
         node = 2 * node + go_right
-    tree = GreedyTree(depth, feature, threshold)
-    return tree, noisy_leaf_counts(tree, X, codes, n_classes, eps_leaf, rng)
+    # ``node`` now numbers each row's leaf within the last level: no second routing pass
+    leaf_counts = noisy_leaf_counts(node, codes, 2**depth, n_classes, eps_leaf, rng)
+    return GreedyTree(depth, feature, threshold), leaf_counts
