@@ -46,9 +46,7 @@ def as_array(array: Any, *, nan: bool, name: str, check: bool = True) -> np.ndar
     """Numeric float array (not copied when already float64); NaN is an error for the
     non-nan functions.  ``check=False`` defers the NaN/inf scan to :func:`check_finite`."""
     try:
-        if hasattr(array, "to_numpy") and not isinstance(array, np.ndarray):
-            array = _pandas_to_numpy(array)
-        arr = np.asarray(array)
+        arr = np.asarray(_pandas_to_numpy(array))
         if arr.dtype == object or arr.dtype.kind in "US":
             arr = arr.astype(np.float64)
     except (TypeError, ValueError):
@@ -63,7 +61,10 @@ def as_array(array: Any, *, nan: bool, name: str, check: bool = True) -> np.ndar
 
 def _pandas_to_numpy(obj: Any) -> Any:
     """pandas Series/DataFrame -> float array; missing values (NA, None, NaT) become NaN so
-    that they follow the NaN rules instead of failing as 'not numeric'."""
+    that they follow the NaN rules instead of failing as 'not numeric'.  Anything else is
+    returned unchanged."""
+    if not hasattr(obj, "to_numpy") or isinstance(obj, np.ndarray):
+        return obj
     try:
         return obj.to_numpy(dtype=np.float64, na_value=np.nan)
     except (TypeError, ValueError):

@@ -39,9 +39,7 @@ def _no_estimator(bins: Any, name: str) -> None:
 
 def _check_sample(sample: Any, name: str) -> np.ndarray:
     try:
-        if hasattr(sample, "to_numpy") and not isinstance(sample, np.ndarray):
-            sample = _pandas_to_numpy(sample)
-        arr = np.asarray(sample, dtype=np.float64)
+        arr = np.asarray(_pandas_to_numpy(sample), dtype=np.float64)
     except (TypeError, ValueError):
         raise InputError(f"{name}: the data must be numeric") from None
     if np.isnan(arr).any():
