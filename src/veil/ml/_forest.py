@@ -238,9 +238,9 @@ def _prepare(est: Any, X: Any, y: Any, sample_weight: Any) -> tuple[Any, ...]:
         raise InputError("sample_weight is not supported: it would change the sensitivity")
     check_privacy_params(est.epsilon)
     md = est.max_depth
-    if md is not None and (isinstance(md, bool) or not isinstance(md, (int, np.integer))):
-        raise ConfigError(f"max_depth must be None or an integer in [0, 16], got {md!r}")
-    if md is not None and not 0 <= md <= 16:
+    if md is not None and (
+        isinstance(md, bool) or not isinstance(md, (int, np.integer)) or not 0 <= md <= 16
+    ):
         raise ConfigError(f"max_depth must be None or an integer in [0, 16], got {md!r}")
     Xa = check_array_2d(X)
     ya = check_target(est, y, len(Xa), classification=True)
