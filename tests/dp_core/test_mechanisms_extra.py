@@ -356,3 +356,30 @@ def test_qexp_coins_frequency():
     hits = int(qexp_coins(q, gamma, n, SecureRandom(5)).sum())
     p = float(q) * math.exp(-gamma)
     assert stats.binomtest(hits, n, p).pvalue > ALPHA
+
+
+@pytest.mark.parametrize(
+    ("cls", "kwargs"),
+    [
+        (M.Staircase, {"sensitivity": 1}),
+        (M.LaplaceBoundedNoise, {"delta": 0.1, "sensitivity": 1}),
+        (M.ExponentialCategorical, {"utility_list": UTIL}),
+        (M.Vector, {"function_sensitivity": 1, "dimension": 2}),
+        (M.Bingham, {}),
+        (M.Exponential, {"sensitivity": 1, "utility": [1, 2]}),
+        (M.PermuteAndFlip, {"sensitivity": 1, "utility": [1, 2]}),
+        (M.ReportNoisyMax, {}),
+        (M.SparseVector, {"sensitivity": 1, "threshold": 0}),
+        (M.AboveThreshold, {"sensitivity": 1, "threshold": 0}),
+        (M.Geometric, {}),
+        (M.GeometricTruncated, {"lower": 0, "upper": 3}),
+    ],
+)
+@pytest.mark.parametrize("eps", [0, 0.0, -1.0])
+def test_pure_mechanisms_need_positive_epsilon(cls, kwargs, eps):
+    """The shared base check names the mechanism and runs before the generator is resolved."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no InsecureRandomWarning: rejected before the seed
+        with pytest.raises(ConfigError, match=f"{cls.__name__} needs epsilon > 0"):
+            cls(epsilon=eps, random_state=1, **kwargs)
+    assert cls(epsilon=0.5, random_state=1, **kwargs).epsilon == 0.5

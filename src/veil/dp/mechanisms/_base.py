@@ -80,8 +80,12 @@ class DPMechanism(DPMachine):
     """
 
     sensitivity: float = 0.0
+    #: set by mechanisms that are only defined for ``epsilon > 0`` (checked before any work)
+    _needs_positive_epsilon: bool = False
 
     def __init__(self, *, epsilon: float, delta: float, random_state: Any = None) -> None:
+        if self._needs_positive_epsilon and not as_float("epsilon", epsilon) > 0:
+            raise ConfigError(f"{type(self).__name__} needs epsilon > 0")
         self.epsilon, self.delta = self._check_epsilon_delta(epsilon, delta)
         self._rng: BitSource = resolve_rng(random_state)
         self.random_state = random_state

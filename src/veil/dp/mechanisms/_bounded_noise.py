@@ -140,12 +140,12 @@ class LaplaceBoundedNoise(GridNoiseMechanism):
     True
     """
 
+    _needs_positive_epsilon = True
+
     def __init__(
         self, *, epsilon: float, delta: float, sensitivity: float, random_state: Any = None
     ) -> None:
         super().__init__(epsilon=epsilon, delta=delta, random_state=random_state)
-        if self.epsilon <= 0:
-            raise ConfigError("LaplaceBoundedNoise needs epsilon > 0")
         if not 0.0 < self.delta < 0.5:
             raise ConfigError(f"LaplaceBoundedNoise needs delta in (0, 0.5), got {self.delta}")
         self.sensitivity = self._check_sensitivity(sensitivity)

@@ -57,10 +57,10 @@ class ExponentialCategorical(DPMechanism):
     True
     """
 
+    _needs_positive_epsilon = True
+
     def __init__(self, *, epsilon: float, utility_list: Any, random_state: Any = None) -> None:
         super().__init__(epsilon=epsilon, delta=0.0, random_state=random_state)
-        if self.epsilon <= 0:
-            raise ConfigError("ExponentialCategorical needs epsilon > 0")
         self._domain, self._dist = self._parse(utility_list)
         self.sensitivity = float(self._dist.max()) if self._dist.size else 0.0
 

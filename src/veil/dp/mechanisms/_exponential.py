@@ -40,6 +40,8 @@ def sample_log_weights(logw: np.ndarray, rng: Any) -> int:
 
 
 class _Selection(DPMechanism):
+    _needs_positive_epsilon = True
+
     def __init__(
         self,
         *,
@@ -51,8 +53,6 @@ class _Selection(DPMechanism):
         random_state: Any = None,
     ) -> None:
         super().__init__(epsilon=epsilon, delta=0.0, random_state=random_state)
-        if self.epsilon <= 0:
-            raise ConfigError(f"{type(self).__name__} needs epsilon > 0")
         self.sensitivity = self._check_sensitivity(sensitivity)
         u = np.asarray(utility, dtype=np.float64).ravel()
         if u.size == 0 or not np.isfinite(u).all():
@@ -238,6 +238,8 @@ class ReportNoisyMax(DPMechanism):
     1
     """
 
+    _needs_positive_epsilon = True
+
     def __init__(
         self,
         *,
@@ -247,8 +249,6 @@ class ReportNoisyMax(DPMechanism):
         random_state: Any = None,
     ) -> None:
         super().__init__(epsilon=epsilon, delta=0.0, random_state=random_state)
-        if self.epsilon <= 0:
-            raise ConfigError("ReportNoisyMax needs epsilon > 0")
         self.sensitivity = self._check_sensitivity(sensitivity)
         self.monotonic = bool(monotonic)
 

@@ -45,10 +45,10 @@ class Geometric(DPMechanism):
     True
     """
 
+    _needs_positive_epsilon = True
+
     def __init__(self, *, epsilon: float, sensitivity: int = 1, random_state: Any = None) -> None:
         super().__init__(epsilon=epsilon, delta=0.0, random_state=random_state)
-        if self.epsilon <= 0:
-            raise ConfigError("the geometric mechanism needs epsilon > 0")
         s = as_float("sensitivity", sensitivity)
         if s < 0 or s != int(s):
             raise ConfigError("the geometric mechanism needs a non-negative integer sensitivity")

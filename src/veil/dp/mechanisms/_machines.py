@@ -88,6 +88,8 @@ class Vector(DPMechanism):
     (2,)
     """
 
+    _needs_positive_epsilon = True
+
     def __init__(
         self,
         *,
@@ -100,8 +102,6 @@ class Vector(DPMechanism):
         random_state: Any = None,
     ) -> None:
         super().__init__(epsilon=epsilon, delta=0.0, random_state=random_state)
-        if self.epsilon <= 0:
-            raise ConfigError("Vector needs epsilon > 0")
         self.function_sensitivity = self._check_sensitivity(function_sensitivity)
         self.data_sensitivity = as_float("data_sensitivity", data_sensitivity)
         if not (self.data_sensitivity > 0 and math.isfinite(self.data_sensitivity)):
@@ -204,12 +204,12 @@ class Bingham(DPMechanism):
     1.0
     """
 
+    _needs_positive_epsilon = True
+
     def __init__(
         self, *, epsilon: float, sensitivity: float = 1.0, random_state: Any = None
     ) -> None:
         super().__init__(epsilon=epsilon, delta=0.0, random_state=random_state)
-        if self.epsilon <= 0:
-            raise ConfigError("Bingham needs epsilon > 0")
         self.sensitivity = self._check_sensitivity(sensitivity)
 
     @staticmethod

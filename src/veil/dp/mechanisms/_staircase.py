@@ -78,6 +78,8 @@ class Staircase(GridNoiseMechanism):
     0.0
     """
 
+    _needs_positive_epsilon = True
+
     def __init__(
         self,
         *,
@@ -87,8 +89,6 @@ class Staircase(GridNoiseMechanism):
         random_state: Any = None,
     ) -> None:
         super().__init__(epsilon=epsilon, delta=0.0, random_state=random_state)
-        if self.epsilon <= 0:
-            raise ConfigError("Staircase needs epsilon > 0")
         self.sensitivity = self._check_sensitivity(sensitivity)
         if gamma is None:
             gam = 1.0 / (1.0 + math.exp(self.epsilon / 2))

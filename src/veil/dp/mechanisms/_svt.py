@@ -49,6 +49,8 @@ class SparseVector(DPMechanism):
     True
     """
 
+    _needs_positive_epsilon = True
+
     def __init__(
         self,
         *,
@@ -60,8 +62,6 @@ class SparseVector(DPMechanism):
         random_state: Any = None,
     ) -> None:
         super().__init__(epsilon=epsilon, delta=0.0, random_state=random_state)
-        if self.epsilon <= 0:
-            raise ConfigError("the sparse vector technique needs epsilon > 0")
         self.sensitivity = self._check_sensitivity(sensitivity)
         if self.sensitivity == 0:
             raise ConfigError("the sparse vector technique needs sensitivity > 0")
