@@ -230,3 +230,25 @@ def test_precision_recall_with_meaningless_headers(labelled_renamed: list, role:
     # what content cannot tell: ages, dependents and coded categories (A/B/C, ICD codes, r1/r2)
     floor = {"identifier": 0.95, "quasi": 0.7, "sensitive": 0.4}[role]
     assert recall >= floor, (role, recall, misses)
+
+
+def test_draft_suppress_condition_parses_for_any_column_name() -> None:
+    # records missing a quasi-identifier are suppressed by a condition naming the column: names
+    # that are not plain ASCII words (accents, spaces, keywords such as `and`) are back-quoted
+    from veil.deid.operators import evaluate_condition
+
+    n = 60
+    df = pd.DataFrame(
+        {
+            "São Paulo zone": ["Centro", None] * (n // 2),
+            "and": [None, "F"] + ["M", "F"] * (n // 2 - 1),
+            "gender": ["male", "female", None] + ["male"] * (n - 3),
+        }
+    )
+    d = scan(df).to_policy()
+    quasi = {c for c, spec in d["columns"].items() if spec["role"] == "quasi"}
+    assert {"and", "gender"} <= quasi, d["columns"]
+    (cond,) = d["suppress"]
+    mask = evaluate_condition(df, cond)
+    expected = df[sorted(quasi)].isna().any(axis=1)
+    assert mask.tolist() == expected.tolist()

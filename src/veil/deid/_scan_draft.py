@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from veil.deid.operators._condition import _KEYWORDS
 from veil.schema import Role
 
 if TYPE_CHECKING:
@@ -48,7 +49,8 @@ def suggest_operator(f: ColumnFinding) -> Any:
 
 def _name(column: str) -> str:
     """A column name as the condition language reads it (back-quoted unless a plain word)."""
-    return column if re.fullmatch(r"[A-Za-z_][\w-]*", column) else f"`{column}`"
+    plain = re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", column) and column not in _KEYWORDS
+    return column if plain else f"`{column}`"
 
 
 def draft_policy(
