@@ -197,12 +197,21 @@ def test_vector_noise_distribution():
     assert stats.kstest(cos2, stats.beta(0.5, (d - 1) / 2).cdf).pvalue > ALPHA
     # the perturbed objective adds b.w/n (+ extra |w|^2/2) to loss and gradient alike
     f = m.randomise(lambda w: float(w @ w))
-    w = np.ones(d)
+    w = np.arange(1.0, d + 1)
     assert isinstance(f(w), float)
+    assert f(np.zeros(d)) == 0.0  # a linear term only (extra = 0)
+    assert f(w) + f(-w) == pytest.approx(2 * float(w @ w))  # the b.w/n parts cancel
+    g = m.randomise(lambda w: (float(w @ w), 2 * w))
+    loss, grad = g(w)
+    b_n = grad - 2 * w  # the gradient's shift b/n ...
+    assert np.linalg.norm(b_n) > 0
+    assert loss == pytest.approx(float(w @ w) + float(b_n @ w))  # ... is the loss's b.w/n
     # small epsilon: the extra regulariser branch of Chaudhuri et al. (2011), Algorithm 2
     m2 = M.Vector(epsilon=0.1, function_sensitivity=0.25, dimension=d, n=5)
     eps2, extra2 = m2.calibration()
     assert eps2 == 0.05 and extra2 == pytest.approx(0.25 / (5 * math.expm1(0.025)) - 0.01)
+    f2 = m2.randomise(lambda w: float(w @ w))
+    assert f2(w) + f2(-w) == pytest.approx((2 + extra2) * float(w @ w))  # + extra |w|^2 / 2
 
 
 # ----------------------------------------------------------------------------- Bingham
