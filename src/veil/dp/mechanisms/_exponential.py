@@ -70,6 +70,13 @@ class _Selection(DPMechanism):
             return np.inf
         return self.epsilon / (self.sensitivity if self.monotonic else 2 * self.sensitivity)
 
+    def _gamma(self) -> np.ndarray:
+        """Exponents ``gamma_r = factor * (u* - u_r)`` (``inf`` for losers at sensitivity 0)."""
+        u = self.utility
+        if self.sensitivity:
+            return (u.max() - u) * self._factor
+        return np.where(u == u.max(), 0.0, np.inf)
+
     def _out(self, idx: int) -> Any:
         return idx if self.candidates is None else self.candidates[idx]
 
@@ -150,27 +157,12 @@ class Exponential(_Selection):
 
     def probabilities(self) -> np.ndarray:
         """Output probabilities of each candidate."""
-        lw = self._logw()
-        w = np.exp(lw - lw.max())
-        return w / w.sum()
-
-    def _logw(self) -> np.ndarray:
-        u = self.utility
-        if self.sensitivity == 0:
-            lw = np.where(u == u.max(), 0.0, -np.inf)
-        else:
-            lw = self._factor * (u - u.max())
+        lw = -self._gamma()
         if self.measure is not None:
             with np.errstate(divide="ignore"):
                 lw = lw + np.log(self.measure)
-        return lw
-
-    def _gamma(self) -> np.ndarray:
-        """Exponents ``gamma_r = factor * (u* - u_r)`` (``inf`` for losers at sensitivity 0)."""
-        u = self.utility
-        if self.sensitivity:
-            return (u.max() - u) * self._factor
-        return np.where(u == u.max(), 0.0, np.inf)
+        w = np.exp(lw - lw.max())
+        return w / w.sum()
 
     def randomise(self, value: Any = None) -> Any:
         """Draw one candidate (index when no ``candidates`` were given), exactly.
@@ -205,12 +197,9 @@ class PermuteAndFlip(_Selection):
     """
 
     def randomise(self, value: Any = None) -> Any:
-        u = self.utility
-        gamma = (
-            (u.max() - u) * self._factor if self.sensitivity else np.where(u == u.max(), 0, np.inf)
-        )
-        order = self._rng.permutation(u.size)
-        for start in range(0, u.size, 256):
+        gamma = self._gamma()
+        order = self._rng.permutation(gamma.size)
+        for start in range(0, gamma.size, 256):
             block = order[start : start + 256]
             coins = bernoulli_exp(gamma[block], block.size, self._rng)
             hit = np.flatnonzero(coins)
