@@ -335,3 +335,20 @@ def test_wide_integer_fallback_stays_integer_with_fractional_bounds():
     v = np.repeat(np.array([0, 1], dtype=np.int64), 25)
     out = dp.tools.quantile(v, [0.01, 0.5], epsilon=50.0, bounds=(0.5, 2**21 + 0.5), random_state=3)
     assert np.all(out == np.floor(out)) and np.all((out >= 1) & (out <= 2**21))
+
+
+def test_grouped_permute_and_flip_matches_per_group_law(monkeypatch):
+    """All groups at once (PrivateFrame's path): each group follows its own exact law, also when
+    the coins are settled exactly (huge float error bound) and the accepted sets differ in size."""
+    from veil.dp.tools import _quantile_candidates as qc
+
+    monkeypatch.setattr(qc, "_U", 2.0**-8)
+    datasets = [[1, 2, 2, 3, 5, 5, 5, 7], [0, 0, 8, 8, 8], [4]]
+    k, reps, eps = 9, 1500, 0.8
+    cnt = np.array([np.bincount(d, minlength=k) for d in datasets] * reps)
+    lt = np.cumsum(cnt, axis=1) - cnt
+    n = cnt.sum(axis=1)
+    picks = qc.pf_quantile_groups(lt, cnt, n, 0.5, eps, SecureRandom(5)).reshape(reps, -1)
+    for g, data in enumerate(datasets):
+        pmf = pf_pmf(scores(data, 0.5, 0, k), eps / 2)
+        assert chi2_pvalue(picks[:, g], np.arange(k), pmf) > ALPHA

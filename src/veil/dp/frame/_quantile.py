@@ -38,7 +38,7 @@ import numpy as np
 
 from veil.dp._rng import BitSource
 from veil.dp.frame._noise import gumbel
-from veil.dp.tools._quantile_candidates import floor_to_candidates, pf_quantile
+from veil.dp.tools._quantile_candidates import floor_to_candidates, pf_quantile_groups
 
 __all__ = ["dp_quantiles"]
 
@@ -138,7 +138,7 @@ def _integer_quantiles(
     sensitivity: float,
     rng: BitSource,
 ) -> np.ndarray:
-    """Permute-and-flip over the integer candidates with the midrank score, group by group."""
+    """Permute-and-flip over the integer candidates with the midrank score, all groups at once."""
     first = math.ceil(lo)
     k = math.floor(hi) - first + 1
     v = np.clip(np.rint(np.asarray(values, dtype=np.float64)), first, first + k - 1)
@@ -146,7 +146,5 @@ def _integer_quantiles(
     counts = np.bincount(cell, minlength=n_groups * k).reshape(n_groups, k)
     m = counts.sum(axis=1)
     below = np.cumsum(counts, axis=1) - counts  # #{x < c}
-    out = np.empty(n_groups)
-    for g in range(n_groups):
-        out[g] = first + pf_quantile(below[g], counts[g], int(m[g]), q, epsilon, rng, sensitivity)
-    return out
+    pick = pf_quantile_groups(below, counts, m, q, epsilon, rng, sensitivity)
+    return (first + pick).astype(np.float64)

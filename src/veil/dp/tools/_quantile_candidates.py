@@ -43,7 +43,7 @@ heads (``u* = max u``; the best candidate always accepts).  It
 is ``eps``-DP with the same calibration as the exponential mechanism and never has a lower
 expected utility (their Theorem 2); on Adult ages at ``eps = 0.01`` its expected error is half
 the exponential mechanism's.  Sampling is exact: all ``K`` coins are flipped at once and a uniform
-accepted candidate is returned (the same distribution, see :func:`permute_and_flip`); every
+accepted candidate is returned (the same distribution, see :func:`_uniform_accepted`); every
 coin is an exact ``Bernoulli(exp(-gamma))`` decided
 against the exact rational ``gamma = (eps / 2) (|s(c)| - min |s|)`` (float estimates with a
 proven error bound settle all but ~1e-12 of the coins; the rest are refined with exact
@@ -68,7 +68,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from veil.dp._rng import BitSource, uniform_below
+from veil.dp._rng import BitSource
 from veil.dp._samplers import _bern_exp_neg
 
 __all__ = [
@@ -78,7 +78,7 @@ __all__ = [
     "floor_to_candidates",
     "midrank_scores",
     "pf_quantile",
-    "permute_and_flip",
+    "pf_quantile_groups",
 ]
 
 MAX_CANDIDATES = 1 << 20  # wider integer ranges use the interval mechanism (then floored)
@@ -139,7 +139,7 @@ def floor_to_candidates(out: np.ndarray, lo: float, hi: float) -> np.ndarray:
     return np.clip(np.floor(out), first, last)
 
 
-def midrank_scores(lt: np.ndarray, cnt: np.ndarray, n: int, q: float) -> np.ndarray:
+def midrank_scores(lt: np.ndarray, cnt: np.ndarray, n: int | np.ndarray, q: float) -> np.ndarray:
     """Scores ``|lt(c) + cnt(c) / 2 - q n|`` (lower is better; utility is the negation).
 
     ``lt[c] = #{x < c}``, ``cnt[c] = #{x == c}``; sensitivity 1 (see the module notes).
@@ -162,65 +162,79 @@ def pf_quantile(
     effective epsilon never exceeds ``epsilon``).  ``sensitivity`` is 1 for one record
     (``veil.dp.tools``); ``PrivateFrame`` passes its per-group contribution bound.
     """
+    lt2, cnt2 = np.asarray(lt)[None, :], np.asarray(cnt)[None, :]
+    return int(pf_quantile_groups(lt2, cnt2, np.array([n]), q, epsilon, rng, sensitivity)[0])
+
+
+def pf_quantile_groups(
+    lt: np.ndarray,
+    cnt: np.ndarray,
+    n: np.ndarray,
+    q: float,
+    epsilon: float,
+    rng: BitSource,
+    sensitivity: float = 1.0,
+) -> np.ndarray:
+    """:func:`pf_quantile` for every row of ``lt`` / ``cnt`` (shape ``(groups, k)``; ``n`` has
+    one count per group) at once: all coins in one pass, one uniform accepted index per row."""
     t = epsilon / (2.0 * sensitivity)
     if 2 * Fraction(t) * Fraction(sensitivity) > Fraction(epsilon):
         t = float(np.nextafter(t, 0.0))
-    a_hat = midrank_scores(lt, cnt, n, q)  # float; |error| <= e_s (see below)
+    n = np.asarray(n, dtype=np.int64)
+    n_col = n[:, None].astype(np.float64)
+    a_hat = midrank_scores(lt, cnt, n_col, q)  # float; |error| <= e_s (see below)
     # lt + cnt / 2 is exact (half-integers below 2^52); q n and the difference round once
     # each, by <= u * 2n: e_s <= 8 u (n + 1) is generous
-    e_s = 8.0 * _U * (n + 1)
-    amin_hat = float(a_hat.min())
+    e_s = 8.0 * _U * (n_col + 1)
+    amin_hat = a_hat.min(axis=1, keepdims=True)
     with np.errstate(over="ignore"):  # eps * score > 1.8e308: gamma = inf, coin probability 0
         gamma_hat = t * (a_hat - amin_hat)
     # |gamma_hat - gamma| <= t (2 e_s + u a_max) + u gamma_hat, bounded generously:
-    err = t * (2 * e_s + 4 * _U * (n + 1)) + 4 * _U * gamma_hat
-    exact: list[Fraction] = []  # (q, t, min |s|) as exact rationals, built on first use
+    err = t * (2 * e_s + 4 * _U * (n_col + 1)) + 4 * _U * gamma_hat
+    k = a_hat.shape[1]
+    q_t: list[Fraction] = []  # (q, t) as exact rationals, built on first use
+    exact_min: dict[int, Fraction] = {}  # exact min |s| of a group, built on first use
 
-    def exact_abs(i: int) -> Fraction:
-        return abs(int(lt[i]) + Fraction(int(cnt[i]), 2) - exact[0] * n)
+    def exact_abs(g: int, j: int) -> Fraction:
+        return abs(int(lt[g, j]) + Fraction(int(cnt[g, j]), 2) - q_t[0] * int(n[g]))
 
     def exact_gamma(i: int) -> Fraction:
-        if not exact:
-            exact.append(Fraction(q))
-            exact.append(Fraction(t))
-            near = np.flatnonzero(a_hat <= amin_hat + 2 * e_s)  # the exact minimum is here
-            exact.append(min(exact_abs(int(j)) for j in near))
-        return exact[1] * (exact_abs(i) - exact[2])
+        g, j = divmod(int(i), k)
+        if not q_t:
+            q_t.extend((Fraction(q), Fraction(t)))
+        if g not in exact_min:
+            near = np.flatnonzero(a_hat[g] <= amin_hat[g, 0] + 2 * e_s[g, 0])  # the min is here
+            exact_min[g] = min(exact_abs(g, int(c)) for c in near)
+        return q_t[1] * (exact_abs(g, j) - exact_min[g])
 
-    return permute_and_flip(gamma_hat, err, exact_gamma, rng)
+    # at huge eps exp(err) may overflow (inf: settled exactly) and gamma = inf gives nan bounds
+    # (coin false: its probability exp(-gamma) is below 2^-(10^308))
+    with np.errstate(over="ignore", invalid="ignore"):
+        coins = _bern_exp_neg(gamma_hat.ravel(), err.ravel(), [exact_gamma], rng)  # type: ignore[list-item]
+    return _uniform_accepted(coins.reshape(a_hat.shape), rng)
 
 
-def permute_and_flip(
-    gamma_hat: np.ndarray,
-    err: np.ndarray,
-    exact_gamma: object,
-    rng: BitSource,
-) -> int:
-    """Index chosen by permute-and-flip with coins ``Bernoulli(exp(-gamma_i))``.
+def _uniform_accepted(coins: np.ndarray, rng: BitSource) -> np.ndarray:
+    """Per row, a uniformly chosen column among the accepted (True) ones.
 
     Permute-and-flip releases the first candidate, in a uniformly random order, whose coin
     comes up heads.  The coins do not depend on the order, and the first element of a fixed set
     in a uniformly random order is uniform over that set; so flipping every coin at once and
     returning a uniform member of the accepted set has exactly the same distribution, without
-    drawing the permutation.
-
-    Parameters
-    ----------
-    gamma_hat
-        Float estimates of ``gamma_i >= 0`` (``min gamma = 0``: that candidate always accepts).
-    err
-        Bounds on ``|gamma_hat_i - gamma_i|``.
-    exact_gamma
-        Callable ``i -> Fraction``: the exact ``gamma_i`` (used only for coins that the float
-        estimates cannot decide).
-    rng
-        Bit source (secure unless a test seeds it).
+    drawing the permutation: the ``r``-th accepted column with ``r`` exactly uniform below the row's number of accepted
+    columns (rejection sampling on 64-bit words, as :func:`veil.dp._rng.uniform_below`).
     """
-    # at huge eps exp(err) may overflow (inf: settled exactly) and gamma = inf gives nan bounds
-    # (coin false: its probability exp(-gamma) is below 2^-(10^308))
-    with np.errstate(over="ignore", invalid="ignore"):
-        coins = _bern_exp_neg(gamma_hat, err, [exact_gamma], rng)  # type: ignore[list-item]
-    accepted = np.flatnonzero(coins)
-    if accepted.size == 0:  # pragma: no cover - the best candidate's coin is exp(0) = 1
+    m = coins.sum(axis=1).astype(np.uint64)
+    if np.any(m == 0):  # pragma: no cover - the best candidate's coin is exp(0) = 1
         raise AssertionError("permute-and-flip: the best candidate never rejects")
-    return int(accepted[int(uniform_below(rng, accepted.size, 1)[0])])
+    rem = (np.uint64(0) - m) % m  # 2^64 mod m
+    limit = np.uint64(0) - rem  # accept r < 2^64 - rem (every r when rem = 0)
+    r = rng.raw(m.size)
+    bad = (rem != 0) & (r >= limit)
+    while bad.any():
+        idx = np.flatnonzero(bad)
+        r[idx] = rng.raw(idx.size)
+        bad[idx] = r[idx] >= limit[idx]
+    rank = (r % m).astype(np.int64)  # 0-based rank among the accepted
+    hit = coins & (np.cumsum(coins, axis=1) == (rank + 1)[:, None])
+    return np.argmax(hit, axis=1)
