@@ -178,19 +178,6 @@ def test_check_matches_groupby_with_arrow_columns_on_threads(qi, monkeypatch):
         assert _same_partition(codes, _oracle_codes(df[c])) and codes.max() < card
 
 
-def test_thread_pool_is_made_again_after_fork(monkeypatch):
-    """A pool inherited through fork has no threads: a process with another pid gets its own."""
-    pool = _encode._thread_pool()
-    if pool is None:
-        pytest.skip("one CPU: no pool")
-    monkeypatch.setattr(_encode, "_pool", (-1, pool))  # as if made by the parent process
-    fresh = _encode._thread_pool()
-    assert fresh is not pool and _encode._thread_pool() is fresh
-    assert fresh.submit(lambda: 7).result(timeout=10) == 7
-    fresh.shutdown()
-    monkeypatch.setattr(_encode, "_pool", None)
-
-
 def test_class_ids_partition_matches_groupby():
     df = _reindex(pd.DataFrame(_columns(4, 500)), "duplicated", 4)
     qi = ["object", "category", "float_nan"]

@@ -33,16 +33,14 @@ Paths, by storage:
 from __future__ import annotations
 
 import ctypes
-import os
-import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 import pandas as pd
 
+from veil._parallel import thread_pool
 from veil.anonymity._stats import factorize_int64
 from veil.schema._hierarchy import factorize_str_array
 
@@ -232,24 +230,6 @@ def _is_arrow_text(s: pd.Series) -> bool:
 
 
 _POOL_MIN_ROWS = 8192  # below this, handing columns to threads costs more than it saves
-_pool: tuple[int, ThreadPoolExecutor] | None = None  # (pid that made it, pool)
-_pool_lock = threading.Lock()
-
-
-def _thread_pool() -> ThreadPoolExecutor | None:
-    """A small persistent pool for pyarrow's hashing (which releases the GIL); None on 1 CPU.
-
-    One worker fewer than the CPUs (the calling thread takes a share of the columns).  Made
-    again in a forked child: a pool inherited through ``fork`` has no threads.
-    """
-    global _pool
-    workers = min(os.cpu_count() or 1, 4) - 1
-    if workers < 1:
-        return None
-    with _pool_lock:
-        if _pool is None or _pool[0] != os.getpid():
-            _pool = (os.getpid(), ThreadPoolExecutor(workers, thread_name_prefix="veil-encode"))
-        return _pool[1]
 
 
 def encode_columns(columns: Sequence[pd.Series]) -> list[tuple[np.ndarray, int]]:
@@ -266,7 +246,7 @@ def encode_columns(columns: Sequence[pd.Series]) -> list[tuple[np.ndarray, int]]
     ]
     pool = None
     if len(arrow) >= 2 and len(columns[arrow[0]]) >= _POOL_MIN_ROWS:
-        pool = _thread_pool()
+        pool = thread_pool()
     if pool is None:
         return [encode_codes(s) for s in columns]
     futures = {i: pool.submit(encode_codes, columns[i]) for i in arrow}

@@ -2,8 +2,9 @@
 
 Exact statistics are computed once per column and shared between components: the non-missing
 count, the clamped sum and the centred sum of squares.  The centred sum is derived as
-``sum - mid * count`` (no extra pass).  Ungrouped queries (``groups is None``) use a chunked,
-cache-friendly clamp-and-sum instead of ``bincount``.  Missing values are excluded, never turned
+``sum - mid * count`` (no extra pass).  Ungrouped queries (``groups is None``) use a block-wise,
+cache-friendly clamp-and-sum (:func:`veil._parallel.clamped_sum`, threaded when large) instead
+of ``bincount``.  Missing values are excluded, never turned
 into zeros that would count as data.
 
 Example
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from veil._parallel import clamped_sum, scan_moments
 from veil.dp._rng import BitSource
 from veil.dp.frame import _noise
 from veil.dp.frame._budget import Component
@@ -25,31 +27,12 @@ from veil.dp.frame._quantile import dp_quantiles
 
 __all__ = ["ColumnStats", "row_counts", "noisy_component", "finish_output"]
 
-_CHUNK = 1 << 16
-
 
 def row_counts(groups: np.ndarray | None, n_rows: int, n_groups: int) -> np.ndarray:
     """Exact number of rows per group (``COUNT(*)``)."""
     if groups is None:
         return np.array([float(n_rows)])
     return np.bincount(groups, minlength=n_groups).astype(np.float64)
-
-
-def _chunked_sum(x: np.ndarray, lo: float, hi: float, centre: float | None) -> float:
-    """``sum(clip(x))`` or ``sum((clip(x) - centre)^2)`` in cache-sized chunks (NaN propagates)."""
-    buf = np.empty(min(_CHUNK, max(x.size, 1)))
-    lo64, hi64 = np.float64(lo), np.float64(hi)
-    total = 0.0
-    for i in range(0, x.size, _CHUNK):
-        chunk = x[i : i + _CHUNK]
-        b = buf[: chunk.size]
-        np.minimum(chunk, hi64, out=b)  # minimum/maximum propagate NaN; np.clip is
-        np.maximum(b, lo64, out=b)  # 4x slower on numpy 2.0
-        if centre is not None:
-            b -= centre
-            b *= b
-        total += float(np.add.reduce(b))
-    return total
 
 
 class ColumnStats:
@@ -70,16 +53,23 @@ class ColumnStats:
         self.n_groups = n_groups
         self.values = values
         self._has_nan: bool | None = None if values.size else False
+        self._scan: tuple[float, float, float, float] | None = None
         self._valid: np.ndarray | None = None
         self._count: np.ndarray | None = None
         self._sums: dict[tuple[float, float], np.ndarray] = {}
         self._sqs: dict[tuple[float, float], np.ndarray] = {}
 
+    def _moments(self) -> tuple[float, float, float, float]:
+        """``(min, max, sum, 0)`` of the raw values: one (threaded) traversal, cached."""
+        if self._scan is None:
+            self._scan = scan_moments(self.values)
+        return self._scan
+
     @property
     def has_nan(self) -> bool:
-        """Whether any value is missing (one summing pass; +inf with -inf also says yes)."""
+        """Whether any value is missing (read from the scan; a NaN sum is checked exactly)."""
         if self._has_nan is None:
-            self._has_nan = bool(np.isnan(np.add.reduce(self.values)))
+            self._has_nan = bool(np.isnan(self._moments()[2])) and bool(np.isnan(self.values).any())
         return self._has_nan
 
     @property
@@ -112,14 +102,10 @@ class ColumnStats:
     def total(self, bounds: tuple[float, float]) -> np.ndarray:
         """Sum of clamped values per group."""
         if bounds not in self._sums:
-            s = None
-            if self.groups is None and self._has_nan is not True:
-                total = _chunked_sum(self.values, *bounds, None)  # NaN iff a value is NaN
-                self._has_nan = bool(np.isnan(total))
-                if not self._has_nan:
-                    s = np.array([total])
-            if s is not None:
-                pass
+            if self.groups is None and not self.has_nan:
+                mn, mx, raw, _ = self._moments()
+                inside = bounds[0] <= mn and mx <= bounds[1]  # then clamping changes nothing
+                s = np.array([raw if inside else clamped_sum(self.values, *bounds)])
             elif self.groups is None:
                 s = np.array([float(np.clip(self.values[self.valid], *bounds).sum())])
             else:
@@ -138,7 +124,7 @@ class ColumnStats:
             lo, hi = bounds
             mid, half = (lo + hi) / 2.0, (hi - lo) / 2.0
             if self.groups is None and not self.has_nan:
-                q = np.array([_chunked_sum(self.values, lo, hi, mid)])
+                q = np.array([clamped_sum(self.values, lo, hi, mid)])
             elif self.groups is None:
                 y = np.clip(self.values[self.valid], lo, hi) - mid
                 q = np.array([float((y * y).sum())])

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from veil._parallel import scan_moments
 from veil.dp._rng import resolve_rng
 from veil.dp._samplers import discrete_laplace, laplace_fp
 from veil.dp.tools._bounds import estimate_bounds
@@ -92,10 +93,10 @@ def _moment(
     if not nan and arr.size:
         # validate the data (NaN/inf propagate into min/max) and learn whether clipping is
         # needed at all.  A single statistic is scanned in cache-sized blocks (min, max, sum and
-        # sum of squares in one traversal of memory); nothing is noised or released before the
+        # sum of squares in one traversal of memory, on several threads when large); nothing is noised or released before the
         # budget is charged below.
         if n_out == 1:
-            scan = _scan(arr.reshape(-1), squares=kind in ("var", "std"))
+            scan = scan_moments(arr.reshape(-1), squares=kind in ("var", "std"))
             gmin, gmax = scan[0], scan[1]
         else:
             gmin, gmax = float(arr.min()), float(arr.max())
@@ -148,24 +149,6 @@ def _moment(
             else np.dtype(dtype).type(round(out))
         )
     return out
-
-
-_SCAN_BLOCK = 1 << 15  # 256 KiB of float64: stays in L2 for the three reductions
-
-
-def _scan(x: np.ndarray, *, squares: bool) -> tuple[float, float, float, float]:
-    """(min, max, sum, sum of squares) in one traversal, block by block."""
-    mn, mx, s, sq = math.inf, -math.inf, 0.0, 0.0
-    for i in range(0, x.size, _SCAN_BLOCK):
-        b = x[i : i + _SCAN_BLOCK]
-        mn = min(mn, float(b.min()))
-        mx = max(mx, float(b.max()))
-        s += float(b.sum())
-        if squares:
-            sq += float(np.dot(b, b))
-    if math.isnan(s):
-        mn = mx = math.nan
-    return mn, mx, s, sq
 
 
 def _dot_ok(lo: float, hi: float, n: int) -> bool:
