@@ -17,8 +17,10 @@ import veil.dp as dp
 from veil.dp._rng import resolve_rng
 from veil.ml import LogisticRegression
 from veil.ml._objpert import (
-    JACOBIAN_SHARE,
+    SHARE_MAX,
+    SHARE_MIN,
     calibrate,
+    default_jacobian_share,
     logistic_loss_bound,
     privacy_loss_bound,
     sample_perturbation,
@@ -36,16 +38,17 @@ C4 = 0.25
 @pytest.mark.parametrize("lam", [1e-9, 1e-5, 1e-2, 10.0])
 @pytest.mark.parametrize("curvature", [None, C4])
 def test_calibration_spends_exactly_epsilon(n, eps, lam, curvature):
-    cal = calibrate(eps, n, lam, curvature=curvature)
+    cal = calibrate(eps, n, lam, curvature=curvature)  # the default (n * eps) share
+    share = default_jacobian_share(n, eps)
     assert cal.reg >= lam and cal.extra_reg >= 0 and cal.beta > 0
-    assert cal.reg == pytest.approx(max(lam, C4 / (n * math.expm1(JACOBIAN_SHARE * eps))))
+    assert cal.reg == pytest.approx(max(lam, C4 / (n * math.expm1(share * eps))))
     total = privacy_loss_bound(cal.reg, cal.beta, n, curvature)
     assert cal.eps_jacobian + cal.eps_noise == pytest.approx(total, rel=1e-14)
     assert total == pytest.approx(cal.epsilon, rel=1e-14)
     assert total <= eps  # never overspends, even by rounding
     assert total == pytest.approx(eps, rel=1e-10)  # and wastes nothing
     jac_generic = math.log1p(C4 / (n * cal.reg))
-    assert jac_generic <= JACOBIAN_SHARE * eps * (1 + 1e-12)
+    assert jac_generic <= share * eps * (1 + 1e-12)
     if curvature is None:
         # the logistic bound is never above the generic one (so it buys less noise for eps)
         generic = privacy_loss_bound(cal.reg, cal.beta, n, C4)
@@ -54,6 +57,32 @@ def test_calibration_spends_exactly_epsilon(n, eps, lam, curvature):
     else:
         assert cal.eps_noise == 2 * cal.beta
         assert cal.eps_jacobian == pytest.approx(jac_generic, rel=1e-14)
+
+
+def test_default_share_depends_on_n_eps_only_and_is_monotone():
+    ne = np.geomspace(1e-3, 1e9, 400)
+    shares = np.array([default_jacobian_share(int(round(x * 1000)), 1e-3) for x in ne])
+    assert np.all((shares >= SHARE_MIN) & (shares <= SHARE_MAX))
+    assert np.all(np.diff(shares) >= -1e-12)  # more data or budget never shrinks the share
+    assert shares[0] == SHARE_MIN and shares[-1] == SHARE_MAX  # both clips are reached
+    assert np.sum((shares > SHARE_MIN) & (shares < SHARE_MAX)) > 50  # and a ramp between
+    for n, eps in [(1000, 0.5), (32561, 0.1), (10**6, 0.01), (77, 3.0)]:
+        # a function of the product: the same share for (n, eps) and (2n, eps / 2)
+        assert default_jacobian_share(n, eps) == pytest.approx(
+            default_jacobian_share(2 * n, eps / 2), rel=1e-12
+        )
+    with pytest.raises(ValueError):
+        default_jacobian_share(10, 0.0)
+
+
+@pytest.mark.parametrize("n", [3, 1000, 32561, 10**6])
+@pytest.mark.parametrize("eps", [0.01, 0.1, 1.0])
+def test_every_share_in_range_calibrates_within_epsilon(n, eps):
+    # the rule only picks a share; every share it can return must give a release within eps
+    for share in np.linspace(SHARE_MIN, SHARE_MAX, 10):
+        cal = calibrate(eps, n, 1e-9, jacobian_share=float(share))
+        assert privacy_loss_bound(cal.reg, cal.beta, n) <= eps
+        assert math.log1p(C4 / (n * cal.reg)) <= share * eps * (1 + 1e-12)
 
 
 def test_logistic_bound_is_the_supremum_over_p():
@@ -85,34 +114,36 @@ def _log_density(W, Z, s, reg, beta):
     return -beta * np.linalg.norm(B, axis=1) + np.linalg.slogdet(H)[1]
 
 
-def _max_privacy_loss(eps, lam, R, curvature=None, beta_scale=1.0):
+def _max_privacy_loss(eps, lam, R, curvature=None, beta_scale=1.0, share=None):
     """Largest |log p_D(w) - log p_D'(w)| over a grid of w and neighbouring pairs in 2-D.
 
     Shared rows are zero (no curvature: A = n Lambda I, the worst case); the replaced row runs
     over 8 directions of norm R with either label.
     """
     n = 3
-    cal = calibrate(eps, n, lam, curvature=curvature)
+    cal = calibrate(eps, n, lam, curvature=curvature, jacobian_share=share)
     beta = cal.beta * beta_scale
     g = np.linspace(-1.0, 1.0, 61)
-    span = 4.0 / (n * cal.reg)
+    span = max(4.0 / (n * cal.reg), 30.0 / R)  # margins up to 30: p near 0 and 1 reached
     W = np.array(list(itertools.product(g, g))) * span
     W = np.vstack([W, W / 50.0])
     angles = np.arange(8) * np.pi / 4
     rows = [R * np.array([math.cos(a), math.sin(a)]) for a in angles]
     base = np.zeros((n - 1, 2))
     logs = [
-        _log_density(W, np.vstack([base, r]), np.array([1.0, 1.0, 1.0]), cal.reg, beta)
+        _log_density(W, np.vstack([base, r]), np.array([1.0, 1.0, label]), cal.reg, beta)
         for r in rows + [np.zeros(2)]
+        for label in (1.0, -1.0)
     ]
     return max(np.max(np.abs(a - b)) for a, b in itertools.combinations(logs, 2))
 
 
+@pytest.mark.parametrize("share", [None, SHARE_MIN, SHARE_MAX])
 @pytest.mark.parametrize("eps, lam", [(0.5, 1e-4), (2.0, 1e-4), (1.0, 0.3)])
-def test_exact_privacy_loss_within_epsilon(eps, lam):
+def test_exact_privacy_loss_within_epsilon(eps, lam, share):
     # the density of the released w is exact (change of variables), so its log-ratio between
-    # neighbours is computed, not estimated
-    worst = _max_privacy_loss(eps, lam, R=1.0)
+    # neighbours is computed, not estimated; at the default share and at both ends of its range
+    worst = _max_privacy_loss(eps, lam, R=1.0, share=share)
     assert worst <= eps * (1 + 1e-9)
     assert worst >= 0.6 * eps  # the audit sees most of the budget: it is not vacuous
 
@@ -121,8 +152,10 @@ def test_exact_privacy_loss_within_epsilon(eps, lam):
 def test_audit_detects_curvature_c_times_r(eps):
     # negative control: rows of norm R = 2 calibrated with c.R (diffprivlib's Vector
     # mechanism) instead of c.R^2, noise for sensitivity 2R: the audit must catch it
+    # (at the largest share: the Jacobian term, where c.R and c.R^2 differ, weighs most; at
+    # n = 3 the default share is the smallest)
     R = 2.0
-    worst = _max_privacy_loss(eps, 1e-4, R=R, curvature=C4 * R, beta_scale=1.0 / R)
+    worst = _max_privacy_loss(eps, 1e-4, R=R, curvature=C4 * R, beta_scale=1.0 / R, share=SHARE_MAX)
     assert worst > eps * 1.05
 
 

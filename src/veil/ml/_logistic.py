@@ -38,13 +38,15 @@ class LogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     ``exp(-beta ||b||)``: ``||b|| ~ Gamma(d, 1/beta)``, uniform direction) is added to the
     regularised mean logistic loss and the perturbed objective is minimised to a gradient of
     at most ``tol * 1e-6`` per coordinate (Newton's method; the proof assumes the exact
-    minimiser and the float residual is not accounted for).  Privacy (derivation in :mod:`veil.ml._objpert`, replace-one neighbours): the
-    generic bound is ``2 beta + log(1 + c / (n Lambda))`` with ``c = 1/4`` (the c.R^2
+    minimiser and the float residual is not accounted for).  Privacy (derivation in
+    :mod:`veil.ml._objpert`, replace-one neighbours): the generic bound is ``2 beta + log(1 + c / (n Lambda))`` with ``c = 1/4`` (the c.R^2
     curvature term of the paper, at R = 1 after scaling); for the logistic loss the tighter
     ``beta + max_p [beta p + log(1 + p (1 - p) / (n Lambda))]`` is used.  The regulariser is
-    ``Lambda = max(lambda, c / (n expm1(0.6 eps)))`` (extra ``Delta`` only when the user's
-    ``lambda`` is too weak) and ``beta`` is the largest rate whose bound is ``eps``: the noise
-    gets the rest.  Multi-class problems are one-vs-rest with the budget split evenly (each row
+    ``Lambda = max(lambda, c / (n expm1(s eps)))`` (extra ``Delta`` only when the user's
+    ``lambda`` is too weak), with the Jacobian share ``s = clip(0.3 + 0.28 log10(n eps / 1000),
+    0.2, 0.65)`` a function of the public ``n eps`` only
+    (:func:`veil.ml._objpert.default_jacobian_share`), and ``beta`` is the largest rate whose
+    bound is ``eps``: the noise gets the rest.  Multi-class problems are one-vs-rest with the budget split evenly (each row
     appears in every binary problem: sequential composition).
 
     Parameters

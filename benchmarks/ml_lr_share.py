@@ -1,0 +1,92 @@
+"""Jacobian budget share of Veil's LogisticRegression: accuracy on a split of Adult's TRAINING file.
+
+The share ``s`` of epsilon given to the Jacobian term of objective perturbation (see
+``veil.ml._objpert``) is a free, data-independent choice.  This script measures, for a grid
+of shares and of (n, epsilon), the accuracy of the released model on a fixed 70/30 split of
+``adult.data`` (the test file ``adult.test`` is not used), with the same features, public
+scaling and ``data_norm = sqrt(5)`` as ``benchmarks/ml.py``, and prints the rule's share
+(``default_jacobian_share(n, eps)``) next to the best measured one.  Each fit follows
+``veil.ml.LogisticRegression`` (rows ``[x, 1] / sqrt(R^2 + 1)``, lambda = 1 / (n C S^2), C = 1)
+with the share pinned.
+
+    python benchmarks/ml_lr_share.py               # 200 fits per cell
+    python benchmarks/ml_lr_share.py --runs 50
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import warnings
+
+import numpy as np
+
+from ml import load  # benchmarks/ml.py: the same features and public scaling
+from veil.ml._objpert import (
+    calibrate,
+    default_jacobian_share,
+    minimise_perturbed_logistic,
+    sample_perturbation,
+)
+
+SHARES = (0.3, 0.4, 0.5, 0.6, 0.7)
+# (rows used from the 70 % part, epsilon): n * eps from about 700 to 23,000
+CELLS = (
+    (22792, 0.03),
+    (10000, 0.1),
+    (22792, 0.07),
+    (10000, 0.2),
+    (22792, 0.1),
+    (22792, 0.15),
+    (10000, 0.5),
+    (22792, 0.25),
+    (10000, 1.0),
+    (22792, 0.5),
+    (22792, 0.7),
+    (22792, 1.0),
+)
+
+
+def accuracy(Xa, ya, Xb, yb, eps: float, share: float, rng) -> float:
+    n = len(Xa)
+    S = math.sqrt(Xa.shape[1] + 1.0)  # data_norm sqrt(d), intercept constant 1
+    Z = np.hstack([Xa, np.ones((n, 1))]) / S
+    s = np.where(ya == 1, 1.0, -1.0)
+    cal = calibrate(eps, n, 1.0 / (n * S**2), jacobian_share=share)
+    b = sample_perturbation(rng, Z.shape[1], cal.beta)
+    w, _ = minimise_perturbed_logistic(Z, s, b, cal.reg, max_iter=100, gtol=1e-10)
+    W = w / S
+    return float(np.mean(((Xb @ W[:-1] + W[-1]) > 0) == (yb == 1)))
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--runs", type=int, default=200)
+    args = ap.parse_args(argv)
+    warnings.simplefilter("ignore")
+    Xtr, ytr, _, _ = load()
+    idx = np.random.default_rng(123).permutation(len(Xtr))
+    k = int(0.7 * len(Xtr))
+    Xa, ya, Xb, yb = Xtr[idx[:k]], ytr[idx[:k]], Xtr[idx[k:]], ytr[idx[k:]]
+    print(f"# 70/30 split of adult.data: {k} / {len(Xtr) - k} rows; {args.runs} fits per cell")
+    print("| n | eps | n*eps | " + " | ".join(f"s={s}" for s in SHARES) + " | best | rule |")
+    print("|---" * (len(SHARES) + 5) + "|")
+    for n, eps in CELLS:
+        cells = []
+        for share in SHARES:
+            rng = np.random.default_rng(9)
+            acc = np.array(
+                [accuracy(Xa[:n], ya[:n], Xb, yb, eps, share, rng) for _ in range(args.runs)]
+            )
+            cells.append((acc.mean(), acc.std(ddof=1)))
+        best = SHARES[int(np.argmax([m for m, _ in cells]))]
+        print(
+            f"| {n} | {eps} | {n * eps:.0f} | "
+            + " | ".join(f"{m:.4f}±{sd:.4f}" for m, sd in cells)
+            + f" | {best} | {default_jacobian_share(n, eps):.2f} |",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
