@@ -91,9 +91,9 @@ optimal share is a constant (bias ``~ Lambda^2 |w0|^2`` and noise ``~ E b_j^2`` 
 the same ``(n h + n Lambda)^2`` in each eigendirection; it depends on the unknown ``|w0|``),
 and an upper bound on the excess objective picks shares of 0.06-0.2, which classify worse.
 Test accuracy is not squared error: the best share measured on a 70/30 split of Adult's
-*training* file rises with ``n eps`` (200 fits per cell, shares 0.3-0.7, ``n`` = 10,000 and
-22,792: best 0.3 at ``n eps`` ~ 700-1,000, 0.4-0.5 at 2,000-6,000, 0.6 at 11,000-16,000,
-flat above ~ 20,000 where the user's ``lambda`` takes over), with the same optimum for the two
+*training* file rises with ``n eps`` (``benchmarks/ml_lr_share.py``: 200 fits per cell,
+shares 0.3-0.7, ``n`` = 10,000 and 22,792; best 0.3 at ``n eps`` ~ 700-1,000, 0.4-0.5 at
+2,000-6,000, 0.6 at 10,000-16,000, 0.6-0.7 at 23,000), with the same optimum for the two
 ``n`` at equal ``n eps``.  The rule is a log-linear fit to those optima; it uses nothing of the
 data being released (only ``n``, public under replace-one neighbours, and ``eps``), and any
 share in (0, 1) gives an ``eps``-DP release, so the rule affects accuracy only.  (Before this
