@@ -161,7 +161,7 @@ def test_integer_quantile_follows_permute_and_flip(neighbouring: str, delta: flo
     cands = np.arange(0, 7)
     below = np.array([(vals < c).sum() for c in cands])
     upto = np.array([(vals <= c).sum() for c in cands])
-    util = -np.maximum(below - 0.5 * vals.size, 0.5 * vals.size - upto)  # depth score
+    util = -np.abs(0.5 * (below + upto) - 0.5 * vals.size)  # midrank score
     p = _permute_and_flip_pmf(util, eps / (2.0 * delta))
     assert abs(p.sum() - 1) < 1e-12
     obs = np.array([(released == c).sum() for c in cands])
@@ -179,11 +179,11 @@ def test_integer_quantile_follows_permute_and_flip(neighbouring: str, delta: flo
 def test_quantile_utility_sensitivity(vals, extra, other, q) -> None:
     """Adding one value moves every candidate's utility by at most max(q, 1 - q); replacing
     one value by another moves it by at most 1."""
-    from veil.dp.tools._quantile_candidates import depth_scores
+    from veil.dp.tools._quantile_candidates import midrank_scores
 
     def integer_utility(counts: np.ndarray, q: float) -> np.ndarray:  # the production score
         lt = np.cumsum(counts) - counts
-        return -depth_scores(lt, counts, int(counts.sum()), q)
+        return -midrank_scores(lt, counts, int(counts.sum()), q)
 
     counts = np.bincount(np.array(vals, dtype=int), minlength=7).astype(float)
     counts2 = counts.copy()

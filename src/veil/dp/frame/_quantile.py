@@ -15,11 +15,10 @@ An empty group returns a uniform draw from the bounds.
 Integer columns (integer or boolean dtype: schema, not data) select among the candidates
 ``ceil(lo) .. floor(hi)`` instead, with the same mechanism as ``veil.dp.tools`` (see
 :mod:`veil.dp.tools._quantile_candidates`): permute-and-flip (McKenna & Sheldon, NeurIPS 2020)
-with exact coins on the depth score ``max(#{x < c} - q m, q m - #{x <= c})``, which moves by at
+with exact coins on the midrank score ``|(#{x < c} + #{x <= c}) / 2 - q m|``, which moves by at
 most ``max(q, 1 - q)`` per added or removed row and by at most 1 per replaced row -- the same
 ``Delta`` as above.  On data with many ties (ages) it returns the tied value itself rather than a
-point of a neighbouring gap, as OpenDP's candidate-based quantile does, and it ranks the true
-quantile first on every input.
+point of a neighbouring gap, which is what OpenDP's candidate-based quantile does too.
 
 Example
 -------
@@ -139,7 +138,7 @@ def _integer_quantiles(
     sensitivity: float,
     rng: BitSource,
 ) -> np.ndarray:
-    """Permute-and-flip over the integer candidates with the depth score, all groups at once."""
+    """Permute-and-flip over the integer candidates with the midrank score, all groups at once."""
     first = math.ceil(lo)
     k = math.floor(hi) - first + 1
     v = np.clip(np.rint(np.asarray(values, dtype=np.float64)), first, first + k - 1)

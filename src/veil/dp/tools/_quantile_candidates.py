@@ -6,63 +6,49 @@ candidate set chosen before looking at the data, as in OpenDP's candidate-based 
 
 Score.  With ``lt(c) = #{x < c}``, ``le(c) = #{x <= c}`` (values clamped to the candidate
 range, a per-record map) and ``n`` values, candidate ``c`` occupies the block of ranks
-``[lt(c), le(c)]``; the target rank is ``q n``.  The *depth score* (lower is better) is the
-signed distance from the target to the block,
+``[lt(c), le(c)]`` and scores
 
-    ``D(c) = max(lt(c) - q n, q n - le(c))``,      utility ``u(c) = -D(c)``:
+    ``s(c) = (lt(c) + le(c)) / 2 - q n``,      utility ``u(c) = -|s(c)|``,
 
-outside the block (a wrong candidate) it is how far the target lies beyond the block's edge --
-about the number of replaced records that would make ``c`` the quantile (the inverse
-sensitivity of Asi & Duchi, NeurIPS 2020); inside (the true quantile, ``lt < q n <= le``) it is
-``-min(q n - lt, le - q n)``, minus the distance to the nearer edge -- about the number of
-replacements that would make ``c`` stop being the quantile.  So the true quantile scores best on
-*every* input (``D <= 0`` there, ``D >= 0`` elsewhere), whatever the sizes of the tie blocks,
-and the release converges to it as ``eps`` grows.
+the distance between the target rank ``q n`` and the candidate's *midrank*.  For the median
+this is the score of OpenDP's ``make_quantile_score_candidates``; OpenDP puts the target point
+at fraction ``q`` of the block (``lt + q (le - lt)``) instead of its middle, which on tied data
+can make a neighbour of the true quantile score best however large epsilon is (Adult ``age``,
+q = 0.9: its release is one year off with probability -> 1), whereas the midrank prefers the
+true quantile whenever the neighbouring blocks of ties are of comparable size.  Against the
+plain interval distance ``dist(q n, [lt, le])`` (the ``PrivateFrame`` utility) it adds half
+of each wrong candidate's own block of ties to its penalty, which is what makes the release
+exact on tied data such as ages at small epsilon.
 
-Why this score.  Any score of sensitivity 1 that ranks the true quantile first on every input
-has ``u(c*) - u(c) <= 2 r(c)``, where ``r(c)`` is the number of replacements after which ``c``
-is the quantile (``u(c*)`` falls and ``u(c)`` rises by at most 1 per replacement, and at the
-end ``c`` must score at least as well).  The depth score attains it (up to rounding ``r`` up
-to an integer) for the neighbour of ``c*`` across the nearer edge of its block -- the likeliest
-wrong release at small ``eps`` -- and keeps a margin of the whole block, ``cnt(c*)``, on the
-other side.  The earlier *midrank* score ``|lt + cnt / 2 - q n| = D(c) + cnt(c) / 2`` adds half of each
-candidate's own block: it penalises far candidates more but can rank a neighbour first when
-the neighbouring blocks differ in size (a rounded exponential, q = 0.1: one unit off with
-probability -> 1); OpenDP's ``make_quantile_score_candidates`` (``|lt + q cnt - q n|``, the
-target at fraction ``q`` of each block) can do so on ties of any sizes (Adult ``age``,
-q = 0.75, 0.9).
-
-Sensitivity (derived for every pair of neighbours; cases for one candidate ``c``).  Write
-``A = q n - lt(c)`` and ``B = le(c) - q n``, so ``D = max(-A, -B)``; ``max`` is 1-Lipschitz
-in the largest coordinate change, so ``|Delta D| <= max(|Delta A|, |Delta B|)``:
+Sensitivity (derived for every pair of neighbours; cases for one candidate ``c``):
 
 * *replace one record* ``a -> b`` (``n`` public; the privacy unit of ``veil.dp.tools``, as in
   diffprivlib): with ``a < b``, ``lt(c)`` drops by one iff ``a < c <= b`` and ``le(c)`` iff
-  ``a <= c < b``; ``q n`` is fixed, so ``A`` rises by 0 or 1 and ``B`` falls by 0 or 1
-  (symmetrically when ``a > b``): ``|Delta u| <= 1``.
+  ``a <= c < b``; ``q n`` is fixed, so ``s(c)`` changes by ``0``, ``-1/2`` or ``-1`` --
+  always in ``[-1, 0]``, and symmetrically in ``[0, 1]`` when ``a > b``.  ``|Delta u| <= 1``.
 * *add or remove one value* (``n`` private; a record switching between a value and NaN in the
-  ``nan*`` functions, or a row of a ``PrivateFrame`` group): adding ``v`` raises ``lt(c)`` iff
-  ``v < c``, ``le(c)`` iff ``v <= c`` and ``q n`` by ``q``, so ``A`` changes by ``q`` or
-  ``q - 1`` and ``B`` by ``-q`` or ``1 - q``: ``|Delta u| <= max(q, 1 - q) <= 1``.
+  ``nan*`` functions): adding ``v`` raises ``lt(c)`` iff ``v < c``, ``le(c)`` iff ``v <= c``
+  and ``q n`` by ``q``, so ``s(c)`` changes by ``1 - q``, ``1/2 - q`` or ``-q``:
+  ``|Delta u| <= max(q, 1 - q) <= 1``.
 
-``Delta = 1`` covers both relations (a record contributing ``m`` rows: ``m`` times the
-per-row bound).  ``u`` is not monotone (``u`` of the true quantile falls while a neighbour's
-rises), so the selection needs the ``eps / (2 Delta)`` calibration, which is tight here (an
-audit in the tests uses neighbouring inputs whose exact privacy loss reaches ``eps``).
+``Delta = 1`` covers both relations.  ``u`` is not monotone (``s`` moves one way, but ``|s|``
+shrinks above the quantile and grows below it), so the selection needs the ``eps / (2 Delta)``
+calibration, which is tight here: candidates on both sides of the quantile can move by a full
+unit in opposite directions.
 
 Mechanism.  Permute-and-flip (McKenna & Sheldon, "Permute-and-Flip: A new mechanism for
 differentially private selection", NeurIPS 2020): visit the candidates in a uniformly random
 order and release the first ``c`` whose coin ``Bernoulli(exp(eps (u(c) - u*) / 2))`` comes up
 heads (``u* = max u``; the best candidate always accepts).  It
 is ``eps``-DP with the same calibration as the exponential mechanism and never has a lower
-expected utility (their Theorem 2); on Adult ages (median, ``eps = 0.01``) its expected error
-is about half the exponential mechanism's.  Sampling is exact: all ``K`` coins are flipped at
-once and a uniform accepted candidate is returned (the same distribution, see :func:`_uniform_accepted`); every
+expected utility (their Theorem 2); on Adult ages at ``eps = 0.01`` its expected error is half
+the exponential mechanism's.  Sampling is exact: all ``K`` coins are flipped at once and a uniform
+accepted candidate is returned (the same distribution, see :func:`_uniform_accepted`); every
 coin is an exact ``Bernoulli(exp(-gamma))`` decided
-against the exact rational ``gamma = (eps / 2) (D(c) - min D)`` (float estimates with a
+against the exact rational ``gamma = (eps / 2) (|s(c)| - min |s|)`` (float estimates with a
 proven error bound settle all but ~1e-12 of the coins; the rest are refined with exact
 arithmetic).  No probability is rounded, except that a coin whose exponent overflows float64
-(``eps |D| > 1.8e308``, probability below ``2^-(10^308)``) is taken as tails.
+(``eps |s| > 1.8e308``, probability below ``2^-(10^308)``) is taken as tails.
 
 Example
 -------
@@ -90,7 +76,7 @@ __all__ = [
     "integer_candidates",
     "candidate_quantiles",
     "floor_to_candidates",
-    "depth_scores",
+    "midrank_scores",
     "pf_quantile",
     "pf_quantile_groups",
 ]
@@ -153,15 +139,12 @@ def floor_to_candidates(out: np.ndarray, lo: float, hi: float) -> np.ndarray:
     return np.clip(np.floor(out), first, last)
 
 
-def depth_scores(lt: np.ndarray, cnt: np.ndarray, n: int | np.ndarray, q: float) -> np.ndarray:
-    """Depth scores ``max(lt(c) - q n, q n - lt(c) - cnt(c))`` (lower is better; the utility
-    is the negation): the signed distance from the target rank ``q n`` to candidate ``c``'s
-    block of ranks, negative inside it.
+def midrank_scores(lt: np.ndarray, cnt: np.ndarray, n: int | np.ndarray, q: float) -> np.ndarray:
+    """Scores ``|lt(c) + cnt(c) / 2 - q n|`` (lower is better; utility is the negation).
 
     ``lt[c] = #{x < c}``, ``cnt[c] = #{x == c}``; sensitivity 1 (see the module notes).
     """
-    target = q * n
-    return np.maximum(lt - target, target - (lt + cnt))
+    return np.abs((lt + 0.5 * cnt) - q * n)
 
 
 def pf_quantile(
@@ -173,7 +156,7 @@ def pf_quantile(
     rng: BitSource,
     sensitivity: float = 1.0,
 ) -> int:
-    """Index of the candidate chosen by permute-and-flip on :func:`depth_scores`.
+    """Index of the candidate chosen by permute-and-flip on :func:`midrank_scores`.
 
     Exact coins, calibrated to ``epsilon / (2 sensitivity)`` (rounded down so that the
     effective epsilon never exceeds ``epsilon``).  ``sensitivity`` is 1 for one record
@@ -199,9 +182,9 @@ def pf_quantile_groups(
         t = float(np.nextafter(t, 0.0))
     n = np.asarray(n, dtype=np.int64)
     n_col = n[:, None].astype(np.float64)
-    a_hat = depth_scores(lt, cnt, n_col, q)  # float; |error| <= e_s (see below)
-    # lt and lt + cnt are exact integers below 2^52; q n rounds once (by <= u n) and each
-    # difference once (by <= 2 u n; |D| <= n), max adds nothing: e_s <= 8 u (n + 1) is generous
+    a_hat = midrank_scores(lt, cnt, n_col, q)  # float; |error| <= e_s (see below)
+    # lt + cnt / 2 is exact (half-integers below 2^52); q n and the difference round once
+    # each, by <= u * 2n: e_s <= 8 u (n + 1) is generous
     e_s = 8.0 * _U * (n_col + 1)
     amin_hat = a_hat.min(axis=1, keepdims=True)
     with np.errstate(over="ignore"):  # eps * score > 1.8e308: gamma = inf, coin probability 0
@@ -210,11 +193,10 @@ def pf_quantile_groups(
     err = t * (2 * e_s + 4 * _U * (n_col + 1)) + 4 * _U * gamma_hat
     k = a_hat.shape[1]
     q_t: list[Fraction] = []  # (q, t) as exact rationals, built on first use
-    exact_min: dict[int, Fraction] = {}  # exact min D of a group, built on first use
+    exact_min: dict[int, Fraction] = {}  # exact min |s| of a group, built on first use
 
-    def exact_depth(g: int, j: int) -> Fraction:
-        below, target = int(lt[g, j]), q_t[0] * int(n[g])
-        return max(below - target, target - below - int(cnt[g, j]))
+    def exact_abs(g: int, j: int) -> Fraction:
+        return abs(int(lt[g, j]) + Fraction(int(cnt[g, j]), 2) - q_t[0] * int(n[g]))
 
     def exact_gamma(i: int) -> Fraction:
         g, j = divmod(int(i), k)
@@ -222,8 +204,8 @@ def pf_quantile_groups(
             q_t.extend((Fraction(q), Fraction(t)))
         if g not in exact_min:
             near = np.flatnonzero(a_hat[g] <= amin_hat[g, 0] + 2 * e_s[g, 0])  # the min is here
-            exact_min[g] = min(exact_depth(g, int(c)) for c in near)
-        return q_t[1] * (exact_depth(g, j) - exact_min[g])
+            exact_min[g] = min(exact_abs(g, int(c)) for c in near)
+        return q_t[1] * (exact_abs(g, j) - exact_min[g])
 
     # at huge eps exp(err) may overflow (inf: settled exactly) and gamma = inf gives nan bounds
     # (coin false: its probability exp(-gamma) is below 2^-(10^308))

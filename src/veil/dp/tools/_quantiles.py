@@ -20,7 +20,7 @@ quantile while it falls on the other).
 
 Integer-typed input (integer or boolean dtype: a public property of the column, not of its
 values): the release is restricted to the integers between the bounds and chosen by exact
-permute-and-flip (McKenna & Sheldon 2020) on the depth score ``max(lt(c) - q n, q n - le(c))``
+permute-and-flip (McKenna & Sheldon 2020) on the midrank score ``|(lt(c) + le(c)) / 2 - q n|``
 (also ``Delta = 1``, ``eps / 2``; see :mod:`veil.dp.tools._quantile_candidates`), which returns
 the tied value itself on data such as ages instead of a point of a neighbouring gap.  Integer ranges wider than 2^20 candidates use
 the interval mechanism and floor its output (post-processing).
