@@ -221,14 +221,6 @@ def encode_codes(s: pd.Series) -> tuple[np.ndarray, int]:
     return codes, len(uniq) + 1
 
 
-def _is_text(s: pd.Series) -> bool:
-    """Text columns worth a thread: ``object`` arrays and pyarrow-backed strings."""
-    dtype = s.dtype
-    if isinstance(dtype, np.dtype):
-        return dtype.kind == "O"
-    return _is_arrow_text(s)
-
-
 def _is_arrow_text(s: pd.Series) -> bool:
     """True for pyarrow-backed string columns (pandas 3's default ``str``, ``string[pyarrow]``)."""
     dtype = s.dtype
@@ -241,28 +233,30 @@ _POOL_MIN_ROWS = 8192  # below this, handing columns to threads costs more than 
 
 
 def encode_columns(columns: Sequence[pd.Series]) -> list[tuple[np.ndarray, int]]:
-    """:func:`encode_codes` of each column; text columns encoded on threads when large.
+    """:func:`encode_codes` of each column; Arrow string columns hashed on threads when large.
 
     pyarrow's ``dictionary_encode`` (the cost on pandas 3's ``str`` columns: about 0.4 ms per
-    30,000 rows) and pandas' int64 hash table (the identity pass over an ``object`` column)
-    release the GIL, so two or more such columns are handed to a small persistent pool; the
-    calling thread encodes the other columns, then takes back (cancels and encodes itself) the
-    text columns no worker has started.  The codes do not depend on which thread computed them.
+    30,000 rows) releases the GIL, so two or more such columns are handed to a small persistent
+    pool; the calling thread encodes the other columns, then takes back (cancels and encodes
+    itself) the Arrow columns no worker has started.  The codes do not depend on which thread
+    computed them.
     """
-    text = [i for i, s in enumerate(columns) if _is_text(s)]
+    arrow = [
+        i for i, s in enumerate(columns) if not isinstance(s.dtype, np.dtype) and _is_arrow_text(s)
+    ]
     pool = None
-    if len(text) >= 2 and len(columns[text[0]]) >= _POOL_MIN_ROWS:
+    if len(arrow) >= 2 and len(columns[arrow[0]]) >= _POOL_MIN_ROWS:
         pool = thread_pool()
     if pool is None:
         return [encode_codes(s) for s in columns]
-    futures = {i: pool.submit(encode_codes, columns[i]) for i in text}
+    futures = {i: pool.submit(encode_codes, columns[i]) for i in arrow}
     out: list[tuple[np.ndarray, int] | None] = [
         None if i in futures else encode_codes(s) for i, s in enumerate(columns)
     ]
-    for i in reversed(text):  # the last submitted are the last a worker would start
+    for i in reversed(arrow):  # the last submitted are the last a worker would start
         if futures[i].cancel():
             out[i] = encode_codes(columns[i])
-    for i in text:
+    for i in arrow:
         if out[i] is None:
             out[i] = futures[i].result()
     return out  # type: ignore[return-value]
