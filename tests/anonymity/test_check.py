@@ -73,7 +73,7 @@ def test_check_matches_groupby(kind, seed):
 
 def test_smallest_class_values_are_real():
     df = _reindexed(_table(5, 300), "duplicated", 5)
-    r = check(df, ["zip", "age"], k=1000)
+    r = check(df, ["zip", "age"], k=300)  # every class is smaller than the table
     sizes = df.groupby(["zip", "age"]).size()
     for _, row in r.smallest.iterrows():
         assert sizes[(row["zip"], row["age"])] == row["size"]
@@ -123,6 +123,12 @@ def test_check_errors():
         check(df, ["zip", "dx"], l={"dx": 2})
     with pytest.raises(ConfigError, match="COLUMN:VALUE"):
         check(df, ["zip"], l="dx")
+    for lim in (2, -0.5, 5.0, True, "0.1"):  # a typo like 5 (meant 5 %) would make any table hold
+        with pytest.raises(ConfigError, match="suppression_limit"):
+            check(df, ["zip"], k=2, suppression_limit=lim)
+    with pytest.raises(ConfigError, match="larger than the table"):
+        check(df, ["zip"], k=len(df) + 1)
+    assert check(df, ["zip"], k=len(df), suppression_limit=1).holds  # the edges are allowed
 
 
 def test_cli_exit_codes(tmp_path, capsys):
@@ -137,6 +143,11 @@ def test_cli_exit_codes(tmp_path, capsys):
     assert "FAIL" in out and "violating classes" in out
     assert main(["check", str(p), "--qi", "nope", "--k", "2"]) == 2
     assert "nope" in capsys.readouterr().err
+    assert main(["check", str(p), "--qi", "zip", "--k", "2", "--suppression-limit", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "suppression_limit" in err and len(err.strip().splitlines()) == 1
+    assert main(["check", str(p), "--qi", "zip", "--k", "301"]) == 2
+    assert "larger than the table" in capsys.readouterr().err
     with pytest.raises(SystemExit) as e:
         main(["check", str(p), "--k", "2"])
     assert e.value.code == 2

@@ -237,7 +237,16 @@ def check(
     models
         Further privacy models.
     suppression_limit
-        Share of records that may be suppressed (violating classes) while still "holding".
+        Share of records, in [0, 1], that may be suppressed (violating classes) while still
+        "holding".
+
+    Raises
+    ------
+    veil.errors.ConfigError
+        No model, a suppression limit outside [0, 1], ``k`` larger than the table, a column both
+        quasi-identifier and sensitive.
+    veil.errors.InputError
+        Not a DataFrame, an empty table, a column not in the table.
     show
         Number of smallest / violating classes reported.
 
@@ -268,6 +277,9 @@ def check(
     all_models.extend(models)
     if not all_models:
         raise ConfigError("nothing to check: give k, l, t, average_risk or models")
+    lim = suppression_limit
+    if isinstance(lim, bool) or not isinstance(lim, (int, float)) or not 0 <= lim <= 1:
+        raise ConfigError(f"suppression_limit must be a fraction in [0, 1], got {lim!r}")
     sens = list(dict.fromkeys(m.column for m in all_models if m.column is not None))
     missing = [col for col in [*qi, *sens] if col not in df.columns]
     if missing:
@@ -278,6 +290,9 @@ def check(
     n = len(df)
     if n == 0:
         raise InputError("the table is empty")
+    for m in all_models:
+        if isinstance(m, KAnonymity) and m.k > n:
+            raise ConfigError(f"k={m.k} is larger than the table ({n} rows)")
     qi_cols = [df[col] for col in qi]
     grouping = group_columns(qi_cols)
     g = grouping.n_classes
