@@ -28,7 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Apply a YAML policy to a table and write the release (same format as the "
         "input), report.html and report.json into DIR.",
         epilog="exit status: 0 release written (privacy targets met, or --allow-unmet); "
-        "1 privacy targets not met, nothing written; 2 user error (bad input, policy, key or "
+        "1 privacy targets not met (or unsatisfiable: no generalization meets them, which "
+        "--allow-unmet cannot change), nothing written; 2 user error (bad input, policy, key or "
         "path), nothing written.",
     )
     p.add_argument("input", help="CSV, TSV or Parquet file")
@@ -125,7 +126,7 @@ def _unmet_message(targets: dict[str, Any], algorithm: str | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from veil.deid import Policy, apply
-    from veil.errors import InputError
+    from veil.errors import InputError, UnsatisfiableError
     from veil.io import read_table, same_file, write, write_json
     from veil.report import render_html
 
@@ -151,7 +152,16 @@ def run(args: argparse.Namespace) -> int:
         df, fmt = read_table(inp, **opts)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            result = apply(df, policy, key_file=args.key_file, seed=args.seed, progress=tick)
+            try:
+                result = apply(df, policy, key_file=args.key_file, seed=args.seed, progress=tick)
+            except UnsatisfiableError as exc:  # no release satisfies the targets: exit 1
+                print(
+                    f"veil: error: {exc}; nothing written (--allow-unmet cannot help: no "
+                    "generalization meets these targets; lower them or raise "
+                    "privacy.suppression_limit)",
+                    file=sys.stderr,
+                )
+                return 1
         release, report = result
         targets = report.get("targets")
         if targets is not None and not targets["all_met"] and not args.allow_unmet:

@@ -14,7 +14,7 @@ import pandas as pd
 from veil.deid._policy import Policy
 from veil.deid._targets import verify_targets
 from veil.deid.operators import OperatorContext
-from veil.errors import InputError, PolicyError, VeilError
+from veil.errors import InputError, PolicyError, UnsatisfiableError, VeilError
 from veil.schema import Role
 
 __all__ = ["apply", "ApplyResult"]
@@ -85,7 +85,10 @@ def _enforce(df: pd.DataFrame, policy: Policy, report: dict[str, Any]) -> pd.Dat
     try:
         out, info = bridge.enforce(df, policy)
     except VeilError as exc:
-        line = policy.line("privacy", "algorithm") or policy.line("privacy")
+        if isinstance(exc, UnsatisfiableError):  # the targets, not the algorithm, are at fault
+            line = policy.line("privacy")
+        else:
+            line = policy.line("privacy", "algorithm") or policy.line("privacy")
         where = f"{policy.source}, line {line}" if line else policy.source
         raise type(exc)(f"{where}: privacy: {exc}") from exc
     report["anonymity"] = info
