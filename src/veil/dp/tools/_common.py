@@ -19,6 +19,8 @@ __all__ = [
     "check_finite",
     "parse_bounds",
     "plan_axis",
+    "cell_epsilon",
+    "row_width",
     "apply_axis",
     "warn_unused",
     "spend",
@@ -111,8 +113,8 @@ def spend(accountant: BudgetAccountant | None, epsilon: float, delta: float = 0.
     BudgetAccountant.load_default(accountant).spend(epsilon, delta)
 
 
-def plan_axis(arr: np.ndarray, axis: Any) -> tuple[tuple[int, ...], tuple[int, ...], bool]:
-    """Normalised reduced axes, output shape (without keepdims) and whether records are shared."""
+def plan_axis(arr: np.ndarray, axis: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Normalised reduced axes and output shape (without keepdims); see :func:`cell_epsilon`."""
     nd = arr.ndim
     if axis is None:
         axes = tuple(range(nd))
@@ -126,8 +128,43 @@ def plan_axis(arr: np.ndarray, axis: Any) -> tuple[tuple[int, ...], tuple[int, .
             raise ConfigError(f"axis {axis!r} is out of bounds for a {nd}-d array")
     keep = tuple(i for i in range(nd) if i not in axes)
     out_shape = tuple(arr.shape[i] for i in keep)
-    shares = nd == 0 or 0 in axes
-    return axes, out_shape, shares
+    return axes, out_shape
+
+
+def cell_epsilon(eps: float, shape: tuple[int, ...], axes: tuple[int, ...], n_out: int) -> float:
+    """Epsilon of each output cell so that the release is ``eps``-DP for one *row* (axis 0).
+
+    When the reduction runs over axis 0, every output cell holds values of every row: the
+    budget is split over the ``n_out`` cells, and each cell also holds ``m`` values of one row
+    (``m`` = the product of the other reduced axes; ``m = d`` for ``axis=None`` on an ``(n, d)``
+    array), so by group privacy a cell calibrated for one value at ``eps / (n_out m)`` is
+    ``eps / n_out``-DP for the row.  Reductions that keep axis 0 give each row its own cells:
+    the full ``eps`` per cell.
+
+    Examples
+    --------
+    >>> cell_epsilon(1.0, (100, 10), (0, 1), 1)  # axis=None on 10 columns: a row is 10 values
+    0.1
+    >>> cell_epsilon(1.0, (100, 10), (0,), 10)  # axis=0: one value per column, 10 cells
+    0.1
+    >>> cell_epsilon(1.0, (100,), (0,), 1)
+    1.0
+    """
+    if shape and 0 not in axes:
+        return eps
+    m = 1
+    for i in axes:
+        if i != 0:
+            m *= shape[i]
+    return eps / (max(n_out, 1) * max(m, 1))
+
+
+def row_width(shape: tuple[int, ...]) -> int:
+    """Values one row (axis 0) contributes to a flattened array of this shape."""
+    m = 1
+    for size in shape[1:]:
+        m *= size
+    return max(m, 1)
 
 
 def apply_axis(

@@ -19,7 +19,13 @@ import numpy as np
 from veil.dp._rng import resolve_rng
 from veil.dp._samplers import discrete_laplace, laplace_fp
 from veil.dp.mechanisms._base import as_float
-from veil.dp.tools._common import _pandas_to_numpy, check_epsilon, spend, warn_unused
+from veil.dp.tools._common import (
+    _pandas_to_numpy,
+    check_epsilon,
+    row_width,
+    spend,
+    warn_unused,
+)
 from veil.errors import ConfigError, InputError
 
 __all__ = ["histogram", "histogram2d", "histogramdd"]
@@ -127,7 +133,9 @@ def histogram(
     """
     warn_unused(unused_args)
     eps = check_epsilon(epsilon)
-    arr = _check_sample(sample, "histogram").ravel()
+    arr = _check_sample(sample, "histogram")
+    width = row_width(arr.shape)  # a 2-d sample is flattened: one row holds `width` values
+    arr = arr.ravel()
     _no_estimator(bins, "histogram")
     if range is None and not _explicit_edges(bins):
         raise ConfigError(
@@ -141,7 +149,7 @@ def histogram(
         raise ConfigError(f"histogram: {exc}") from None
     spend(accountant, eps)
     hist, edges = np.histogram(arr, bins=bins, range=range, weights=w)
-    noisy = _noisy(hist, eps, w, b, resolve_rng(random_state))
+    noisy = _noisy(hist, eps / width, w, b, resolve_rng(random_state))  # group privacy: a row
     if density:
         return _density(noisy, [edges]), edges
     return noisy, edges
@@ -222,8 +230,11 @@ def histogram2d(
     >>> h.shape
     (3, 3)
     """
-    x = _check_sample(array_x, "histogram2d").ravel()
-    y = _check_sample(array_y, "histogram2d").ravel()
+    x = _check_sample(array_x, "histogram2d")
+    y = _check_sample(array_y, "histogram2d")
+    if x.ndim > 1 or y.ndim > 1:  # as numpy: one (x, y) point per record
+        raise InputError("histogram2d: x and y must be 1-d (one point per record)")
+    x, y = x.ravel(), y.ravel()
     if x.size != y.size:
         raise InputError("histogram2d: x and y must have the same length")
     if not isinstance(bins, (int, np.integer, str)) and np.ndim(bins) == 1 and len(bins) != 2:

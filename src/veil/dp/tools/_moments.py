@@ -34,6 +34,7 @@ from veil.dp.tools._bounds import estimate_bounds
 from veil.dp.tools._common import (
     apply_axis,
     as_array,
+    cell_epsilon,
     check_epsilon,
     check_finite,
     parse_bounds,
@@ -87,7 +88,7 @@ def _moment(
     name = ("nan" if nan else "") + kind
     eps = check_epsilon(epsilon)
     arr = as_array(array, nan=nan, name=name, check=nan)
-    axes, out_shape, shares = plan_axis(arr, axis)
+    axes, out_shape = plan_axis(arr, axis)
     n_out = int(np.prod(out_shape)) if out_shape else 1
     scan: tuple[float, float, float, float] | None = None
     if not nan and arr.size:
@@ -109,7 +110,7 @@ def _moment(
         raise InputError(f"{name}: empty input")
     spend(accountant, eps)  # before anything is computed
     rng = resolve_rng(random_state)
-    eps_cell = eps / n_out if shares else eps
+    eps_cell = cell_epsilon(eps, arr.shape, axes, n_out)
     integer = dtype is not None and np.issubdtype(np.dtype(dtype), np.integer)
 
     def cell(v: np.ndarray, i: int) -> float:
@@ -208,11 +209,11 @@ def count_nonzero(
     warn_unused(unused_args)
     eps = check_epsilon(epsilon)
     arr = as_array(array, nan=False, name="count_nonzero")
-    axes, out_shape, shares = plan_axis(arr, axis)
+    axes, out_shape = plan_axis(arr, axis)
     n_out = int(np.prod(out_shape)) if out_shape else 1
     spend(accountant, eps)
     rng = resolve_rng(random_state)
-    e = eps / n_out if shares else eps
+    e = cell_epsilon(eps, arr.shape, axes, n_out)
 
     def cell(v: np.ndarray, i: int) -> float:
         return float(np.clip(_geo(int(np.count_nonzero(v)), 1, e, rng), 0, v.size))

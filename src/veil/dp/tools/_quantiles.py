@@ -43,6 +43,7 @@ from veil.dp.tools._bounds import estimate_bounds
 from veil.dp.tools._common import (
     apply_axis,
     as_array,
+    cell_epsilon,
     check_epsilon,
     parse_bounds,
     plan_axis,
@@ -153,7 +154,7 @@ def _quantiles(
     # candidates between the bounds (see the module notes)
     integer_input = _is_integer_typed(array)
     arr = as_array(array, nan=nan, name=name)
-    axes, out_shape, shares = plan_axis(arr, axis)
+    axes, out_shape = plan_axis(arr, axis)
     n_out = int(np.prod(out_shape)) if out_shape else 1
     estimate = isinstance(bounds, str) and bounds == "estimate"
     if not estimate:
@@ -162,7 +163,7 @@ def _quantiles(
         raise InputError(f"{name}: empty input")
     spend(accountant, eps)  # before anything is computed
     rng = resolve_rng(random_state)
-    e_cell = eps / n_out if shares else eps
+    e_cell = cell_epsilon(eps, arr.shape, axes, n_out)
     flat_q = qs.ravel()
     order = np.argsort(flat_q, kind="stable")
 
