@@ -16,7 +16,7 @@ import numpy as np
 from veil.dp._accountant import BudgetAccountant
 from veil.dp._rng import resolve_rng
 from veil.dp.mechanisms._svt import AboveThreshold
-from veil.dp.tools._common import check_epsilon
+from veil.dp.tools._common import as_array, check_epsilon
 from veil.errors import InputError
 
 __all__ = ["estimate_bounds", "CANDIDATES"]
@@ -60,7 +60,7 @@ def estimate_bounds(
     True
     """
     eps = check_epsilon(epsilon)
-    x = np.asarray(array, dtype=np.float64).ravel()
+    x = as_array(array, nan=True, name="estimate_bounds", check=False).ravel()
     if not nan and np.isnan(x).any():
         raise InputError("estimate_bounds: the data contain NaN (pass nan=True to allow)")
     if x.size == 0:

@@ -16,6 +16,7 @@ from veil.errors import ConfigError, DiffprivlibCompatibilityWarning, InputError
 __all__ = [
     "check_epsilon",
     "as_array",
+    "reject_text",
     "check_finite",
     "parse_bounds",
     "plan_axis",
@@ -46,11 +47,18 @@ def check_epsilon(epsilon: Any) -> float:
 
 def as_array(array: Any, *, nan: bool, name: str, check: bool = True) -> np.ndarray:
     """Numeric float array (not copied when already float64); NaN is an error for the
-    non-nan functions.  ``check=False`` defers the NaN/inf scan to :func:`check_finite`."""
+    non-nan functions.  ``check=False`` defers the NaN/inf scan to :func:`check_finite`.
+
+    Text is never parsed as numbers: ``str``/``bytes`` arrays, object arrays holding strings
+    and pandas text columns are an :class:`~veil.errors.InputError` (``'10'`` is not 10).
+    Lists of numbers and numeric object arrays (with ``None``/NaN) work as in diffprivlib."""
     try:
-        arr = np.asarray(_pandas_to_numpy(array))
-        if arr.dtype == object or arr.dtype.kind in "US":
+        arr = np.asarray(_pandas_to_numpy(array, name))
+        reject_text(arr, name)
+        if arr.dtype == object:
             arr = arr.astype(np.float64)
+    except InputError:
+        raise
     except (TypeError, ValueError):
         raise InputError(f"{name}: the data must be numeric") from None
     if arr.dtype.kind not in "biuf":
@@ -61,12 +69,53 @@ def as_array(array: Any, *, nan: bool, name: str, check: bool = True) -> np.ndar
     return arr
 
 
-def _pandas_to_numpy(obj: Any) -> Any:
+def _holds_text(values: np.ndarray) -> bool:
+    """Whether an object array holds ``str``/``bytes`` (pandas' ``infer_dtype``, a C scan;
+    the 'mixed' answers are checked element by element, ``[True, 1]`` is mixed too)."""
+    from pandas.api.types import infer_dtype
+
+    flat = values.ravel()
+    kind = infer_dtype(flat, skipna=True)
+    if kind in ("string", "bytes"):
+        return True
+    if kind in ("mixed", "mixed-integer"):
+        return any(isinstance(v, (str, bytes)) for v in flat)
+    return False
+
+
+def reject_text(arr: Any, name: str) -> None:
+    """InputError when a numpy array holds text (``U``/``S`` dtype, or strings in an object
+    array): numeric strings are never silently converted."""
+    if not isinstance(arr, np.ndarray):
+        return
+    if arr.dtype.kind in "US" or (arr.dtype == object and _holds_text(arr)):
+        raise InputError(f"{name}: the data must be numeric, not text (got strings)")
+
+
+def _pandas_text(obj: Any) -> bool:
+    """Whether a pandas Series/DataFrame (or Index) holds text: string dtype, object columns
+    holding strings, or a categorical with text categories."""
+    import pandas as pd
+    from pandas.api.types import is_string_dtype
+
+    if isinstance(obj, pd.DataFrame):
+        return any(_pandas_text(obj.iloc[:, i]) for i in range(obj.shape[1]))
+    dtype = getattr(obj, "dtype", None)
+    if isinstance(dtype, pd.CategoricalDtype):
+        return _pandas_text(pd.Series(dtype.categories))
+    if isinstance(dtype, np.dtype) and dtype.kind == "O":
+        return _holds_text(np.asarray(obj, dtype=object))
+    return dtype is not None and is_string_dtype(dtype)
+
+
+def _pandas_to_numpy(obj: Any, name: str = "data") -> Any:
     """pandas Series/DataFrame -> float array; missing values (NA, None, NaT) become NaN so
-    that they follow the NaN rules instead of failing as 'not numeric'.  Anything else is
-    returned unchanged."""
+    that they follow the NaN rules instead of failing as 'not numeric'.  Text columns (even
+    of numeric strings) are an InputError.  Anything else is returned unchanged."""
     if not hasattr(obj, "to_numpy") or isinstance(obj, np.ndarray):
         return obj
+    if _pandas_text(obj):
+        raise InputError(f"{name}: the data must be numeric, not text (got strings)")
     try:
         return obj.to_numpy(dtype=np.float64, na_value=np.nan)
     except (TypeError, ValueError):

@@ -22,6 +22,7 @@ from veil.dp.mechanisms._base import as_float
 from veil.dp.tools._common import (
     _pandas_to_numpy,
     check_epsilon,
+    reject_text,
     row_width,
     spend,
     warn_unused,
@@ -45,7 +46,11 @@ def _no_estimator(bins: Any, name: str) -> None:
 
 def _check_sample(sample: Any, name: str) -> np.ndarray:
     try:
-        arr = np.asarray(_pandas_to_numpy(sample), dtype=np.float64)
+        arr = np.asarray(_pandas_to_numpy(sample, name))
+        reject_text(arr, name)
+        arr = np.asarray(arr, dtype=np.float64)
+    except InputError:
+        raise
     except (TypeError, ValueError):
         raise InputError(f"{name}: the data must be numeric") from None
     if np.isnan(arr).any():
