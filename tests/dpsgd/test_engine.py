@@ -16,7 +16,13 @@ from torch import nn  # noqa: E402
 from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
 
 from veil.dp._rdp import DEFAULT_ORDERS, compute_rdp, rdp_to_epsilon  # noqa: E402
-from veil.errors import BudgetError, ConfigError, InputError, InsecureRandomWarning  # noqa: E402
+from veil.errors import (  # noqa: E402
+    BudgetError,
+    ConfigError,
+    InputError,
+    InsecureRandomWarning,
+    PrivacyLeakWarning,
+)
 from veil.ml.dpsgd import (  # noqa: E402
     NoiseSource,
     PrivacyEngine,
@@ -128,6 +134,80 @@ def test_target_epsilon_calibrates_and_is_reached_not_exceeded() -> None:
     assert opt.get_epsilon() == eps
 
 
+def test_noise_multiplier_with_a_cap_too_small_for_one_step_is_refused_up_front() -> None:
+    # sigma 1 at q = 0.1 costs about 2.1 per step at delta 1e-5: a 0.5 cap allows no step
+    one_step = rdp_to_epsilon(DEFAULT_ORDERS, compute_rdp(0.1, 1.0, 1), 1e-5)
+    two_steps = rdp_to_epsilon(DEFAULT_ORDERS, compute_rdp(0.1, 1.0, 2), 1e-5)
+    assert one_step > 0.5 and two_steps > 1.01 * one_step
+    model = _mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with pytest.raises(ConfigError, match="single step"):
+        make_private(
+            model,
+            opt,
+            DataLoader(_data(), batch_size=20),
+            noise_multiplier=1.0,
+            target_epsilon=0.5,
+            target_delta=1e-5,
+            epochs=1,
+            max_grad_norm=1.0,
+        )
+    # the documented meaning of both (fixed noise, capped budget) still works when the cap
+    # pays for at least one step: the step is taken, the cap is enforced later
+    model = _mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, opt, loader = make_private(
+        model,
+        opt,
+        DataLoader(_data(), batch_size=20),
+        noise_multiplier=1.0,
+        target_epsilon=1.01 * one_step,
+        max_grad_norm=1.0,
+    )
+    x, y = _data().tensors
+    opt.zero_grad()
+    nn.functional.cross_entropy(model(x[:20]), y[:20]).backward()
+    opt.step()
+    assert opt.steps == 1
+    opt.zero_grad()
+    nn.functional.cross_entropy(model(x[:20]), y[:20]).backward()
+    with pytest.raises(BudgetError):
+        opt.step()
+
+
+def test_zero_noise_is_refused_everywhere() -> None:
+    with pytest.raises(ConfigError, match="no noise"):
+        dp_optimizer(nn.Linear(2, 2), l2_norm_clip=1.0, noise_multiplier=0.0, sample_rate=0.1)
+    model = _mlp()
+    with pytest.raises(ConfigError, match="no noise"):
+        make_private(
+            model,
+            torch.optim.SGD(model.parameters(), lr=0.1),
+            DataLoader(_data(), batch_size=20),
+            noise_multiplier=0.0,
+            max_grad_norm=1.0,
+        )
+
+
+def test_tf_style_optimizer_without_sample_rate_warns_at_construction() -> None:
+    # the seed's TF-Privacy call (no sample_rate) keeps working but says up front that no
+    # epsilon will be available, instead of failing only in get_epsilon after training
+    model = nn.Linear(4, 2)
+    with pytest.warns(PrivacyLeakWarning, match="sample_rate"):
+        opt = dp_optimizer(
+            model, l2_norm_clip=1.0, noise_multiplier=1.1, num_microbatches=4, learning_rate=0.15
+        )
+    nn.functional.cross_entropy(model(torch.randn(8, 4)), torch.tensor([0, 1] * 4)).backward()
+    opt.step()
+    with pytest.raises(ConfigError, match="sample_rate"):
+        opt.get_epsilon(1e-5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        dp_optimizer(nn.Linear(4, 2), l2_norm_clip=1.0, noise_multiplier=1.1, sample_rate=0.01)
+    with pytest.raises(ConfigError, match="sample_rate"):
+        dp_optimizer(nn.Linear(4, 2), l2_norm_clip=1.0, noise_multiplier=1.1, sample_rate=2.0)
+
+
 def test_privacy_engine_facade_shares_accountant() -> None:
     engine = PrivacyEngine()
     model = _mlp()
@@ -193,7 +273,7 @@ def test_clipped_update_norm_is_bounded() -> None:
         model,
         opt,
         DataLoader(data, batch_size=1),
-        noise_multiplier=0.0,
+        noise_multiplier=1e-12,  # 0 is refused (no privacy); negligible noise instead
         max_grad_norm=0.25,
         loss_reduction="sum",
     )
@@ -250,6 +330,7 @@ def test_nan_loss_is_refused() -> None:
     [
         {"noise_multiplier": 1.0, "max_grad_norm": 0.0},
         {"noise_multiplier": -1.0, "max_grad_norm": 1.0},
+        {"noise_multiplier": 0.0, "max_grad_norm": 1.0},
         {"target_epsilon": 0.0, "epochs": 1, "max_grad_norm": 1.0},
         {"target_epsilon": -2.0, "epochs": 1, "max_grad_norm": 1.0},
         {"target_epsilon": 1.0, "max_grad_norm": 1.0},

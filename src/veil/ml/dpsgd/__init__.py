@@ -19,7 +19,8 @@ Example
 >>> from torch import nn
 >>> from veil.ml.dpsgd import dp_optimizer
 >>> model = nn.Linear(4, 2)
->>> opt = dp_optimizer(model, l2_norm_clip=1.0, noise_multiplier=1.1, learning_rate=0.1)
+>>> opt = dp_optimizer(model, l2_norm_clip=1.0, noise_multiplier=1.1, learning_rate=0.1,
+...                    sample_rate=0.01)
 >>> type(opt).__name__
 'DPOptimizer'
 """

@@ -34,7 +34,7 @@ from veil.errors import ConfigError, InputError
 from ._grad_sample import PerSampleGrads
 from ._loader import PoissonLoader, StepSignal, check_finite
 from ._noise import NoiseSource
-from ._optimizer import DPOptimizer, _check_positive
+from ._optimizer import DPOptimizer, _check_noise_multiplier, _check_positive
 
 __all__ = ["make_private", "DPModule", "PrivacyEngine"]
 
@@ -117,11 +117,14 @@ def make_private(
     max_grad_norm : float
         Per-sample clipping bound ``C``.
     noise_multiplier : float, optional
-        Noise std / ``C``.  Either this or ``target_epsilon`` + ``epochs``.
+        Noise std / ``C``, ``> 0`` (``0`` would release unnoised gradients: ``ConfigError``).
+        Either this or ``target_epsilon`` + ``epochs``.
     target_epsilon : float, optional
         With ``epochs`` and no ``noise_multiplier``: calibrate the noise multiplier so that
         ``epochs`` epochs cost at most ``(target_epsilon, target_delta)``.  In every case a
         hard budget: a step that would exceed it raises :class:`~veil.errors.BudgetError`.
+        Given together with ``noise_multiplier`` it is a cap on that fixed noise level, and
+        :class:`~veil.errors.ConfigError` is raised here if the cap cannot pay for one step.
     target_delta : float
         Delta for calibration, the budget and :meth:`DPOptimizer.get_epsilon`.
     epochs : int, optional
@@ -179,7 +182,23 @@ def make_private(
         noise_multiplier = noise_multiplier_for(
             target_epsilon, target_delta, sample_rate, int(epochs) * steps_per_epoch
         )
-    noise_multiplier = _check_positive("noise_multiplier", noise_multiplier, allow_zero=True)
+    noise_multiplier = _check_noise_multiplier(noise_multiplier)
+    if target_epsilon is not None:
+        # noise_multiplier given together with target_epsilon: the budget is a cap on a
+        # fixed noise level.  Refuse now if the cap cannot pay for even one step (otherwise
+        # the first opt.step() would raise BudgetError after all the setup).
+        base = accountant if accountant is not None else RDPAccountant()
+        probe = RDPAccountant.from_state({**base.state_dict(), "history": []})
+        one = probe.epsilon_after(
+            target_delta, noise_multiplier=noise_multiplier, sample_rate=sample_rate
+        )
+        if one > target_epsilon:
+            raise ConfigError(
+                f"target_epsilon={target_epsilon:g} cannot pay for a single step: one step at "
+                f"noise_multiplier={noise_multiplier:g}, sample rate {sample_rate:.4g} costs "
+                f"epsilon {one:.4g} (delta={float(target_delta):g}). Give noise_multiplier or "
+                "target_epsilon + epochs (calibrated noise), or raise the cap"
+            )
 
     noise = NoiseSource(secure=secure_rng, seed=seed)
     signal = StepSignal()

@@ -25,6 +25,7 @@ True
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -32,7 +33,7 @@ import torch
 from torch import nn
 
 from veil.dp._rdp import RDPAccountant
-from veil.errors import ConfigError
+from veil.errors import ConfigError, PrivacyLeakWarning
 
 from ._grad_sample import PerSampleGrads
 from ._loader import StepSignal
@@ -53,6 +54,27 @@ def _check_positive(name: str, value: Any, *, allow_zero: bool = False) -> float
     return v
 
 
+def _check_noise_multiplier(value: Any) -> float:
+    """``noise_multiplier`` must be ``> 0``: with ``0`` the update is the clipped gradient
+    itself, which is not differentially private (the accountant would report inf)."""
+    v = _check_positive("noise_multiplier", value, allow_zero=True)
+    if v == 0.0:
+        raise ConfigError(
+            "noise_multiplier=0 adds no noise: the clipped gradients are released as they are "
+            "and no epsilon holds; pass noise_multiplier > 0 (or use a non-private optimizer)"
+        )
+    return v
+
+
+def _check_sample_rate(value: Any) -> float | None:
+    if value is None:
+        return None
+    v = _check_positive("sample_rate", value)
+    if v > 1.0:
+        raise ConfigError(f"sample_rate must lie in (0, 1] (batch_size / n), got {value!r}")
+    return v
+
+
 class DPOptimizer(torch.optim.Optimizer):
     """Wrap a torch optimizer so that each step is a DP-SGD step.
 
@@ -63,7 +85,7 @@ class DPOptimizer(torch.optim.Optimizer):
     grads : PerSampleGrads
         Per-sample gradient capture installed on the module.
     noise_multiplier : float
-        Noise standard deviation divided by ``max_grad_norm``.
+        Noise standard deviation divided by ``max_grad_norm``; must be ``> 0``.
     max_grad_norm : float
         Clipping bound ``C`` on each unit's gradient.
     expected_batch_size : float, optional
@@ -106,16 +128,14 @@ class DPOptimizer(torch.optim.Optimizer):
             raise ConfigError(f"loss_reduction must be 'mean' or 'sum', got {loss_reduction!r}")
         self.original_optimizer = optimizer
         self.grads = grads
-        self.noise_multiplier = _check_positive(
-            "noise_multiplier", noise_multiplier, allow_zero=True
-        )
+        self.noise_multiplier = _check_noise_multiplier(noise_multiplier)
         self.max_grad_norm = _check_positive("max_grad_norm", max_grad_norm)
         self.expected_batch_size = (
             None
             if expected_batch_size is None
             else _check_positive("expected_batch_size", expected_batch_size)
         )
-        self.sample_rate = sample_rate
+        self.sample_rate = _check_sample_rate(sample_rate)
         self.loss_reduction = loss_reduction
         if num_microbatches is not None and (
             int(num_microbatches) != num_microbatches or num_microbatches < 1
@@ -270,7 +290,11 @@ class DPOptimizer(torch.optim.Optimizer):
     def get_epsilon(self, delta: float | None = None) -> float:
         """Epsilon spent so far at ``delta`` (``target_delta`` by default)."""
         if self.sample_rate is None:
-            raise ConfigError("epsilon is unknown: pass sample_rate to account for privacy")
+            raise ConfigError(
+                "epsilon is unknown: this optimizer was built without sample_rate, so no step "
+                "was accounted; pass sample_rate=batch_size / n (dataset size) when building "
+                "it, or account offline with veil.dp.RDPAccountant"
+            )
         return self.accountant.get_epsilon(self.target_delta if delta is None else delta)
 
 
@@ -307,7 +331,16 @@ def dp_optimizer(
         SGD momentum.
     sample_rate : float, optional
         ``batch_size / n`` for the RDP accountant (TF-Privacy's ``compute_dp_sgd_privacy``
-        makes the same Poisson-sampling approximation for shuffled batches).
+        makes the same Poisson-sampling approximation for shuffled batches).  Without it the
+        optimizer still clips and adds noise (the TF-Privacy call with only ``l2_norm_clip``,
+        ``noise_multiplier``, ``num_microbatches`` and ``learning_rate`` keeps working), but
+        no step is accounted: a :class:`~veil.errors.PrivacyLeakWarning` is issued here and
+        :meth:`DPOptimizer.get_epsilon` raises :class:`~veil.errors.ConfigError`.
+
+    Warns
+    -----
+    PrivacyLeakWarning
+        When ``sample_rate`` is omitted (epsilon cannot be reported).
 
     References
     ----------
@@ -317,11 +350,21 @@ def dp_optimizer(
     --------
     >>> from torch import nn
     >>> opt = dp_optimizer(nn.Linear(3, 2), l2_norm_clip=1.0, noise_multiplier=1.1,
-    ...                    num_microbatches=1, learning_rate=0.1)
+    ...                    num_microbatches=1, learning_rate=0.1, sample_rate=0.01)
     >>> opt.max_grad_norm
     1.0
     """
     lr = _check_positive("learning_rate", learning_rate)
+    _check_noise_multiplier(noise_multiplier)
+    sample_rate = _check_sample_rate(sample_rate)
+    if sample_rate is None:
+        warnings.warn(
+            "dp_optimizer without sample_rate: steps are noised but not accounted, so epsilon "
+            "cannot be reported (get_epsilon will raise). Pass sample_rate=batch_size / n "
+            "(n = dataset size) to track the privacy spent.",
+            PrivacyLeakWarning,
+            stacklevel=2,
+        )
     noise = NoiseSource(secure=secure_rng, seed=seed)
     grads = PerSampleGrads(module, clipping=clipping)
     inner = torch.optim.SGD(grads.params, lr=lr, momentum=float(momentum))
