@@ -54,6 +54,8 @@ class DecisionTreeClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     classes : array-like, optional
         Label domain (public); by default the labels in ``y``.
     random_state, accountant : see :class:`veil.ml.GaussianNB`.
+    criterion
+        Accepted for diffprivlib compatibility; no effect.
 
     Attributes
     ----------
@@ -78,7 +80,9 @@ class DecisionTreeClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         classes: Any = None,
         random_state: Any = None,
         accountant: Any = None,
+        criterion: Any = None,
     ) -> None:
+        self.criterion = criterion
         self.max_depth = max_depth
         self.epsilon = epsilon
         self.bounds = bounds
@@ -138,6 +142,9 @@ class RandomForestClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         tree's part (noisy ``n / n_estimators``; the noisy count of all rows costs 2 % of
         ``epsilon`` once).
     random_state, accountant : see :class:`veil.ml.GaussianNB`.
+    warm_start, shuffle
+        Accepted for diffprivlib compatibility; no effect (rows are always assigned to the
+        trees at random).
 
     References
     ----------
@@ -165,7 +172,11 @@ class RandomForestClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         max_depth: int | None = None,
         random_state: Any = None,
         accountant: Any = None,
+        warm_start: bool = False,
+        shuffle: bool = False,
     ) -> None:
+        self.warm_start = warm_start
+        self.shuffle = shuffle
         self.n_estimators = n_estimators
         self.epsilon = epsilon
         self.bounds = bounds

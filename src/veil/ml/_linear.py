@@ -45,6 +45,8 @@ class LinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         Target bounds (required).
     fit_intercept : bool, default True
     random_state, accountant : see :class:`veil.ml.GaussianNB`.
+    copy_X
+        Accepted for diffprivlib compatibility; ``X`` is never modified.
 
     References
     ----------
@@ -70,7 +72,9 @@ class LinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         fit_intercept: bool = True,
         random_state: Any = None,
         accountant: Any = None,
+        copy_X: bool = True,
     ) -> None:
+        self.copy_X = copy_X
         self.epsilon = epsilon
         self.bounds_X = bounds_X
         self.bounds_y = bounds_y

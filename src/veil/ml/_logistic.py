@@ -68,6 +68,8 @@ class LogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     classes : array-like, optional
         The label domain (public); by default the labels in ``y``.
     random_state, accountant : see :class:`veil.ml.GaussianNB`.
+    verbose, warm_start, n_jobs
+        Accepted for diffprivlib compatibility; no effect.
 
     Attributes
     ----------
@@ -98,7 +100,13 @@ class LogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         classes: Any = None,
         random_state: Any = None,
         accountant: Any = None,
+        verbose: int = 0,
+        warm_start: bool = False,
+        n_jobs: int | None = None,
     ) -> None:
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.n_jobs = n_jobs
         self.epsilon = epsilon
         self.data_norm = data_norm
         self.C = C

@@ -166,7 +166,7 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     Attributes
     ----------
     components_, explained_variance_, explained_variance_ratio_, mean_, n_components_,
-    epsilon_spent_
+    noise_variance_ (mean variance of the dropped noisy components, as scikit-learn), epsilon_spent_
 
     Examples
     --------
@@ -236,6 +236,8 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             total = var.sum()
             self.explained_variance_ratio_ = var[:k] / total if total > 0 else np.zeros(k)
             self.singular_values_ = np.sqrt(np.maximum(vals[:k], 0))
+            # scikit-learn's noise estimate: mean variance of the dropped (noisy) components
+            self.noise_variance_ = float(var[k:].mean()) if k < d else 0.0
             self.mean_ = mean
             self.n_components_ = k
             self.n_features_in_ = d
