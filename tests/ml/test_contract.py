@@ -155,6 +155,36 @@ def test_private_pipeline_splits_one_budget():
         make_private_pipeline(StandardScaler(bounds=(0, 1)), epsilon=1.0, weights=[1, 2])
 
 
+def test_private_pipeline_checks_the_whole_budget_before_any_step():
+    # 0.8 left but the pipeline costs 1.0: before the fix the scaler spent 0.5 and was
+    # fitted, then the classifier raised BudgetError
+    bounds = (np.zeros(3), np.ones(3))
+    for method in ("fit", "fit_transform"):
+        acc = dp.BudgetAccountant(epsilon=0.8)
+        last = (
+            LogisticRegression(data_norm=5.0, classes=[0, 1])
+            if method == "fit"
+            else PCA(2, data_norm=3.0, centered=True)
+        )
+        pipe = make_private_pipeline(
+            StandardScaler(bounds=bounds), last, epsilon=1.0, accountant=acc
+        )
+        with pytest.raises(BudgetError):
+            getattr(pipe, method)(X, Y_CLS)
+        assert acc.spent_budget == []
+        assert not any(hasattr(est, "n_features_in_") for _, est in pipe.steps)
+    # a budget that covers the sum still fits every step and spends each share once
+    acc = dp.BudgetAccountant(epsilon=1.0)
+    pipe = make_private_pipeline(
+        StandardScaler(bounds=bounds, random_state=0),
+        LogisticRegression(data_norm=5.0, classes=[0, 1], random_state=0),
+        epsilon=1.0,
+        accountant=acc,
+    ).fit(X, Y_CLS)
+    assert sorted(e for e, _ in acc.spent_budget) == pytest.approx([0.5, 0.5])
+    assert not hasattr(pipe, "fit_transform")  # the last step has no transform
+
+
 def test_randomforest_seed_call_warns_when_domains_read_from_data():
     # the seed: RandomForestClassifier(n_jobs=-1, epsilon=0.5, random_state=345, verbose=1)
     # on a one-hot table; domains read from the data only with an explicit opt-in + warning

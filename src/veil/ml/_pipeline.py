@@ -6,11 +6,82 @@ from collections.abc import Sequence
 from typing import Any
 
 from sklearn.pipeline import Pipeline
+from sklearn.utils.metaestimators import available_if
 
 from veil.errors import ConfigError
 from veil.ml._base import check_privacy_params
+from veil.ml._budget import resolve_accountant
 
-__all__ = ["make_private_pipeline"]
+__all__ = ["PrivatePipeline", "make_private_pipeline"]
+
+
+def _last_has(*attrs: str, passthrough: bool = False) -> Any:
+    """``available_if`` predicate: the final step has one of ``attrs`` (as in ``Pipeline``)."""
+
+    def check(self: Pipeline) -> bool:
+        last = self._final_estimator
+        if passthrough and (last is None or last == "passthrough"):
+            return True
+        if any(hasattr(last, a) for a in attrs):
+            return True
+        getattr(last, attrs[0])  # raise the original AttributeError
+        return False
+
+    return check
+
+
+class PrivatePipeline(Pipeline):
+    """A :class:`~sklearn.pipeline.Pipeline` that checks the whole budget before fitting.
+
+    Each DP step checks and spends its own share when it is fitted, so a plain ``Pipeline``
+    whose accountant can pay for the first steps but not the last would spend the first
+    shares, fit those steps and only then raise :class:`~veil.errors.BudgetError`.  Here
+    ``fit``, ``fit_transform`` and ``fit_predict`` first ask every accountant involved whether
+    it can pay for the sum of the shares of the steps it is charged for (the sequential
+    composition of the steps); if not, the error is raised before any step runs: nothing is
+    spent and no step is fitted.
+
+    The check is conservative: an accountant with ``slack > 0`` (advanced composition) may
+    be able to pay for the steps one by one while refusing their sum.
+    """
+
+    def _check_budget(self) -> None:
+        """Raise :class:`BudgetError` unless every accountant can pay for its DP steps."""
+        totals: dict[int, list[Any]] = {}
+        for _, est in self.steps:
+            if est is None or est == "passthrough":
+                continue
+            params = est.get_params(deep=False)
+            if "epsilon" not in params:
+                continue
+            try:
+                eps = float(params["epsilon"])
+                delta = float(params.get("delta", 0.0) or 0.0)
+            except (TypeError, ValueError):
+                continue  # the step itself reports its invalid parameter
+            acc = resolve_accountant(params.get("accountant"))
+            entry = totals.setdefault(id(acc), [acc, 0.0, 0.0])
+            entry[1] += eps
+            entry[2] += delta
+        for acc, eps, delta in totals.values():
+            acc.check(eps, delta)
+
+    def fit(self, X: Any, y: Any = None, **params: Any) -> PrivatePipeline:
+        """Check the whole budget, then fit the steps (see :meth:`Pipeline.fit`)."""
+        self._check_budget()
+        return super().fit(X, y, **params)
+
+    @available_if(_last_has("transform", "fit_transform", passthrough=True))
+    def fit_transform(self, X: Any, y: Any = None, **params: Any) -> Any:
+        """Check the whole budget, then fit and transform (see :meth:`Pipeline.fit_transform`)."""
+        self._check_budget()
+        return super().fit_transform(X, y, **params)
+
+    @available_if(_last_has("fit_predict"))
+    def fit_predict(self, X: Any, y: Any = None, **params: Any) -> Any:
+        """Check the whole budget, then fit and predict (see :meth:`Pipeline.fit_predict`)."""
+        self._check_budget()
+        return super().fit_predict(X, y, **params)
 
 
 def make_private_pipeline(
@@ -18,12 +89,15 @@ def make_private_pipeline(
     epsilon: float,
     weights: Sequence[float] | None = None,
     accountant: Any = None,
-) -> Pipeline:
+) -> PrivatePipeline:
     """Build a :class:`sklearn.pipeline.Pipeline` whose DP steps share ``epsilon``.
 
     Every step with an ``epsilon`` parameter (the DP estimators of :mod:`veil.ml`) gets
     ``epsilon * w_i / sum(w)``; steps without one (e.g. a plain ``OneHotEncoder`` on public
     categories) are left alone.  Sequential composition: the whole fit costs ``epsilon``.
+    The result is a :class:`PrivatePipeline`: ``fit`` checks the whole budget with the
+    accountant(s) before any step runs, so a budget that cannot pay for every step spends
+    nothing and fits nothing.
 
     Parameters
     ----------
@@ -61,4 +135,4 @@ def make_private_pipeline(
         if accountant is not None and "accountant" in est.get_params(deep=False):
             params["accountant"] = accountant
         est.set_params(**params)
-    return Pipeline(named)
+    return PrivatePipeline(named)
