@@ -29,13 +29,16 @@ def _float(text: str, what: str) -> float:
 
 
 def parse_bounds(items: list[str] | None) -> dict[str, tuple[float, float]]:
-    """``["age=18:100", ...]`` -> ``{"age": (18.0, 100.0)}``."""
+    """``["age=18:100", ...]`` -> ``{"age": (18.0, 100.0)}``; a column given twice is an error
+    (no silent "last one wins")."""
     out: dict[str, tuple[float, float]] = {}
     for item in items or []:
         col, sep, rng = item.rpartition("=")
         lo, sep2, hi = rng.partition(":")
         if not sep or not sep2 or not col:
             raise ConfigError(f"--bounds {item!r}: expected COLUMN=LOW:HIGH, e.g. age=18:100")
+        if col in out:
+            raise ConfigError(f"--bounds {col}: given twice; give each column's bounds once")
         low, high = _float(lo, f"--bounds {col}"), _float(hi, f"--bounds {col}")
         if low > high:
             raise ConfigError(f"--bounds {col}: LOW must not exceed HIGH ({low} > {high})")
@@ -134,6 +137,38 @@ def _read(args: argparse.Namespace) -> Any:
     return read(args.input, **opts)
 
 
+def _check_bounds_columns(bounds: dict[str, tuple[float, float]], columns: Any) -> None:
+    """Bounds of a column that is not in the table are an error (likely a typo).  Bounds of a
+    table column the query does not aggregate are allowed and unused."""
+    names = {str(c) for c in columns}
+    for col in bounds:
+        if col not in names:
+            raise ConfigError(f"--bounds {col}: no column {col!r} in the table")
+
+
+def _check_limits(args: argparse.Namespace) -> None:
+    """``--max-groups`` / ``--max-rows`` must be positive integers (0 is never read as 1).
+    Without ``--privacy-unit`` a row is the person: it touches 1 group with 1 row, so 1 is
+    accepted (as in :class:`~veil.dp.frame.PrivateFrame`) and more needs a privacy unit."""
+    for opt, value in (("--max-groups", args.max_groups), ("--max-rows", args.max_rows)):
+        if value is not None and value < 1:
+            raise ConfigError(f"{opt} must be a positive integer, got {value}")
+        if value is not None and value > 1 and args.privacy_unit is None:
+            raise ConfigError(
+                f"{opt} {value} needs --privacy-unit (without one every row is a different "
+                "person, in 1 group with 1 row)"
+            )
+
+
+def _too_small(args: argparse.Namespace) -> ConfigError:
+    """The samplers refuse noise scales beyond 2^52 (or not finite): say which option did it."""
+    also = " (and --delta)" if args.mechanism == "gaussian" else ""
+    return ConfigError(
+        f"--epsilon {args.epsilon:g}{also} is too small for this query: the noise it needs "
+        "exceeds what the exact samplers can draw (a noise scale above 2^52); raise --epsilon"
+    )
+
+
 def _check_bounds(sql: str, bounds: dict[str, tuple[float, float]]) -> None:
     from veil.dp.sql import Aggregate, parse
 
@@ -189,14 +224,14 @@ def run(args: argparse.Namespace) -> int:
     bounds = parse_bounds(args.bounds)
     keys = parse_keys(args.keys)
     _check_bounds(args.sql, bounds)
-    if args.privacy_unit is None and (args.max_groups or args.max_rows):
-        raise ConfigError("--max-groups/--max-rows need --privacy-unit")
+    _check_limits(args)
     if args.out:
         from veil.io import same_file
 
         if same_file(args.input, args.out):
             raise ConfigError("--out names the input file: refusing to overwrite the input")
     df = _read(args)
+    _check_bounds_columns(bounds, df.columns)
     try:
         from veil.dp import BudgetAccountant
 
@@ -215,12 +250,19 @@ def run(args: argparse.Namespace) -> int:
             privacy_unit=args.privacy_unit,
             accountant=accountant,
             bounds=bounds,
-            max_groups=args.max_groups or 1,
-            max_rows=args.max_rows or 1,
+            max_groups=1 if args.max_groups is None else args.max_groups,
+            max_rows=1 if args.max_rows is None else args.max_rows,
             mechanism=args.mechanism,
             random_state=args.seed,
         )
-    plan = plan_sql(frame, args.sql, epsilon=args.epsilon, delta=args.delta, keys=keys)
+    try:
+        plan = plan_sql(frame, args.sql, epsilon=args.epsilon, delta=args.delta, keys=keys)
+        if not args.dry_run:
+            out = plan.execute(with_ci=True, alpha=args.alpha)
+    except ConfigError as exc:
+        if "scale must be" in str(exc):
+            raise _too_small(args) from None
+        raise
     unit = (
         f"privacy unit: {args.privacy_unit} (max {plan.plan.max_groups} group(s), "
         f"{plan.plan.max_rows} row(s) per group)"
@@ -233,7 +275,6 @@ def run(args: argparse.Namespace) -> int:
         acc["output"] = [plan.rename.get(c, c) for c in acc["output"]]
         _print(acc, f"veil query (dry run): {budget}", f"{unit}; nothing released")
         return 0
-    out = plan.execute(with_ci=True, alpha=args.alpha)
     caption = f"{unit}; ± = {1 - args.alpha:.0%} CI half-width"
     if plan.plan.selection_threshold is not None:
         caption += f"; groups kept if noisy persons >= {plan.plan.selection_threshold}"

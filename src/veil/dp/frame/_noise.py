@@ -143,8 +143,9 @@ def discrete_laplace_halfwidth(scale: float, alpha: float) -> float:
     p = math.exp(-1.0 / scale)
     if p <= 0.0:
         return 0.0
-    # P(|Z| > t) = 2 p^(t+1) / (1 + p)
-    t = math.log(alpha * (1 + p) / 2.0) / math.log(p) - 1.0
+    # P(|Z| > t) = 2 p^(t+1) / (1 + p); log p = -1/scale exactly (p rounds to 1.0 for
+    # scales beyond ~1e16, where math.log(p) would be 0)
+    t = -scale * math.log(alpha * (1 + p) / 2.0) - 1.0
     return float(max(0, math.ceil(t - 1e-12)))
 
 

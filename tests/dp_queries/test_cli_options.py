@@ -1,0 +1,104 @@
+"""``veil query`` option validation: --max-groups/--max-rows, --bounds, a tiny --epsilon."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from veil.cli.main import main
+from veil.dp.frame._noise import discrete_laplace_halfwidth
+
+pytestmark = pytest.mark.filterwarnings("ignore::veil.errors.InsecureRandomWarning")
+
+
+@pytest.fixture()
+def table(tmp_path: Path) -> Path:
+    df = pd.DataFrame(
+        {
+            "pid": [1, 1, 2, 3, 4, 5, 6, 7],
+            "county": ["a", "a", "b", "a", "b", "a", "b", "a"],
+            "age": [25, 33, 47, 51, 19, 70, 38, 44],
+        }
+    )
+    path = tmp_path / "people.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+COUNT = "SELECT county, COUNT(*) FROM data GROUP BY county"
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--max-groups", "0", "--privacy-unit", "pid"], "--max-groups must be a positive"),
+        (["--max-rows", "0", "--privacy-unit", "pid"], "--max-rows must be a positive"),
+        (["--max-groups", "-3", "--privacy-unit", "pid"], "--max-groups must be a positive"),
+        (["--max-groups", "0"], "--max-groups must be a positive"),  # not ignored without unit
+        (["--max-rows", "0"], "--max-rows must be a positive"),
+        (["--max-rows", "2"], "--privacy-unit"),
+        (["--bounds", "nope=0:10"], "no column 'nope'"),
+        (["--bounds", "age=18:100", "--bounds", "age=0:10"], "--bounds age: given twice"),
+        (["--epsilon", "1e-300"], "--epsilon 1e-300 is too small for this query"),
+    ],
+)
+def test_option_errors_exit_2(table: Path, capsys, args: list[str], fragment: str) -> None:
+    rc = main(["query", str(table), COUNT, "--epsilon", "1", "--keys", "county=a,b", *args])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert err.startswith("veil: error:") and fragment in err, err
+    assert err.count("\n") == 1
+
+
+def test_tiny_epsilon_with_private_selection_names_the_option(table: Path, capsys) -> None:
+    rc = main(["query", str(table), COUNT, "--epsilon", "1e-300", "--delta", "1e-6"])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "--epsilon 1e-300" in err and "too small" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--max-groups", "1", "--max-rows", "1"],  # what a row means without --privacy-unit
+        ["--max-groups", "2", "--max-rows", "3", "--privacy-unit", "pid"],
+        ["--bounds", "age=0:100"],  # a table column the query does not use: allowed
+    ],
+)
+def test_valid_options_run(table: Path, args: list[str]) -> None:
+    rc = main(
+        ["query", str(table), COUNT, "--epsilon", "1", "--keys", "county=a,b", "--seed", "0",
+         *args]
+    )  # fmt: skip
+    assert rc == 0
+
+
+def test_tiny_epsilon_dry_run_reports_huge_halfwidth(table: Path, capsys) -> None:
+    rc = main(["query", str(table), COUNT, "--epsilon", "1e-300", "--keys", "county=a,b",
+               "--dry-run"])  # fmt: skip
+    assert rc == 0
+    assert "e+300" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("scale", [0.3, 1.0, 3.0, 47.5, 1e3])
+@pytest.mark.parametrize("alpha", [0.05, 0.01])
+def test_discrete_laplace_halfwidth_is_the_smallest_valid(scale: float, alpha: float) -> None:
+    p = math.exp(-1.0 / scale)
+
+    def tail(t: float) -> float:  # P(|Z| > t) for the two-sided geometric
+        return 2 * p ** (t + 1) / (1 + p)
+
+    t = discrete_laplace_halfwidth(scale, alpha)
+    assert tail(t) <= alpha * (1 + 1e-9)
+    assert t == 0 or tail(t - 1) > alpha
+
+
+def test_discrete_laplace_halfwidth_for_scales_where_p_rounds_to_one() -> None:
+    # p = exp(-1/scale) is 1.0 in floating point; the tail is then that of Laplace(scale)
+    for scale in (1e17, 1e300):
+        t = discrete_laplace_halfwidth(scale, 0.05)
+        assert math.isfinite(t)
+        assert t == pytest.approx(scale * math.log(1 / 0.05), rel=1e-9)
