@@ -207,3 +207,15 @@ def test_privacy_loss_audit_passes_laplace_and_catches_an_overspending_one(
         assert_ratio_within_eps(
             rng.laplace(0.0, 1 / (3 * eps), runs), rng.laplace(1.0, 1 / (3 * eps), runs), eps
         )
+
+
+def test_gaussian_nb_count_share_balances_count_and_sum_noise():
+    """The count's share s solves (1 - s)/s = (2d)^(2/3) (cube-root balance of the count and
+    the 2d sums in a noisy mean), lies in (0, 1/2) and shrinks as d grows."""
+    from veil.ml._naive_bayes import count_share
+
+    shares = [count_share(d) for d in range(1, 200)]
+    for d, s in zip(range(1, 200), shares):
+        assert 0 < s < 0.5
+        assert (1 - s) / s == pytest.approx((2 * d) ** (2 / 3))
+    assert all(a > b for a, b in zip(shares, shares[1:]))
