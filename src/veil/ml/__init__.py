@@ -13,7 +13,7 @@ from veil.ml._kmeans import KMeans
 from veil.ml._linear import LinearRegression
 from veil.ml._logistic import LogisticRegression
 from veil.ml._naive_bayes import GaussianNB
-from veil.ml._pipeline import make_private_pipeline
+from veil.ml._pipeline import PrivatePipeline, make_private_pipeline
 from veil.ml._preprocessing import PCA, StandardScaler
 
 __all__ = [
@@ -26,5 +26,6 @@ __all__ = [
     "DecisionTreeClassifier",
     "RandomForestClassifier",
     "make_private_pipeline",
+    "PrivatePipeline",
     "read_bounds_from_data",
 ]
