@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -26,3 +28,19 @@ def people() -> pd.DataFrame:
     )
     df.loc[df.index[::11], "age"] = np.nan
     return df
+
+
+@pytest.fixture()
+def table(tmp_path: Path) -> Path:
+    """A small CSV of 8 rows, 7 persons (pid 1 has two rows), for the CLI tests."""
+    df = pd.DataFrame(
+        {
+            "pid": [1, 1, 2, 3, 4, 5, 6, 7],
+            "county": ["a", "a", "b", "a", "b", "a", "b", "a"],
+            "age": [25, 33, 47, 51, 19, 70, 38, 44],
+            "sex": ["F", "F", "F", "F", "M", "F", "F", "M"],
+        }
+    )
+    path = tmp_path / "people.csv"
+    df.to_csv(path, index=False)
+    return path

@@ -12,21 +12,6 @@ from veil.cli.main import main
 pytestmark = pytest.mark.filterwarnings("ignore::veil.errors.InsecureRandomWarning")
 
 
-@pytest.fixture()
-def table(tmp_path: Path) -> Path:
-    df = pd.DataFrame(
-        {
-            "pid": [1, 1, 2, 3, 4, 5, 6, 7],
-            "county": ["a", "a", "b", "a", "b", "a", "b", "a"],
-            "age": [25, 33, 47, 51, 19, 70, 38, 44],
-            "sex": ["F", "F", "F", "F", "M", "F", "F", "M"],
-        }
-    )
-    path = tmp_path / "people.csv"
-    df.to_csv(path, index=False)
-    return path
-
-
 def test_query_prints_table_and_writes_output(table: Path, tmp_path: Path, capsys) -> None:
     out = tmp_path / "res.csv"
     sql = (

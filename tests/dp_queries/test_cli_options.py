@@ -5,27 +5,12 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from veil.cli.main import main
 from veil.dp.frame._noise import discrete_laplace_halfwidth
 
 pytestmark = pytest.mark.filterwarnings("ignore::veil.errors.InsecureRandomWarning")
-
-
-@pytest.fixture()
-def table(tmp_path: Path) -> Path:
-    df = pd.DataFrame(
-        {
-            "pid": [1, 1, 2, 3, 4, 5, 6, 7],
-            "county": ["a", "a", "b", "a", "b", "a", "b", "a"],
-            "age": [25, 33, 47, 51, 19, 70, 38, 44],
-        }
-    )
-    path = tmp_path / "people.csv"
-    df.to_csv(path, index=False)
-    return path
 
 
 COUNT = "SELECT county, COUNT(*) FROM data GROUP BY county"
