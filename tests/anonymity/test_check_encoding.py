@@ -230,3 +230,17 @@ def test_result_does_not_follow_later_edits_of_the_input():
     assert r.violating["z"].tolist() == ["b", "c"] and r.violating["y"].tolist() == [2, 3]
     assert r.violating["c"].tolist() == ["b", "c"]
     assert r.to_dict()["smallest"][0] == {"z": "b", "y": 2, "c": "b", "size": 1}
+
+
+def test_report_values_do_not_follow_later_assignments_to_the_table():
+    """The report's class values are read lazily but from the data as it was at check time."""
+    for dtype in ("str", "string[pyarrow]", "category", object):
+        df = pd.DataFrame({"a": pd.Series(["x", "y", "y", "z"], dtype=dtype), "b": [1, 2, 2, 3]})
+        r = check(df, ["a", "b"], k=2, show=3)
+        if dtype == "category":
+            df["a"] = df["a"].cat.rename_categories(["p", "q", "r"])
+        else:
+            df.loc[0, "a"] = "changed"
+            df.loc[3, "a"] = "changed"
+        assert sorted(r.smallest["a"].tolist()) == ["x", "y", "z"], dtype
+        assert sorted(r.violating["a"].tolist()) == ["x", "z"], dtype

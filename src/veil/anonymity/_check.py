@@ -415,13 +415,19 @@ def _take(s: pd.Series, at: np.ndarray) -> np.ndarray | Callable[[], np.ndarray]
 
     Extension arrays are converted to numpy on first access (for Arrow strings the conversion
     costs as much as the take); categorical columns keep only their codes at ``at`` and the
-    (immutable) dtype, as decoding goes through the categories (often Arrow strings).
+    (immutable) dtype, as decoding goes through the categories (often Arrow strings); Arrow
+    columns keep their (immutable) pyarrow data and take on first access, so a caller that
+    assigns to the DataFrame afterwards does not change the report.
     """
     if isinstance(s.dtype, np.dtype):
         return s.to_numpy()[at]
     if isinstance(s.dtype, pd.CategoricalDtype):
         codes, dtype = s.array.codes[at], s.dtype
         return lambda: np.asarray(pd.Categorical.from_codes(codes, dtype=dtype))
+    data = getattr(s.array, "_pa_array", None)
+    if data is not None:  # pandas' Arrow arrays: the pyarrow data is immutable, take it later
+        at = at.copy()
+        return lambda: np.asarray(pd.array(data.take(at), dtype=s.dtype))
     taken = s.array.take(at)  # a new (small) array of the column's own type
     return lambda: np.asarray(taken)
 
