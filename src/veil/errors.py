@@ -12,6 +12,7 @@ __all__ = [
     "InputError",
     "PolicyError",
     "ConfigError",
+    "NoiseScaleError",
     "KeyMissingError",
     "UnsatisfiableError",
     "BudgetError",
@@ -37,6 +38,11 @@ class PolicyError(VeilError, ValueError):
 
 class ConfigError(VeilError, ValueError):
     """Invalid parameters for an operator, model, mechanism or command."""
+
+
+class NoiseScaleError(ConfigError):
+    """The noise a release needs is beyond what the exact samplers can draw (epsilon too small
+    for the sensitivity: a noise scale above 2^52)."""
 
 
 class KeyMissingError(VeilError):

@@ -155,3 +155,18 @@ def test_permutation_uniform(seeded, chi2_pvalue):
     codes = np.array([int("".join(map(str, rng.permutation(3)))) for _ in range(6000)])
     perms = np.array([12, 21, 102, 120, 201, 210])
     assert chi2_pvalue(codes, perms, np.ones(6)) > ALPHA
+
+
+def test_noise_beyond_the_exact_samplers_is_a_typed_config_error():
+    """A scale above 2^52 (epsilon far too small for the sensitivity) is a NoiseScaleError, a
+    ConfigError subclass the CLI turns into an --epsilon message; a sane scale still draws."""
+    from veil.dp._rng import resolve_rng
+    from veil.dp._samplers import discrete_laplace
+    from veil.errors import ConfigError, NoiseScaleError
+
+    rng = resolve_rng(None)
+    for bad in (1e300, 2.0**53, 0.0, -1.0, float("nan")):
+        with pytest.raises(NoiseScaleError, match="epsilon is too small"):
+            discrete_laplace(bad, 3, rng)
+    assert issubclass(NoiseScaleError, ConfigError)
+    assert discrete_laplace(2.0**52, 3, rng).shape == (3,)

@@ -13,7 +13,7 @@ import math
 import sys
 from typing import Any
 
-from veil.errors import ConfigError
+from veil.errors import ConfigError, NoiseScaleError
 
 __all__ = ["register", "run", "parse_bounds", "parse_keys"]
 
@@ -259,10 +259,8 @@ def run(args: argparse.Namespace) -> int:
         plan = plan_sql(frame, args.sql, epsilon=args.epsilon, delta=args.delta, keys=keys)
         if not args.dry_run:
             out = plan.execute(with_ci=True, alpha=args.alpha)
-    except ConfigError as exc:
-        if "scale must be" in str(exc):
-            raise _too_small(args) from None
-        raise
+    except NoiseScaleError:
+        raise _too_small(args) from None
     unit = (
         f"privacy unit: {args.privacy_unit} (max {plan.plan.max_groups} group(s), "
         f"{plan.plan.max_rows} row(s) per group)"

@@ -48,7 +48,7 @@ import numpy as np
 
 from veil.dp._exact import LazyUniform, u_less_exp, u_less_frac
 from veil.dp._rng import BitSource
-from veil.errors import ConfigError, InputError
+from veil.errors import ConfigError, InputError, NoiseScaleError
 
 __all__ = [
     "bernoulli",
@@ -287,10 +287,13 @@ def _blocked(fn: Any, param: Fraction, size: int, rng: BitSource) -> np.ndarray:
 
 
 def _check_scale(scale: float | Fraction) -> Fraction:
-    s_frac = _as_fraction(scale)
-    s = float(s_frac)
+    s = float(scale)
+    s_frac = _as_fraction(scale) if math.isfinite(s) else Fraction(0)
     if not (s > 0 and math.isfinite(s)) or s > 2.0**52:
-        raise ConfigError(f"geometric: scale must be in (0, 2^52], got {s}")
+        raise NoiseScaleError(
+            f"noise scale must be in (0, 2^52], got {s}: epsilon is too small for this "
+            "sensitivity (or the scale is invalid)"
+        )
     return s_frac
 
 
