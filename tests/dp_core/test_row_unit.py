@@ -38,6 +38,9 @@ CASES = {
     "histogram bin": lambda a, e, r: dp.tools.histogram(
         a, epsilon=e, bins=2, range=(0, 1), random_state=r
     )[0][0],
+    "median": lambda a, e, r: dp.tools.median(  # integer-typed: exact permute-and-flip
+        np.rint(a * 10).astype(np.int64), epsilon=e / 100, bounds=(0, 10), random_state=r
+    ),  # (at eps 1 both calibrations always return the tied median 5: nothing to tell apart)
 }
 
 
@@ -68,3 +71,55 @@ def test_axis_zero_splits_over_columns_one_value_each():
 def test_histogram2d_refuses_2d_coordinates():
     with pytest.raises(InputError, match="1-d"):
         dp.tools.histogram2d(X2, X2, epsilon=1, bins=2, range=[(0, 1), (0, 1)])
+
+
+@pytest.mark.parametrize("axis", [1, -1])
+def test_reductions_that_keep_axis_0_protect_the_row_too(axis):
+    """axis=1: each output cell is one row's 10 values, so a cell is released at eps / 10
+    (the row's values all change together): same law as the 1-d release of that row at eps/10,
+    and the one-value calibration (eps per cell) is rejected."""
+    eps, d = 1.0, X2.shape[1]
+    row = X2[3]
+    kept = _releases(
+        lambda r: dp.tools.mean(X2, epsilon=eps, bounds=(0, 1), axis=axis, random_state=r)[3], 6
+    )
+    alone = _releases(
+        lambda r: dp.tools.mean(row, epsilon=eps / d, bounds=(0, 1), random_state=r), 7
+    )
+    assert stats.ks_2samp(kept, alone).pvalue > ALPHA
+    one_value_unit = _releases(
+        lambda r: dp.tools.mean(row, epsilon=eps, bounds=(0, 1), random_state=r), 8
+    )
+    assert stats.ks_2samp(kept, one_value_unit).pvalue < ALPHA
+
+
+def test_row_attack_on_axis_1_is_bounded_by_eps():
+    """Neighbours differing in row 0 (all zeros vs all ones): the event 'cell 0 > 0.5' must
+    have probability ratio <= e^eps (it was ~280 when each cell got the full eps)."""
+    eps = 1.0
+    x0 = np.zeros((5, 10))
+    x1 = x0.copy()
+    x1[0] = 1.0
+    a = _releases(
+        lambda r: dp.tools.mean(x0, epsilon=eps, bounds=(0, 1), axis=1, random_state=r)[0], 9
+    )
+    b = _releases(
+        lambda r: dp.tools.mean(x1, epsilon=eps, bounds=(0, 1), axis=1, random_state=r)[0], 10
+    )
+    pa, pb = (a > 0.5).mean(), (b > 0.5).mean()
+    assert pb <= np.e**eps * pa + 0.05 and (1 - pa) <= np.e**eps * (1 - pb) + 0.05
+
+
+def test_epsilon_too_small_for_the_row_is_refused_before_spending():
+    from veil.errors import NoiseScaleError
+
+    acc = dp.BudgetAccountant(epsilon=1.0)
+    with pytest.raises(NoiseScaleError):
+        dp.tools.sum(X2, epsilon=1e-323, bounds=(0, 1), accountant=acc)
+    with pytest.raises(NoiseScaleError):
+        dp.tools.histogram(X2, epsilon=1e-323, bins=2, range=(0, 1), accountant=acc)
+    with pytest.raises(InputError, match="one point per record"):
+        dp.tools.histogramdd(
+            np.zeros((50, 4, 2)), epsilon=1, bins=2, range=[(0, 1)] * 4, accountant=acc
+        )
+    assert acc.spent_budget == []

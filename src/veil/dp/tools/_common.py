@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -11,7 +12,7 @@ import numpy as np
 
 from veil.dp._accountant import BudgetAccountant
 from veil.dp.mechanisms._base import as_float
-from veil.errors import ConfigError, DiffprivlibCompatibilityWarning, InputError
+from veil.errors import ConfigError, DiffprivlibCompatibilityWarning, InputError, NoiseScaleError
 
 __all__ = [
     "check_epsilon",
@@ -180,32 +181,32 @@ def plan_axis(arr: np.ndarray, axis: Any) -> tuple[tuple[int, ...], tuple[int, .
     return axes, out_shape
 
 
-def cell_epsilon(eps: float, shape: tuple[int, ...], axes: tuple[int, ...], n_out: int) -> float:
-    """Epsilon of each output cell so that the release is ``eps``-DP for one *row* (axis 0).
+def cell_epsilon(eps: float, shape: tuple[int, ...]) -> float:
+    """Epsilon of each output value so that the release is ``eps``-DP for one *row* (axis 0).
 
-    When the reduction runs over axis 0, every output cell holds values of every row: the
-    budget is split over the ``n_out`` cells, and each cell also holds ``m`` values of one row
-    (``m`` = the product of the other reduced axes; ``m = d`` for ``axis=None`` on an ``(n, d)``
-    array), so by group privacy a cell calibrated for one value at ``eps / (n_out m)`` is
-    ``eps / n_out``-DP for the row.  Reductions that keep axis 0 give each row its own cells:
-    the full ``eps`` per cell.
+    A row holds ``m = prod(shape[1:])`` values, whatever the reduction: over axis 0 they are
+    spread over the output cells (one value each for ``axis=0``, all ``m`` in the single cell of
+    ``axis=None``), over other axes they all land in the row's own cells.  Either way changing
+    a row changes ``m`` values, so each value-level release is calibrated at ``eps / m`` (group
+    privacy; cells that hold several values of the row take the product, and the sum over the
+    row's cells is ``eps``).  0-d and 1-d input: ``eps``.
+
+    Raises :class:`~veil.errors.NoiseScaleError` when ``eps / m`` underflows (before any budget
+    is charged: call it first).
 
     Examples
     --------
-    >>> cell_epsilon(1.0, (100, 10), (0, 1), 1)  # axis=None on 10 columns: a row is 10 values
+    >>> cell_epsilon(1.0, (100, 10))  # any axis on 10 columns: a row is 10 values
     0.1
-    >>> cell_epsilon(1.0, (100, 10), (0,), 10)  # axis=0: one value per column, 10 cells
-    0.1
-    >>> cell_epsilon(1.0, (100,), (0,), 1)
-    1.0
+    >>> cell_epsilon(1.0, (100,)), cell_epsilon(1.0, ())
+    (1.0, 1.0)
     """
-    if shape and 0 not in axes:
-        return eps
-    m = 1
-    for i in axes:
-        if i != 0:
-            m *= shape[i]
-    return eps / (max(n_out, 1) * max(m, 1))
+    out = eps / row_width(shape)
+    if not out >= sys.float_info.min:  # a subnormal or zero epsilon cannot be calibrated
+        raise NoiseScaleError(
+            f"epsilon {eps!r} over {row_width(shape)} value(s) per row is too small to calibrate"
+        )
+    return out
 
 
 def row_width(shape: tuple[int, ...]) -> int:

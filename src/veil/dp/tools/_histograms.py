@@ -21,9 +21,9 @@ from veil.dp._samplers import discrete_laplace, laplace_fp
 from veil.dp.mechanisms._base import as_float
 from veil.dp.tools._common import (
     _pandas_to_numpy,
+    cell_epsilon,
     check_epsilon,
     reject_text,
-    row_width,
     spend,
     warn_unused,
 )
@@ -139,7 +139,7 @@ def histogram(
     warn_unused(unused_args)
     eps = check_epsilon(epsilon)
     arr = _check_sample(sample, "histogram")
-    width = row_width(arr.shape)  # a 2-d sample is flattened: one row holds `width` values
+    eps_value = cell_epsilon(eps, arr.shape)  # a 2-d sample is flattened: a row is many values
     arr = arr.ravel()
     _no_estimator(bins, "histogram")
     if range is None and not _explicit_edges(bins):
@@ -154,7 +154,7 @@ def histogram(
         raise ConfigError(f"histogram: {exc}") from None
     spend(accountant, eps)
     hist, edges = np.histogram(arr, bins=bins, range=range, weights=w)
-    noisy = _noisy(hist, eps / width, w, b, resolve_rng(random_state))  # group privacy: a row
+    noisy = _noisy(hist, eps_value, w, b, resolve_rng(random_state))  # group privacy: a row
     if density:
         return _density(noisy, [edges]), edges
     return noisy, edges
@@ -189,6 +189,8 @@ def histogramdd(
     arr = _check_sample(sample, "histogramdd")
     if arr.ndim == 1:
         arr = arr[:, None]
+    if arr.ndim != 2:  # checked before the budget is charged
+        raise InputError("histogramdd: the sample must be (N, D): one point per record")
     dims = arr.shape[1]
     for b_ in bins if isinstance(bins, (list, tuple)) else [bins]:
         _no_estimator(b_, "histogramdd")

@@ -108,9 +108,9 @@ def _moment(
         lo_all, hi_all = parse_bounds(bounds, name, n_out)
     if arr.size == 0:
         raise InputError(f"{name}: empty input")
+    eps_cell = cell_epsilon(eps, arr.shape)
     spend(accountant, eps)  # before anything is computed
     rng = resolve_rng(random_state)
-    eps_cell = cell_epsilon(eps, arr.shape, axes, n_out)
     integer = dtype is not None and np.issubdtype(np.dtype(dtype), np.integer)
 
     def cell(v: np.ndarray, i: int) -> float:
@@ -209,11 +209,10 @@ def count_nonzero(
     warn_unused(unused_args)
     eps = check_epsilon(epsilon)
     arr = as_array(array, nan=False, name="count_nonzero")
-    axes, out_shape = plan_axis(arr, axis)
-    n_out = int(np.prod(out_shape)) if out_shape else 1
+    axes, _ = plan_axis(arr, axis)
+    e = cell_epsilon(eps, arr.shape)
     spend(accountant, eps)
     rng = resolve_rng(random_state)
-    e = cell_epsilon(eps, arr.shape, axes, n_out)
 
     def cell(v: np.ndarray, i: int) -> float:
         return float(np.clip(_geo(int(np.count_nonzero(v)), 1, e, rng), 0, v.size))

@@ -161,9 +161,9 @@ def _quantiles(
         lo_all, hi_all = parse_bounds(bounds, name, n_out)
     if arr.size == 0:
         raise InputError(f"{name}: empty input")
+    e_cell = cell_epsilon(eps, arr.shape)
     spend(accountant, eps)  # before anything is computed
     rng = resolve_rng(random_state)
-    e_cell = cell_epsilon(eps, arr.shape, axes, n_out)
     flat_q = qs.ravel()
     order = np.argsort(flat_q, kind="stable")
 
