@@ -185,6 +185,29 @@ def test_private_pipeline_checks_the_whole_budget_before_any_step():
     assert not hasattr(pipe, "fit_transform")  # the last step has no transform
 
 
+def test_private_pipeline_ignores_scikit_learns_own_epsilon_parameters():
+    """HuberRegressor's and SVR's ``epsilon`` are loss parameters, not budgets: they are neither
+    counted in the pre-check nor overwritten with a share."""
+    from sklearn.linear_model import HuberRegressor
+    from sklearn.svm import SVR
+
+    bounds = (np.zeros(3), np.ones(3))
+    y = X[:, 0] + 0.1
+    acc = dp.BudgetAccountant(epsilon=1.0)
+    pipe = make_private_pipeline(
+        StandardScaler(bounds=bounds, random_state=0), HuberRegressor(), epsilon=1.0,
+        accountant=acc,
+    )  # fmt: skip
+    assert pipe.steps[1][1].epsilon == 1.35  # scikit-learn's default, untouched
+    assert pipe.steps[0][1].epsilon == 1.0  # the whole budget goes to the only DP step
+    pipe.fit(X, y)
+    assert [e for e, _ in acc.spent_budget] == pytest.approx([1.0])
+    svr = make_private_pipeline(StandardScaler(bounds=bounds), SVR(), epsilon=1.0)
+    assert svr.steps[1][1].epsilon == 0.1 and svr.steps[0][1].epsilon == 1.0
+    with pytest.raises(ConfigError, match="differentially private"):
+        make_private_pipeline(HuberRegressor(), epsilon=1.0)
+
+
 def test_randomforest_seed_call_warns_when_domains_read_from_data():
     # the seed: RandomForestClassifier(n_jobs=-1, epsilon=0.5, random_state=345, verbose=1)
     # on a one-hot table; domains read from the data only with an explicit opt-in + warning

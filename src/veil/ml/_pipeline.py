@@ -9,7 +9,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils.metaestimators import available_if
 
 from veil.errors import ConfigError
-from veil.ml._base import check_privacy_params
+from veil.ml._base import DPEstimatorMixin, check_privacy_params
 from veil.ml._budget import resolve_accountant
 
 __all__ = ["PrivatePipeline", "make_private_pipeline"]
@@ -28,6 +28,13 @@ def _last_has(*attrs: str, passthrough: bool = False) -> Any:
         return False
 
     return check
+
+
+def _is_dp(est: Any) -> bool:
+    """A differentially private step (an estimator of :mod:`veil.ml`).  Not "has an
+    ``epsilon`` parameter": scikit-learn's HuberRegressor, SVR and SGDRegressor use ``epsilon``
+    for their loss, which is neither a budget nor to be overwritten with one."""
+    return isinstance(est, DPEstimatorMixin)
 
 
 class PrivatePipeline(Pipeline):
@@ -51,9 +58,9 @@ class PrivatePipeline(Pipeline):
         for _, est in self.steps:
             if est is None or est == "passthrough":
                 continue
-            params = est.get_params(deep=False)
-            if "epsilon" not in params:
+            if not _is_dp(est):  # scikit-learn's own ``epsilon`` (Huber, SVR) is no budget
                 continue
+            params = est.get_params(deep=False)
             try:
                 eps = float(params["epsilon"])
                 delta = float(params.get("delta", 0.0) or 0.0)
@@ -92,9 +99,9 @@ def make_private_pipeline(
 ) -> PrivatePipeline:
     """Build a :class:`sklearn.pipeline.Pipeline` whose DP steps share ``epsilon``.
 
-    Every step with an ``epsilon`` parameter (the DP estimators of :mod:`veil.ml`) gets
-    ``epsilon * w_i / sum(w)``; steps without one (e.g. a plain ``OneHotEncoder`` on public
-    categories) are left alone.  Sequential composition: the whole fit costs ``epsilon``.
+    Every DP estimator of :mod:`veil.ml` among the steps gets ``epsilon * w_i / sum(w)``; other
+    steps (e.g. a plain ``OneHotEncoder`` on public categories, or scikit-learn's ``SVR``, whose
+    ``epsilon`` is a loss parameter) are left alone.  Sequential composition: the whole fit costs ``epsilon``.
     The result is a :class:`PrivatePipeline`: ``fit`` checks the whole budget with the
     accountant(s) before any step runs, so a budget that cannot pay for every step spends
     nothing and fits nothing.
@@ -123,9 +130,9 @@ def make_private_pipeline(
         s if isinstance(s, tuple) else (type(s).__name__.lower() + f"_{i}", s)
         for i, s in enumerate(steps)
     ]
-    dp_steps = [est for _, est in named if "epsilon" in est.get_params(deep=False)]
+    dp_steps = [est for _, est in named if _is_dp(est)]
     if not dp_steps:
-        raise ConfigError("no step of the pipeline has an epsilon parameter")
+        raise ConfigError("no step of the pipeline is a differentially private estimator")
     w = [1.0] * len(dp_steps) if weights is None else [float(x) for x in weights]
     if len(w) != len(dp_steps) or any(x <= 0 for x in w):
         raise ConfigError(f"weights must be {len(dp_steps)} positive numbers (one per DP step)")
