@@ -43,6 +43,19 @@ def test_diffprivlib_constructor_arguments_are_accepted_and_kept(make):
     assert shown and all(params[k] == again[k] for k in shown)
 
 
+def test_non_default_compat_values_are_stored_and_cloned():
+    est = dp.models.LogisticRegression(verbose=2, warm_start=True, n_jobs=3)
+    got = clone(est).get_params()
+    assert (got["verbose"], got["warm_start"], got["n_jobs"]) == (2, True, 3)
+    rf = clone(dp.models.RandomForestClassifier(warm_start=True, shuffle=True)).get_params()
+    assert rf["warm_start"] is True and rf["shuffle"] is True
+    assert clone(dp.models.LinearRegression(copy_X=False)).get_params()["copy_X"] is False
+    assert (
+        clone(dp.models.DecisionTreeClassifier(criterion="gini")).get_params()["criterion"]
+        == "gini"
+    )
+
+
 def test_unknown_constructor_arguments_are_refused():
     with pytest.raises(TypeError):
         dp.models.LogisticRegression(epsilom=0.1)  # a typo must not leave the default budget
