@@ -80,3 +80,28 @@ def test_clamped_sum_propagates_nan_from_any_block():
         x[where] = np.nan
         assert math.isnan(clamped_sum(x, 0.0, 2.0))
         assert math.isnan(clamped_sum(x, 0.0, 2.0, 1.0))
+
+
+def test_column_stats_read_nan_and_in_bounds_sums_from_one_scan():
+    """PrivateFrame's ungrouped statistics: +inf with -inf is not 'missing', NaN is; the
+    in-bounds fast path and the clamped path give the clamped sum of the non-missing values."""
+    from veil.dp.frame._compute import ColumnStats
+
+    n = PARALLEL_MIN_SIZE + 7
+    x = np.random.default_rng(3).uniform(1.0, 2.0, n)
+    inside = ColumnStats(None, 1, x)
+    assert not inside.has_nan
+    assert inside.total((0.0, 3.0))[0] == pytest.approx(math.fsum(x), rel=1e-12)
+    assert inside.total((1.2, 1.8))[0] == pytest.approx(math.fsum(np.clip(x, 1.2, 1.8)), rel=1e-12)
+    infs = x.copy()
+    infs[5], infs[-5] = np.inf, -np.inf  # the raw sum is NaN, yet nothing is missing
+    s = ColumnStats(None, 1, infs)
+    assert not s.has_nan
+    assert s.count()[0] == n
+    assert s.total((0.0, 3.0))[0] == pytest.approx(math.fsum(np.clip(infs, 0.0, 3.0)), rel=1e-12)
+    gaps = x.copy()
+    gaps[[0, n // 2, n - 1]] = np.nan
+    g = ColumnStats(None, 1, gaps)
+    assert g.has_nan and g.count()[0] == n - 3
+    want = math.fsum(np.clip(gaps[~np.isnan(gaps)], 0.0, 1.5))
+    assert g.total((0.0, 1.5))[0] == pytest.approx(want, rel=1e-12)
