@@ -38,6 +38,7 @@ import numpy as np
 
 from veil.dp._rng import resolve_rng
 from veil.dp._samplers import bernoulli, bernoulli_exp, discrete_laplace
+from veil.dp.mechanisms._coins import sample_measure_gamma
 from veil.dp.mechanisms._exponential import sample_log_weights
 from veil.dp.tools._bounds import estimate_bounds
 from veil.dp.tools._common import (
@@ -80,7 +81,10 @@ def smith_quantile(
     (corrected by an exact ``Bernoulli(exp(-gamma))``), then accept with probability
     ``length_i / max length`` (exact Bernoulli).  Pathological inputs that would need more
     than ~4 million proposals (e.g. massive ties far from the quantile) fall back to float64
-    log-space sampling.
+    log-space sampling.  Heavily tied data (fewer than a quarter of the intervals non-empty)
+    draw among the non-empty intervals directly, with exact coins whose product is
+    proportional to ``length_i exp(-eps |i - q n| / 2)``
+    (:func:`~veil.dp.mechanisms._coins.sample_measure_gamma`).
 
     Examples
     --------
@@ -96,6 +100,14 @@ def smith_quantile(
         return float(lo)
     edges = np.concatenate([[lo], z, [hi]])
     length = np.diff(edges)
+    gaps = np.flatnonzero(length > 0)
+    if 4 * gaps.size < length.size:
+        # heavy ties (e.g. ages stored as floats): most intervals are empty and proposals
+        # around q n would mostly land on them; draw among the non-empty ones instead, with
+        # exact coins proportional to length_i exp(-eps |i - q n| / 2) (the same law)
+        gamma = (epsilon / 2) * np.abs(gaps - q * n)
+        i = int(gaps[sample_measure_gamma(length[gaps], gamma - gamma.min(), rng)])
+        return float(edges[i] + rng.random() * length[i])
     i = _exact_interval(length, q * n, epsilon, rng)
     if i is None:  # pathological: fall back to log-space float sampling
         util = -np.abs(np.arange(n + 1) - q * n)
