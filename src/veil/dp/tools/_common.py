@@ -17,12 +17,10 @@ from veil.errors import ConfigError, DiffprivlibCompatibilityWarning, InputError
 __all__ = [
     "check_epsilon",
     "as_array",
-    "reject_text",
     "check_finite",
     "parse_bounds",
     "plan_axis",
     "cell_epsilon",
-    "row_width",
     "apply_axis",
     "warn_unused",
     "spend",
@@ -55,7 +53,7 @@ def as_array(array: Any, *, nan: bool, name: str, check: bool = True) -> np.ndar
     Lists of numbers and numeric object arrays (with ``None``/NaN) work as in diffprivlib."""
     try:
         arr = np.asarray(_pandas_to_numpy(array, name))
-        reject_text(arr, name)
+        _reject_text(arr, name)
         if arr.dtype == object:
             arr = arr.astype(np.float64)
     except InputError:
@@ -84,7 +82,7 @@ def _holds_text(values: np.ndarray) -> bool:
     return False
 
 
-def reject_text(arr: Any, name: str) -> None:
+def _reject_text(arr: Any, name: str) -> None:
     """InputError when a numpy array holds text (``U``/``S`` dtype, or strings in an object
     array): numeric strings are never silently converted."""
     if not isinstance(arr, np.ndarray):
@@ -201,20 +199,13 @@ def cell_epsilon(eps: float, shape: tuple[int, ...]) -> float:
     >>> cell_epsilon(1.0, (100,)), cell_epsilon(1.0, ())
     (1.0, 1.0)
     """
-    out = eps / row_width(shape)
+    m = max(math.prod(shape[1:]), 1)
+    out = eps / m
     if not out >= sys.float_info.min:  # a subnormal or zero epsilon cannot be calibrated
         raise NoiseScaleError(
-            f"epsilon {eps!r} over {row_width(shape)} value(s) per row is too small to calibrate"
+            f"epsilon {eps!r} over {m} value(s) per row is too small to calibrate"
         )
     return out
-
-
-def row_width(shape: tuple[int, ...]) -> int:
-    """Values one row (axis 0) contributes to a flattened array of this shape."""
-    m = 1
-    for size in shape[1:]:
-        m *= size
-    return max(m, 1)
 
 
 def apply_axis(

@@ -19,14 +19,7 @@ import numpy as np
 from veil.dp._rng import resolve_rng
 from veil.dp._samplers import discrete_laplace, laplace_fp
 from veil.dp.mechanisms._base import as_float
-from veil.dp.tools._common import (
-    _pandas_to_numpy,
-    cell_epsilon,
-    check_epsilon,
-    reject_text,
-    spend,
-    warn_unused,
-)
+from veil.dp.tools._common import as_array, cell_epsilon, check_epsilon, spend, warn_unused
 from veil.errors import ConfigError, InputError
 
 __all__ = ["histogram", "histogram2d", "histogramdd"]
@@ -45,14 +38,7 @@ def _no_estimator(bins: Any, name: str) -> None:
 
 
 def _check_sample(sample: Any, name: str) -> np.ndarray:
-    try:
-        arr = np.asarray(_pandas_to_numpy(sample, name))
-        reject_text(arr, name)
-        arr = np.asarray(arr, dtype=np.float64)
-    except InputError:
-        raise
-    except (TypeError, ValueError):
-        raise InputError(f"{name}: the data must be numeric") from None
+    arr = as_array(sample, nan=True, name=name, check=False)  # infinite values fall outside
     if np.isnan(arr).any():
         raise InputError(f"{name}: the data contain NaN; drop them first (never silently binned)")
     return arr
