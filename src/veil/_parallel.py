@@ -40,10 +40,15 @@ _pool: tuple[int, ThreadPoolExecutor] | None = None  # (pid that made it, pool)
 _pool_lock = threading.Lock()
 
 
+def _workers() -> int:
+    """Pool size: one worker fewer than the CPUs (the calling thread takes a part), at most 3."""
+    return min(os.cpu_count() or 1, 4) - 1
+
+
 def thread_pool() -> ThreadPoolExecutor | None:
     """The process's small persistent pool (one worker fewer than the CPUs); None on 1 CPU."""
     global _pool
-    workers = min(os.cpu_count() or 1, 4) - 1
+    workers = _workers()
     if workers < 1:
         return None
     with _pool_lock:
@@ -62,7 +67,7 @@ def map_parts(fn: Callable[[np.ndarray], T], x: np.ndarray) -> list[T]:
     pool = thread_pool() if x.size >= PARALLEL_MIN_SIZE else None
     if pool is None:
         return [fn(x)]
-    n_parts = pool._max_workers + 1
+    n_parts = _workers() + 1
     blocks = -(-x.size // BLOCK)
     cuts = [min(x.size, (blocks * i // n_parts) * BLOCK) for i in range(n_parts + 1)]
     futures = [pool.submit(fn, x[a:b]) for a, b in zip(cuts[1:-1], cuts[2:])]

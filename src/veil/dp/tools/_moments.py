@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from veil._parallel import scan_moments
+from veil._parallel import clamped_sum, scan_moments
 from veil.dp._rng import resolve_rng
 from veil.dp._samplers import discrete_laplace, laplace_fp
 from veil.dp.tools._bounds import estimate_bounds
@@ -93,9 +93,9 @@ def _moment(
     scan: tuple[float, float, float, float] | None = None
     if not nan and arr.size:
         # validate the data (NaN/inf propagate into min/max) and learn whether clipping is
-        # needed at all.  A single statistic is scanned in cache-sized blocks (min, max, sum and
-        # sum of squares in one traversal of memory, on several threads when large); nothing is noised or released before the
-        # budget is charged below.
+        # needed at all.  A single statistic is scanned in cache-sized blocks (min, max, sum
+        # and sum of squares in one traversal of memory, on several threads when large);
+        # nothing is noised or released before the budget is charged below.
         if n_out == 1:
             scan = scan_moments(arr.reshape(-1), squares=kind in ("var", "std"))
             gmin, gmax = scan[0], scan[1]
@@ -122,10 +122,13 @@ def _moment(
             lo, hi = float(lo_all[i]), float(hi_all[i])
         if nan:
             return _nan_cell(kind, v, lo, hi, e, rng)
+        n = v.size
         inside = scan is not None and lo <= gmin and gmax <= hi
-        x = v if inside else np.minimum(np.maximum(v, lo), hi)
-        n = x.size
-        total = scan[2] if inside and scan is not None else float(x.sum())
+        if kind in ("sum", "mean"):  # the clamped sum, block by block (no clamped copy)
+            total = scan[2] if scan is not None and inside else clamped_sum(v, lo, hi)
+        else:
+            x = v if inside else np.minimum(np.maximum(v, lo), hi)
+            total = scan[2] if scan is not None and inside else float(x.sum())
         if kind == "sum":
             if integer and float(lo).is_integer() and float(hi).is_integer():
                 out = _geo(round(total), hi - lo, e, rng)
