@@ -311,3 +311,10 @@ def test_replacement_neighbours_is_restricted(people: pd.DataFrame) -> None:
     clipped = full["age"].clip(*B)
     assert out["m"].iloc[0] == pytest.approx(clipped.mean(), rel=1e-6)
     assert out["v"].iloc[0] == pytest.approx(clipped.var(ddof=0), rel=1e-5)
+
+
+def test_bounds_for_a_column_not_in_the_table_are_refused(people):
+    """A typo in a bounds key would leave the intended column without bounds: refused."""
+    with pytest.raises(ConfigError, match="no column 'agee'"):
+        PrivateFrame(people, bounds={"agee": (0, 100)})
+    assert PrivateFrame(people, bounds={"age": (0, 100)}).bounds == {"age": (0, 100)}

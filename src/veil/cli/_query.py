@@ -137,23 +137,14 @@ def _read(args: argparse.Namespace) -> Any:
     return read(args.input, **opts)
 
 
-def _check_bounds_columns(bounds: dict[str, tuple[float, float]], columns: Any) -> None:
-    """Bounds of a column that is not in the table are an error (likely a typo).  Bounds of a
-    table column the query does not aggregate are allowed and unused."""
-    names = {str(c) for c in columns}
-    for col in bounds:
-        if col not in names:
-            raise ConfigError(f"--bounds {col}: no column {col!r} in the table")
-
-
 def _check_limits(args: argparse.Namespace) -> None:
-    """``--max-groups`` / ``--max-rows`` must be positive integers (0 is never read as 1).
-    Without ``--privacy-unit`` a row is the person: it touches 1 group with 1 row, so 1 is
-    accepted (as in :class:`~veil.dp.frame.PrivateFrame`) and more needs a privacy unit."""
+    """``--max-groups`` / ``--max-rows`` checked before the file is read, with PrivateFrame's
+    rule and the option's name: positive integers (0 is never read as 1); without
+    ``--privacy-unit`` a row is the person (1 group, 1 row), so more needs a privacy unit."""
+    from veil.dp.frame._frame import positive_int
+
     for opt, value in (("--max-groups", args.max_groups), ("--max-rows", args.max_rows)):
-        if value is not None and value < 1:
-            raise ConfigError(f"{opt} must be a positive integer, got {value}")
-        if value is not None and value > 1 and args.privacy_unit is None:
+        if value is not None and positive_int(value, opt) > 1 and args.privacy_unit is None:
             raise ConfigError(
                 f"{opt} {value} needs --privacy-unit (without one every row is a different "
                 "person, in 1 group with 1 row)"
@@ -231,7 +222,6 @@ def run(args: argparse.Namespace) -> int:
         if same_file(args.input, args.out):
             raise ConfigError("--out names the input file: refusing to overwrite the input")
     df = _read(args)
-    _check_bounds_columns(bounds, df.columns)
     try:
         from veil.dp import BudgetAccountant
 

@@ -34,7 +34,7 @@ from veil.errors import ConfigError, InputError
 __all__ = ["PrivateFrame", "GroupedFrame"]
 
 
-def _positive_int(value: Any, name: str) -> int:
+def positive_int(value: Any, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ConfigError(f"{name} must be a positive integer, got {value!r}")
     return int(value)
@@ -64,7 +64,8 @@ class PrivateFrame:
         accounting (tests, dry runs).
     bounds
         Default clamping bounds per column, ``{"age": (18, 100)}``; an aggregation may give its
-        own.  Missing bounds are an error, never read from the data.
+        own.  Missing bounds are an error, never read from the data; bounds of a column that is
+        not in the table are an error too (a typo would leave the intended column unbounded).
     max_groups, max_rows
         Default contribution bounds: groups per person, rows per person and group (both 1).
         Only meaningful with a ``privacy_unit``.
@@ -102,14 +103,17 @@ class PrivateFrame:
             raise ConfigError(f"privacy unit column {privacy_unit!r} is not in the table")
         self._df = df
         self.privacy_unit = privacy_unit
-        self.max_groups = _positive_int(max_groups, "max_groups")
-        self.max_rows = _positive_int(max_rows, "max_rows")
+        self.max_groups = positive_int(max_groups, "max_groups")
+        self.max_rows = positive_int(max_rows, "max_rows")
         if privacy_unit is None and (self.max_groups > 1 or self.max_rows > 1):
             raise ConfigError(
                 "max_groups/max_rows need a privacy_unit column; without one each row is a "
                 "person and contributes one row to one group"
             )
         self.bounds = dict(bounds or {})
+        unknown = [c for c in self.bounds if c not in df.columns]
+        if unknown:  # most likely a typo: the intended column would then lack its bounds
+            raise ConfigError(f"bounds for {unknown[0]!r}: no column {unknown[0]!r} in the table")
         self.mechanism = mechanism
         self._accountant = accountant  # None: the default accountant, looked up per query
         self._rng: BitSource = resolve_rng(random_state)
@@ -320,8 +324,8 @@ class GroupedFrame:
         self.keys = keys
         self.max_groups = frame.max_groups if max_groups is None else max_groups
         self.max_rows = frame.max_rows if max_rows is None else max_rows
-        self.max_groups = _positive_int(self.max_groups, "max_groups")
-        self.max_rows = _positive_int(self.max_rows, "max_rows")
+        self.max_groups = positive_int(self.max_groups, "max_groups")
+        self.max_rows = positive_int(self.max_rows, "max_rows")
         if frame.privacy_unit is None and (self.max_groups > 1 or self.max_rows > 1):
             raise ConfigError("max_groups/max_rows need a privacy_unit column")
 
