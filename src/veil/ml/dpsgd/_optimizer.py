@@ -42,28 +42,25 @@ from ._noise import NoiseSource
 __all__ = ["DPOptimizer", "dp_optimizer"]
 
 
-def _check_positive(name: str, value: Any, *, allow_zero: bool = False) -> float:
+def _check_positive(name: str, value: Any) -> float:
     try:
         v = float(value)
     except (TypeError, ValueError):
         raise ConfigError(f"{name} must be a number, got {value!r}") from None
-    ok = v >= 0 if allow_zero else v > 0
-    if not ok or math.isinf(v) or math.isnan(v):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ConfigError(f"{name} must be a finite number {bound}, got {value!r}")
+    if not v > 0 or math.isinf(v):
+        raise ConfigError(f"{name} must be a finite number > 0, got {value!r}")
     return v
 
 
 def _check_noise_multiplier(value: Any) -> float:
     """``noise_multiplier`` must be ``> 0``: with ``0`` the update is the clipped gradient
     itself, which is not differentially private (the accountant would report inf)."""
-    v = _check_positive("noise_multiplier", value, allow_zero=True)
-    if v == 0.0:
+    if isinstance(value, (int, float)) and value == 0:
         raise ConfigError(
             "noise_multiplier=0 adds no noise: the clipped gradients are released as they are "
             "and no epsilon holds; pass noise_multiplier > 0 (or use a non-private optimizer)"
         )
-    return v
+    return _check_positive("noise_multiplier", value)
 
 
 def _check_sample_rate(value: Any) -> float | None:
