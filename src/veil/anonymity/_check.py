@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from veil.anonymity._config import l_model, t_model
+from veil.anonymity._config import check_k_fits, check_suppression_limit, l_model, t_model
 from veil.anonymity._encode import Grouping, group_columns
 from veil.anonymity._models import AverageRisk, KAnonymity, KMap, PrivacyModel, TCloseness
 from veil.anonymity._result import to_jsonable
@@ -277,9 +277,7 @@ def check(
     all_models.extend(models)
     if not all_models:
         raise ConfigError("nothing to check: give k, l, t, average_risk or models")
-    lim = suppression_limit
-    if isinstance(lim, bool) or not isinstance(lim, (int, float)) or not 0 <= lim <= 1:
-        raise ConfigError(f"suppression_limit must be a fraction in [0, 1], got {lim!r}")
+    suppression_limit = check_suppression_limit(suppression_limit)
     sens = list(dict.fromkeys(m.column for m in all_models if m.column is not None))
     missing = [col for col in [*qi, *sens] if col not in df.columns]
     if missing:
@@ -290,9 +288,7 @@ def check(
     n = len(df)
     if n == 0:
         raise InputError("the table is empty")
-    for m in all_models:
-        if isinstance(m, KAnonymity) and m.k > n:
-            raise ConfigError(f"k={m.k} is larger than the table ({n} rows)")
+    check_k_fits(all_models, n)
     qi_cols = [df[col] for col in qi]
     grouping = group_columns(qi_cols)
     g = grouping.n_classes

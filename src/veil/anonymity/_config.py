@@ -69,6 +69,20 @@ def _as_hierarchy(col: str, h: Any) -> Hierarchy | None:
     raise ConfigError(f"hierarchy of {col!r} must be a Hierarchy, a file path, a dict or None")
 
 
+def check_suppression_limit(lim: Any) -> float:
+    """The suppression limit as a float in [0, 1], else :class:`ConfigError`."""
+    if isinstance(lim, bool) or not isinstance(lim, (int, float)) or not 0 <= lim <= 1:
+        raise ConfigError(f"suppression_limit must be a fraction in [0, 1], got {lim!r}")
+    return float(lim)
+
+
+def check_k_fits(models: Sequence[PrivacyModel], n_rows: int) -> None:
+    """:class:`ConfigError` when a k-anonymity model asks for more records than the table has."""
+    for m in models:
+        if isinstance(m, KAnonymity) and m.k > n_rows:
+            raise ConfigError(f"k={m.k} is larger than the table ({n_rows} rows)")
+
+
 @dataclass
 class AnonymizationConfig:
     """What to anonymize and how.
@@ -147,10 +161,7 @@ class AnonymizationConfig:
             KAnonymity(self.k)  # validates
         if not self.all_models():
             raise ConfigError("no privacy model given (set k or models)")
-        lim = self.suppression_limit
-        if isinstance(lim, bool) or not isinstance(lim, (int, float)) or not 0 <= lim <= 1:
-            raise ConfigError(f"suppression_limit must be a fraction in [0, 1], got {lim!r}")
-        self.suppression_limit = float(lim)
+        self.suppression_limit = check_suppression_limit(self.suppression_limit)
         if self.algorithm not in ALGORITHMS:
             raise ConfigError(
                 f"unknown algorithm {self.algorithm!r}; expected one of: {', '.join(ALGORITHMS)}"
@@ -199,10 +210,7 @@ class AnonymizationConfig:
             raise InputError(f"column(s) not in the table: {missing}")
         if df.columns.duplicated().any():
             raise InputError("the table has duplicated column names")
-        for m in self.all_models():
-            k = getattr(m, "k", None)
-            if isinstance(m, KAnonymity) and k is not None and k > len(df):
-                raise ConfigError(f"k={k} is larger than the table ({len(df)} rows)")
+        check_k_fits(self.all_models(), len(df))
 
     def sensitive_hierarchy(self, column: str) -> Hierarchy | None:
         for m in self.all_models():
