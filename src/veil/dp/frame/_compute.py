@@ -2,10 +2,10 @@
 
 Exact statistics are computed once per column and shared between components: the non-missing
 count, the clamped sum and the centred sum of squares.  The centred sum is derived as
-``sum - mid * count`` (no extra pass).  Ungrouped queries (``groups is None``) use a block-wise,
-cache-friendly clamp-and-sum (:func:`veil._parallel.clamped_sum`, threaded when large) instead
-of ``bincount``.  Missing values are excluded, never turned
-into zeros that would count as data.
+``sum - mid * count`` (no extra pass).  Ungrouped queries (``groups is None``) read "any value
+missing?" and the in-bounds sum from one block-wise scan, else use the block-wise clamp-and-sum
+(:mod:`veil._parallel`, threaded when large) instead of ``bincount``.  Missing values are
+excluded, never turned into zeros that would count as data.
 
 Example
 -------
