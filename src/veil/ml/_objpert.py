@@ -117,7 +117,6 @@ from veil.ml._noise import gamma_int, std_normal
 
 __all__ = [
     "LOGISTIC_CURVATURE",
-    "JACOBIAN_SHARE",
     "SHARE_MIN",
     "SHARE_MAX",
     "default_jacobian_share",
@@ -131,7 +130,6 @@ __all__ = [
 ]
 
 LOGISTIC_CURVATURE = 0.25  # sup of l''(m) = sigmoid(m) sigmoid(-m)
-JACOBIAN_SHARE = 0.6  # the former constant share (kept for callers that pin it)
 SHARE_MIN, SHARE_MAX = 0.2, 0.65  # range of the n*eps rule (see default_jacobian_share)
 _SHARE_AT_1000, _SHARE_PER_DECADE = 0.3, 0.28  # share at n*eps = 1000, slope per decade
 _NEWTON_MAX_DIM = 512  # explicit-Hessian Newton up to this dimension, L-BFGS above
