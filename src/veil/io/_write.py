@@ -9,7 +9,7 @@ import json
 import os
 import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -86,19 +86,6 @@ def write_json(obj: Any, path: str | os.PathLike[str]) -> Path:
     return atomic_write(path, lambda fh: fh.write(data))
 
 
-@dataclass(frozen=True)
-class _Layout:
-    """How the delimited text is laid out (from the input's :class:`SourceFormat`)."""
-
-    sep: str = ","
-    spacing: str = ""
-    header: bool = True
-    quoting: str = "minimal"
-    eol: str = "\n"
-    na: str = ""
-    encoding: str = "utf-8"
-
-
 def _arrow_table(df: pd.DataFrame, na: str) -> Any:
     """``df`` as an Arrow table of integer, float and text columns, or None.
 
@@ -134,27 +121,27 @@ def _arrow_table(df: pd.DataFrame, na: str) -> Any:
     return pa.Table.from_arrays(cols, names=[str(c) for c in df.columns])
 
 
-def _header_line(df: pd.DataFrame, lay: _Layout) -> str:
+def _header_line(df: pd.DataFrame, lay: SourceFormat) -> str:
     buf = io.StringIO()
     quoting = csv.QUOTE_ALL if lay.quoting == "all" else csv.QUOTE_MINIMAL
-    csv.writer(buf, delimiter=lay.sep, quoting=quoting, lineterminator=lay.eol).writerow(
-        [str(c) for c in df.columns]
-    )
+    csv.writer(
+        buf, delimiter=lay.delimiter, quoting=quoting, lineterminator=lay.lineterminator
+    ).writerow([str(c) for c in df.columns])
     line = buf.getvalue()
     if lay.spacing:
-        fields = next(csv.reader(io.StringIO(line), delimiter=lay.sep))
-        if all(lay.sep not in f and '"' not in f and "\n" not in f for f in fields):
-            line = (lay.sep + lay.spacing).join(fields) + lay.eol
+        fields = next(csv.reader(io.StringIO(line), delimiter=lay.delimiter))
+        if all(lay.delimiter not in f and '"' not in f and "\n" not in f for f in fields):
+            line = (lay.delimiter + lay.spacing).join(fields) + lay.lineterminator
     return line
 
 
-def _lone_missing(df: pd.DataFrame, lay: _Layout) -> bool:
+def _lone_missing(df: pd.DataFrame, lay: SourceFormat) -> bool:
     """One column with missing values written empty: an empty field would be a blank line,
     which readers skip; pandas quotes it as ``""`` (QUOTE_NONNUMERIC)."""
-    return df.shape[1] == 1 and not lay.na and bool(df.iloc[:, 0].isna().any())
+    return df.shape[1] == 1 and not lay.missing and bool(df.iloc[:, 0].isna().any())
 
 
-def _arrow_csv(df: pd.DataFrame, fh: IO[bytes], lay: _Layout) -> bool:
+def _arrow_csv(df: pd.DataFrame, fh: IO[bytes], lay: SourceFormat) -> bool:
     """Write ``df`` as CSV with pyarrow (several times faster than ``DataFrame.to_csv``).
 
     Only integer, float, text and categorical columns take this path.  The output reads back
@@ -168,11 +155,11 @@ def _arrow_csv(df: pd.DataFrame, fh: IO[bytes], lay: _Layout) -> bool:
 
     if _lone_missing(df, lay):
         return False
-    table = _arrow_table(df, lay.na)
+    table = _arrow_table(df, lay.missing or "")
     if table is None:
         return False
-    if (lay.eol != "\n" and not hasattr(pcsv.WriteOptions, "eol")) or (
-        lay.na and not hasattr(pcsv.WriteOptions, "null_string")
+    if (lay.lineterminator != "\n" and not hasattr(pcsv.WriteOptions, "eol")) or (
+        lay.missing and not hasattr(pcsv.WriteOptions, "null_string")
     ):
         return False
     styles = ("all_valid",) if lay.quoting == "all" else ("none", "needed")
@@ -180,11 +167,13 @@ def _arrow_csv(df: pd.DataFrame, fh: IO[bytes], lay: _Layout) -> bool:
     for style in styles:
         try:
             buf = io.BytesIO()
-            opts = pcsv.WriteOptions(include_header=False, delimiter=lay.sep, quoting_style=style)
-            if lay.eol != "\n":
-                opts.eol = lay.eol
-            if lay.na:
-                opts.null_string = lay.na
+            opts = pcsv.WriteOptions(
+                include_header=False, delimiter=lay.delimiter, quoting_style=style
+            )
+            if lay.lineterminator != "\n":
+                opts.eol = lay.lineterminator
+            if lay.missing:
+                opts.null_string = lay.missing
             pcsv.write_csv(table, buf, opts)
             data = buf.getvalue()
             break
@@ -195,7 +184,7 @@ def _arrow_csv(df: pd.DataFrame, fh: IO[bytes], lay: _Layout) -> bool:
     if lay.spacing:
         if style != "none":  # a delimiter may sit inside a quoted value: let pandas do it
             return False
-        data = data.replace(lay.sep.encode(), (lay.sep + lay.spacing).encode())
+        data = data.replace(lay.delimiter.encode(), (lay.delimiter + lay.spacing).encode())
     head = _header_line(df, lay) if lay.header else ""
     if lay.encoding.lower().replace("_", "-") in ("utf-8", "utf8", "utf-8-sig"):
         bom = b"\xef\xbb\xbf" if lay.encoding.lower().endswith("sig") else b""
@@ -208,7 +197,7 @@ def _arrow_csv(df: pd.DataFrame, fh: IO[bytes], lay: _Layout) -> bool:
     return True
 
 
-def _pandas_csv(df: pd.DataFrame, lay: _Layout) -> str:
+def _pandas_csv(df: pd.DataFrame, lay: SourceFormat) -> str:
     """The slow path: any dtype, through ``DataFrame.to_csv``."""
     quoting = csv.QUOTE_ALL if lay.quoting == "all" else csv.QUOTE_MINIMAL
     if _lone_missing(df, lay):
@@ -219,14 +208,14 @@ def _pandas_csv(df: pd.DataFrame, lay: _Layout) -> str:
         body = df.copy(deep=False)
         for c in df.columns[1:]:
             col = df[c]
-            body[c] = (" " + col.astype(str)).where(col.notna(), " " + lay.na)
+            body[c] = (" " + col.astype(str)).where(col.notna(), " " + (lay.missing or ""))
     text = body.to_csv(
-        sep=lay.sep,
+        sep=lay.delimiter,
         index=False,
         header=False,
-        lineterminator=lay.eol,
+        lineterminator=lay.lineterminator,
         quoting=quoting,
-        na_rep=lay.na,
+        na_rep=lay.missing or "",
     )
     return (_header_line(df, lay) if lay.header else "") + text
 
@@ -321,17 +310,16 @@ def write(
         return atomic_write(target, lambda fh: out.to_parquet(fh, index=False))
     csv_fmt = fmt if fmt and fmt.format == "csv" else None
     sep = "\t" if suffix == ".tsv" else csv_fmt.delimiter if csv_fmt else ","
+    # the layout to write: the input's, with the .tsv suffix's tab and its spacing dropped when
+    # the delimiter changes, and the missing marker "" (empty field) when the input had none
     lay = (
-        _Layout(sep=sep)
+        SourceFormat(str(target), "csv", sep, missing="")
         if csv_fmt is None
-        else _Layout(
-            sep=sep,
+        else replace(
+            csv_fmt,
+            delimiter=sep,
             spacing=csv_fmt.spacing if sep == csv_fmt.delimiter else "",
-            header=csv_fmt.header,
-            quoting=csv_fmt.quoting,
-            eol=csv_fmt.lineterminator,
-            na=csv_fmt.missing or "",
-            encoding=csv_fmt.encoding,
+            missing=csv_fmt.missing or "",
         )
     )
     source = df.attrs.get("veil_source")
