@@ -219,3 +219,8 @@ def test_gaussian_nb_count_share_balances_count_and_sum_noise():
         assert 0 < s < 0.5
         assert (1 - s) / s == pytest.approx((2 * d) ** (2 / 3))
     assert all(a > b for a, b in zip(shares, shares[1:]))
+    # and it is the claimed optimum: it minimises the mean's error proxy 1/s^2 + (2d)^2/(1-s)^2
+    grid = np.linspace(0.001, 0.999, 99_801)
+    for d in (1, 4, 5, 81):
+        proxy = 1 / grid**2 + (2 * d) ** 2 / (1 - grid) ** 2
+        assert count_share(d) == pytest.approx(grid[np.argmin(proxy)], abs=2e-5)
