@@ -164,6 +164,46 @@ def test_leaf_counts_come_from_the_rows_routed_as_at_prediction():
     assert counts.sum() == pytest.approx(len(X), abs=1e-3)
 
 
+def _reference_tree(X, codes, n_classes, depth, eps, rng):
+    """build_tree's algorithm with every level's utilities recounted from scratch."""
+    n, d = X.shape
+    eps_leaf = 0.3 * eps
+    eps_level = (eps - eps_leaf) / depth
+    feature = np.zeros(2**depth - 1, dtype=np.int64)
+    threshold = np.zeros(2**depth - 1)
+    box_lo, box_hi = np.zeros((1, d)), np.ones((1, d))
+    node = np.zeros(n, dtype=np.int64)
+    for level in range(depth):
+        cand = _dptree.candidate_thresholds(box_lo, box_hi)
+        u = _dptree.split_utilities(X, codes, n_classes, cand, node)
+        picks = _dptree.select_splits(u, eps_level, rng)
+        k, first = cand.shape[2], 2**level - 1
+        child_lo, child_hi = np.repeat(box_lo, 2, axis=0), np.repeat(box_hi, 2, axis=0)
+        for i, p in enumerate(picks.tolist()):
+            f, t = divmod(p, k)
+            feature[first + i], threshold[first + i] = f, cand[i, f, t]
+            child_hi[2 * i, f] = child_lo[2 * i + 1, f] = cand[i, f, t]
+        box_lo, box_hi = child_lo, child_hi
+        at = first + node
+        node = 2 * node + (X[np.arange(n), feature[at]] > threshold[at])
+    return feature, threshold
+
+
+@pytest.mark.parametrize("eps", [0.5, 50.0])
+def test_incremental_bins_give_the_from_scratch_tree(eps):
+    """build_tree recounts only the split feature's thresholds after each level; with the same
+    random stream it must choose exactly the splits of recounting every feature each level
+    (values placed on candidate thresholds of several levels included)."""
+    X = _rng(5).random(6000).reshape(2000, 3)
+    X[::7, 1] = 8 / 17
+    X[::11, 2] = 4 / 17 * 8 / 17
+    codes = ((X[:, 0] > 0.3) ^ (X[:, 1] + X[:, 2] > 0.9)).astype(np.int64)
+    tree, _ = _dptree.build_tree(X, codes, 2, np.zeros(3), np.ones(3), 6, eps, _rng(9))
+    feature, threshold = _reference_tree(X, codes, 2, 6, eps, _rng(9))
+    np.testing.assert_array_equal(tree.feature, feature)
+    np.testing.assert_array_equal(tree.threshold, threshold)
+
+
 def test_batched_split_selection_follows_the_exponential_mechanism():
     """Chi-square of 20,000 draws against the exact probabilities exp(eps u) / Z."""
     from scipy import stats

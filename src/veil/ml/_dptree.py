@@ -135,13 +135,33 @@ def split_utilities(
     # one pass over (row, feature) pairs: "cell" a * d + f holds the thresholds th[a, f]
     cell = (a[:, None] * d + np.arange(d)[None, :]).ravel()
     b = _count_below(X.ravel(), th.reshape(m * d, k), cell)  # x <= t_j  <=>  b <= j
-    cls = np.repeat(codes, d)
-    h = np.bincount((cell * (k + 1) + b) * n_classes + cls, minlength=m * d * (k + 1) * n_classes)
-    h = h.reshape(m, d, k + 1, n_classes)
+    out = _utilities(_cell_keys(b.reshape(-1, d), codes, k, n_classes), a, m, k, n_classes)
+    return out.reshape(d * k) if single else out
+
+
+def _cell_keys(bins: np.ndarray, codes: np.ndarray, k: int, n_classes: int) -> np.ndarray:
+    """``(n, d)`` histogram cell of each (row, feature) within its node: ``(f, bin, class)``
+    numbered ``(f (k + 1) + bin) n_classes + class``.
+
+    ``bins[i, f]`` is ``#{j : t_j < x_if}`` against the ``k`` thresholds of row ``i``'s node.
+    """
+    d = bins.shape[1]
+    feat = np.arange(d, dtype=np.int64) * ((k + 1) * n_classes)
+    return bins * n_classes + (feat[None, :] + np.asarray(codes, dtype=np.int64)[:, None])
+
+
+def _utilities(cells: np.ndarray, node: np.ndarray, m: int, k: int, n_classes: int) -> np.ndarray:
+    """``(m, d * k)`` max-operator utilities from the cells of :func:`_cell_keys` and each
+    row's node (``0 .. m - 1``): one ``bincount`` gives the class histogram of every (node,
+    feature, bin), and cumulative sums over the bins give both children of every threshold.
+    """
+    d = cells.shape[1]
+    per_node = d * (k + 1) * n_classes
+    key = cells + (np.asarray(node, dtype=np.int64) * per_node)[:, None]
+    h = np.bincount(key.ravel(), minlength=m * per_node).reshape(m, d, k + 1, n_classes)
     left = np.cumsum(h, axis=2)[:, :, :-1]
     right = h.sum(axis=2)[:, :, None, :] - left
-    out = left.max(axis=3) + right.max(axis=3)
-    return out.reshape(d * k) if single else out.reshape(m, d * k)
+    return (left.max(axis=3) + right.max(axis=3)).reshape(m, d * k)
 
 
 def _count_below(x: np.ndarray, th: np.ndarray, a: np.ndarray) -> np.ndarray:
@@ -153,24 +173,30 @@ def _count_below(x: np.ndarray, th: np.ndarray, a: np.ndarray) -> np.ndarray:
     m, k = th.shape
     if m == 0 or k == 0 or len(x) == 0:
         return np.zeros(len(x), dtype=np.int64)
-    step = (th[:, -1] - th[:, 0]) / (k - 1) if k > 1 else np.ones(m)
-    flat = th.ravel()
-    base = a * k
-    degenerate = ~(step > 0)  # all thresholds equal: 0 or k below x
-    step = np.where(degenerate, 1.0, step)
+    x = np.asarray(x, dtype=float)
+    a = np.asarray(a, dtype=np.int64)
+    step = (th[:, -1] - th[:, 0]) / (k - 1) if k > 1 else np.zeros(m)
+    with np.errstate(divide="ignore"):
+        inv = np.where(step > 0, 1.0 / step, 0.0)  # all thresholds equal: guess 0, fixed below
     start = th[:, 0] - step  # the node's lower bound
-    with np.errstate(invalid="ignore", over="ignore"):
-        r = (x - np.take(start, a)) / np.take(step, a)
-    b = np.clip(np.ceil(np.nan_to_num(r, nan=0.0, posinf=k, neginf=0.0)) - 1, 0, k)
-    b = b.astype(np.int64)
-    if degenerate.any():
-        deg = np.take(degenerate, a)
-        b[deg] = np.where(x[deg] > np.take(flat, base[deg]), k, 0)
-    # the guess is off only for values within rounding error of a threshold: check every
-    # guess against the actual thresholds on both sides and count those few rows exactly
-    bad = ((b > 0) & (x <= np.take(flat, base + np.maximum(b - 1, 0)))) | (
-        (b < k) & (x > np.take(flat, base + np.minimum(b, k - 1)))
-    )
+    # guess: b = clip(ceil((x - start) / step), 1, k + 1) - 1
+    r = x - np.take(start, a)
+    r *= np.take(inv, a)
+    np.ceil(r, out=r)
+    np.clip(r, 1, k + 1, out=r)
+    b = r.astype(np.int64)
+    b -= 1
+    # check: P[b] < x <= P[b + 1] on the node's thresholds padded as [-inf, t_1..t_k, +inf];
+    # the guess is off only within rounding error of a threshold (or for equal thresholds):
+    # those few rows are counted exactly
+    padded = np.empty((m, k + 2))
+    padded[:, 0], padded[:, -1], padded[:, 1:-1] = -np.inf, np.inf, th
+    flat = padded.ravel()
+    idx = a * (k + 2)
+    idx += b
+    bad = np.take(flat, idx) >= x
+    idx += 1
+    bad |= x > np.take(flat, idx)
     if bad.any():
         b[bad] = (x[bad, None] > th[a[bad]]).sum(axis=1)
     return b
@@ -240,23 +266,47 @@ def build_tree(
     feature = np.zeros(n_internal, dtype=np.int64)
     threshold = np.zeros(n_internal)
     box_lo, box_hi = lo[None, :].copy(), hi[None, :].copy()  # intervals of the level's nodes
-    node = np.zeros(len(X), dtype=np.int64)  # node of each row, numbered within its level
-    rows = np.arange(len(X))
+    n, d = X.shape
+    node = np.zeros(n, dtype=np.int64)  # node of each row, numbered within its level
+    row_start = np.arange(n, dtype=np.int64) * d
+    x_flat = np.ascontiguousarray(X, dtype=float).ravel()
+    codes = np.asarray(codes, dtype=np.int64)
+    cand = candidate_thresholds(box_lo, box_hi)  # (nodes, d, k)
+    k = cand.shape[2]
+    # cells[i, f] holds (f, #{thresholds of row i's node on f below x_if}, class).  A split on
+    # f changes its children's interval (hence thresholds) of f only, so after each level only
+    # the split feature's entry of each row is recounted, against the child's thresholds: the
+    # utilities are those of recounting every feature (tests/ml/test_dptree.py checks it).
+    if depth:
+        bins = _count_below(x_flat, cand.reshape(d, k), np.tile(np.arange(d), n))
+        cells = _cell_keys(bins.reshape(n, d), codes, k, n_classes)
     for level in range(depth):
         first = 2**level - 1  # heap index of the level's first node
-        cand = candidate_thresholds(box_lo, box_hi)  # (nodes, d, k)
-        u = split_utilities(X, codes, n_classes, cand, node)
-        k = cand.shape[2]
+        u = _utilities(cells, node, len(box_lo), k, n_classes)
         child_lo = np.repeat(box_lo, 2, axis=0)
         child_hi = np.repeat(box_hi, 2, axis=0)
         picks = select_splits(u, eps_level, rng)  # disjoint nodes: parallel composition
-        for i in range(len(box_lo)):
-            f, t = divmod(int(picks[i]), k)
-            feature[first + i], threshold[first + i] = f, cand[i, f, t]
-            child_hi[2 * i, f] = child_lo[2 * i + 1, f] = cand[i, f, t]
+        m = len(box_lo)
+        f, t = np.divmod(picks, k)
+        at = np.arange(m)
+        chosen = cand[at, f, t]
+        feature[first : first + m], threshold[first : first + m] = f, chosen
+        child_hi[2 * at, f] = chosen
+        child_lo[2 * at + 1, f] = chosen
         box_lo, box_hi = child_lo, child_hi
-        go_right = X[rows, feature[first + node]] > threshold[first + node]
-        node = 2 * node + go_right
+        at_node = node + first
+        f_row = np.take(feature, at_node)
+        flat = f_row + row_start  # (row, split feature) in the row-major (n, d) arrays
+        x_row = np.take(x_flat, flat)
+        node *= 2
+        node += x_row > np.take(threshold, at_node)
+        if level + 1 < depth:
+            cand = candidate_thresholds(box_lo, box_hi)
+            b = _count_below(x_row, cand.reshape(-1, k), node * d + f_row)
+            b += f_row * (k + 1)
+            b *= n_classes
+            b += codes
+            np.put(cells, flat, b)
     # ``node`` now numbers each row's leaf within the last level: no second routing pass
     leaf_counts = noisy_leaf_counts(node, codes, 2**depth, n_classes, eps_leaf, rng)
     return GreedyTree(depth, feature, threshold), leaf_counts
