@@ -1,4 +1,5 @@
-"""Differentially private k-means (Lloyd iterations with noisy sums and counts)."""
+"""Differentially private k-means: a noisy grid synopsis for the start, then Lloyd iterations
+with noisy sums and counts (Su et al.'s EUGkM + DPLloyd hybrid)."""
 
 from __future__ import annotations
 
@@ -28,12 +29,42 @@ __all__ = ["KMeans"]
 class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
     """k-means clustering with epsilon-differential privacy.
 
-    DPLloyd with the budget split of Su, Cao, Li, Bertino & Jiang (2016), "Differentially
-    private k-means clustering", CODASPY: centres start uniformly inside the bounds; each of
-    ``n_iter`` iterations assigns points to the nearest centre and releases, per cluster, a
-    noisy count and a noisy per-feature sum (clusters are disjoint: parallel composition).
-    Per iteration the budget is split between count and sum in the ratio
-    ``1 : (4 d rho^2)^{1/3}`` with ``rho = 0.225`` (their analysis).  A fraction
+    The hybrid of Su, Cao, Li, Bertino & Jin (2016), "Differentially private k-means
+    clustering", CODASPY, and Su, Cao, Li, Bertino, Lyu & Jin (2017), "Differentially private
+    k-means clustering and a hybrid approach to private optimization", ACM TOPS: a noisy grid
+    synopsis (their EUGkM) picks the initial centres, then DPLloyd refines them.
+
+    *Initialisation* (``init="auto"``).  Half of the centre budget, ``eps_h``, releases the
+    counts of the rows in a uniform grid of ``M = m^d`` cells over the bounds, each plus
+    Laplace(``1 / eps_h``) noise (a row lies in one cell: L1 sensitivity 1), with EUGkM's grid
+    size ``m = floor((n eps_h / 10)^{2 / (2 + d)})`` per feature.  Cells whose noisy count is
+    below ``ln(M) / eps_h`` are dropped: an empty cell passes with probability
+    ``exp(-ln M) / 2 = 1 / (2 M)``, so about half a spurious cell survives in all, instead of
+    ``M / 2`` cells of positive noise drowning the data.  Non-private k-means (k-means++
+    seeding, 10 restarts) on the surviving cell centres weighted by their noisy counts gives
+    the initial centres.  That is post-processing of the released counts, so the restarts are
+    free: Lloyd from data-independent centres (the old default) lands in a poor local optimum
+    in many runs even without noise, which the restarts on the synopsis avoid.  The choice
+    between this and the fallback depends only on public ``n``, ``d`` and ``epsilon`` (``n`` is
+    public by the project's convention, as for the iteration count): when ``m < 2`` (too little
+    data or budget for two cells per feature) or ``M > 2^20`` (memory), the whole centre budget
+    goes to DPLloyd from data-independent centres (``init="sphere"``: Su et al.'s sphere
+    packing inside the bounds).  Where ``n`` itself is private, ``init="sphere"`` with an
+    explicit ``n_iter`` reads no ``n``.
+
+    *Refinement* (DPLloyd).  Each of ``n_iter`` iterations assigns points to the nearest centre
+    and releases, per cluster, a noisy count and a noisy per-feature sum (clusters are disjoint:
+    parallel composition).  Per iteration the budget is split between count and sum in the ratio
+    ``1 : (4 d rho^2)^{1/3}`` with ``rho = 0.225`` (Su et al.'s analysis).  After the grid
+    initialisation the default is one iteration with the remaining half: the initial centres
+    are a fixed point of k-means on the synopsis, so one step removes most of the grid's
+    quantisation bias, while ``T`` steps would each get ``1 / T`` of the budget (``T^2`` times
+    the noise variance in the final centres).  Each released centre is the posterior mean of the
+    cluster mean under a uniform prior on the bounds given the noisy mean (per coordinate,
+    Laplace noise of scale ``(d / eps_sum) / count``, the noisy count taken as exact):
+    post-processing that equals the noisy mean when the noise is small and shrinks towards the
+    middle of the bounds when it is not, instead of clipping noise-dominated centres onto the
+    faces of the box (far from any data).  A fraction
     ``inertia_share`` (default 0.05) of the budget is kept to release a noisy ``inertia_`` (sum
     of squared distances, each clipped to ``inertia_clip``, by default the squared diameter
     ``D^2`` of the bounds: Laplace noise of scale ``D^2 / (inertia_share * epsilon)``; replacing
@@ -50,8 +81,12 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
     bounds : (lower, upper) or "data"
         Per-feature bounds (required).
     n_iter : int, optional
-        Number of Lloyd iterations; default from Su et al.'s guideline (between 2 and 7,
-        fewer when the budget per point is small).
+        Number of Lloyd iterations; default 1 after the grid initialisation, otherwise from Su
+        et al.'s guideline (between 2 and 7, fewer when the budget per point is small).
+    init : {"auto", "sphere"}, default "auto"
+        ``"auto"``: the noisy-grid initialisation when the grid is affordable (see above),
+        else ``"sphere"``; ``"sphere"``: data-independent sphere-packing centres and the whole
+        centre budget to DPLloyd.
     inertia_share : float, default 0.05
         Fraction of ``epsilon`` spent on the private ``inertia_``, in ``[0, 1)``; ``0`` releases
         no inertia (``inertia_`` is then NaN) and gives the whole budget to the centres.
@@ -66,7 +101,9 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
     ----------
     cluster_centers_, labels_ (of the training data, not private: do not release),
     inertia_ (differentially private estimate, NaN when ``inertia_share=0``),
-    inertia_ci_ (95 % half-width of its noise), n_iter_, epsilon_spent_
+    inertia_ci_ (95 % half-width of its noise), n_iter_, epsilon_spent_,
+    init_ (``"grid"`` or ``"sphere"``: the initialisation used), grid_size_ (``m``, cells per
+    feature of the grid synopsis; 0 without it)
 
     Examples
     --------
@@ -83,6 +120,7 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
         epsilon: float = 1.0,
         bounds: Any = None,
         n_iter: int | None = None,
+        init: str = "auto",
         inertia_share: float = 0.05,
         inertia_clip: float | None = None,
         random_state: Any = None,
@@ -92,6 +130,7 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
         self.epsilon = epsilon
         self.bounds = bounds
         self.n_iter = n_iter
+        self.init = init
         self.inertia_share = inertia_share
         self.inertia_clip = inertia_clip
         self.random_state = random_state
@@ -104,6 +143,8 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
         check_privacy_params(self.epsilon)
         if not isinstance(self.n_clusters, (int, np.integer)) or self.n_clusters < 1:
             raise ConfigError(f"n_clusters must be a positive integer, got {self.n_clusters!r}")
+        if self.init not in ("auto", "sphere"):
+            raise ConfigError(f"init must be 'auto' or 'sphere', got {self.init!r}")
         share = self.inertia_share
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share < 1:
             raise ConfigError(f"inertia_share must be a number in [0, 1), got {share!r}")
@@ -123,12 +164,19 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
             mid = (lo + hi) / 2.0
             eps_inertia = float(share) * float(self.epsilon)
             eps_iters = float(self.epsilon) - eps_inertia
-            n_iter = self.n_iter or _default_iters(n, d, k, eps_iters)
+            m = _grid_size(n, d, eps_iters / 2) if self.init == "auto" else 0
+            if m:
+                eps_grid = eps_iters / 2
+                eps_iters -= eps_grid
+                centers = _grid_init(Xc, k, m, eps_grid, lo, hi, rng)
+                n_iter = self.n_iter or 1
+            else:
+                centers = _sphere_packing_init(k, lo, hi, rng)
+                n_iter = self.n_iter or _default_iters(n, d, k, eps_iters)
             eps_it = eps_iters / n_iter
             ratio = (4 * d * 0.225**2) ** (1 / 3)
             eps_count = eps_it / (1 + ratio)
             eps_sum = eps_it - eps_count
-            centers = _sphere_packing_init(k, lo, hi, rng)
             Z = np.clip((Xc - mid) / half, -1.0, 1.0)  # L1 sensitivity of a sum vector is d
             for _ in range(n_iter):
                 labels = _assign(Xc, centers)
@@ -137,7 +185,8 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
                 nc = add_laplace(counts, 1.0 / eps_count, rng)
                 ns = add_laplace(sums, d / eps_sum, rng, sensitivity=d, coords=d)
                 keep = nc >= 1.0
-                new = np.clip(ns / np.maximum(nc, 1.0)[:, None], -1, 1) * half + mid
+                size = np.maximum(nc, 1.0)[:, None]
+                new = _posterior_mean(ns / size, (d / eps_sum) / size) * half + mid
                 centers = np.where(keep[:, None], new, centers)
             labels = _assign(Xc, centers)
             dist2 = ((Xc - centers[labels]) ** 2).sum(axis=1)
@@ -163,6 +212,8 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
             self.cluster_centers_ = centers
             self.labels_ = labels
             self.n_iter_ = n_iter
+            self.init_ = "grid" if m else "sphere"
+            self.grid_size_ = m
             self.n_features_in_ = d
             self.epsilon_spent_ = float(self.epsilon)
         return self
@@ -186,6 +237,75 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
         Xa = check_n_features(self, X)
         labels = _assign(Xa, self.cluster_centers_)
         return -float(((Xa - self.cluster_centers_[labels]) ** 2).sum())
+
+
+def _posterior_mean(y: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """Posterior mean of ``mu`` uniform on ``[-1, 1]`` given ``y = mu + Laplace(s)``, per entry.
+
+    With ``lam = 1/s`` the posterior density is ``exp(-lam |y - mu|)`` on ``[-1, 1]``; splitting
+    the integrals at ``y`` (clipped: outside the interval the posterior is that of the nearest
+    end) gives ``y + (h(lam c) - h(lam a)) / (lam (2 - e^{-lam a} - e^{-lam c}))`` with
+    ``a = 1 + y``, ``c = 1 - y`` and ``h(x) = 1 - e^{-x} (1 + x)``.  It tends to ``y`` as the
+    noise vanishes and to 0 (the prior mean) as it grows.
+    """
+    y = np.clip(y, -1.0, 1.0)
+    lam = 1.0 / np.maximum(np.broadcast_to(s, y.shape), 1e-300)
+    xa, xc = lam * (1.0 + y), lam * (1.0 - y)
+
+    def h(x: np.ndarray) -> np.ndarray:  # 1 - e^{-x}(1 + x), by its series near 0
+        series = x * x * (0.5 - x / 3.0 + x * x / 8.0)
+        return np.where(x < 1e-3, series, -np.expm1(-x) - x * np.exp(-x))
+
+    denom = -np.expm1(-xa) - np.expm1(-xc)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        shift = (h(xc) - h(xa)) / (lam * denom)
+    return np.clip(np.where(denom > 0, y + shift, 0.0), -1.0, 1.0)
+
+
+#: EUGkM's constant (Su et al. 2016): about ``n eps / theta`` cells when ``d = 2``.
+_GRID_THETA = 10.0
+#: Largest grid synopsis (cells) the initialisation builds; beyond it ``init`` falls back.
+_GRID_MAX_CELLS = 2**20
+
+
+def _grid_size(n: int, d: int, eps: float) -> int:
+    """Cells per feature of the EUGkM grid, ``m = floor((n eps / theta)^{2/(2+d)})``, lowered
+    until ``m^d <= 2^20``; 0 when fewer than 2 (no useful grid).  Public inputs only."""
+    m = int(math.floor((n * eps / _GRID_THETA) ** (2.0 / (2.0 + d))))
+    while m >= 2 and m**d > _GRID_MAX_CELLS:
+        m -= 1
+    return m if m >= 2 else 0
+
+
+def _grid_init(
+    X: np.ndarray, k: int, m: int, eps: float, lo: np.ndarray, hi: np.ndarray, rng: Any
+) -> np.ndarray:
+    """Initial centres from a noisy ``m^d`` grid histogram of ``X`` (``eps``-DP, see KMeans).
+
+    The counts get Laplace(``1/eps``) noise; cells below ``ln(M)/eps`` are dropped and the
+    rest, weighted by their noisy counts, are clustered by scikit-learn's k-means (k-means++,
+    10 restarts): post-processing.  Missing centres (fewer than ``k`` cells survive) come from
+    the sphere packing.
+    """
+    from sklearn.cluster import KMeans as _SkKMeans
+    from threadpoolctl import threadpool_limits
+
+    d = X.shape[1]
+    n_cells = m**d
+    width = np.maximum(hi - lo, 1e-12)
+    idx = np.clip(np.floor((X - lo) / width * m).astype(np.int64), 0, m - 1)
+    flat = np.ravel_multi_index(tuple(idx.T), (m,) * d)
+    counts = np.bincount(flat, minlength=n_cells).astype(float)
+    noisy = add_laplace(counts, 1.0 / eps, rng)
+    kept = np.flatnonzero(noisy >= math.log(n_cells) / eps)
+    cells = (np.stack(np.unravel_index(kept, (m,) * d), axis=1) + 0.5) / m * width + lo
+    if len(kept) <= k:
+        fill = _sphere_packing_init(k - len(kept), lo, hi, rng) if len(kept) < k else cells[:0]
+        return np.vstack([cells, fill])
+    seed = int(rng.integers(2**31 - 1))
+    with threadpool_limits(1):  # a few thousand weighted points: threads only add overhead
+        km = _SkKMeans(k, n_init=10, random_state=seed).fit(cells, sample_weight=noisy[kept])
+    return np.asarray(km.cluster_centers_, dtype=float)
 
 
 def _sphere_packing_init(k: int, lo: np.ndarray, hi: np.ndarray, rng: Any) -> np.ndarray:
