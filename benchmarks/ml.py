@@ -3,8 +3,9 @@
 Train on adult.data, test on adult.test.  Features: the five numeric columns (age,
 education-num, capital-gain, capital-loss, hours-per-week) scaled to [0, 1] with PUBLIC bounds
 (17-90, 1-16, 0-100000, 0-4356, 1-99), identical for both libraries.  For every epsilon and
-model: mean and sd of test accuracy (or R^2 / k-means test inertia) over ``--runs`` fits, and
-mean fit time.
+model: mean and sd of test accuracy (or R^2 / k-means test inertia) over ``--runs`` fits, the
+difference of the means (Veil - diffprivlib) with its standard error sqrt((sd_v^2 + sd_p^2) /
+runs) (the fits are independent), and mean fit time.
 
 Run in the benchmark environment (diffprivlib 0.6.6 needs scikit-learn < 1.8)::
 
@@ -224,12 +225,18 @@ def main(argv: list[str] | None = None) -> list[dict]:
                 "dpl_fit_s": np.mean([t for _, t in p]),
                 "veil_at_least_as_good": bool(better),
             }
+            # Welch standard error of the difference of the two means (independent fits)
+            diff = float(vs.mean() - ps.mean())
+            se = float(np.sqrt((row["veil_sd"] ** 2 + row["dpl_sd"] ** 2) / runs))
+            row["diff"], row["diff_se"] = diff, se
             rows.append(row)
+            tie = " (tie: |diff| < 2 se)" if runs > 1 and abs(diff) < 2 * se else ""
             print(
                 f"{name:26s} eps={eps:<4} {kind:7s} veil {row['veil_mean']:.4f}±{row['veil_sd']:.4f}"
                 f"  diffprivlib {row['dpl_mean']:.4f}±{row['dpl_sd']:.4f}"
+                f"  diff {diff:+.4f} se {se:.4f}"
                 f"  fit veil {row['veil_fit_s'] * 1e3:.1f} ms / dpl {row['dpl_fit_s'] * 1e3:.1f} ms"
-                f"  {'OK' if better else 'WORSE'}",
+                f"  {'OK' if better else 'WORSE'}{tie}",
                 flush=True,
             )
     print(f"# {platform.machine()} {platform.python_version()} runs={runs}")
