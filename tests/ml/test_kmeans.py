@@ -80,13 +80,29 @@ def test_the_releases_compose_to_epsilon(monkeypatch, init):
         km.fit(X)
     spent = [sens / scale for _, _, scale, sens in calls]
     assert sum(spent) == pytest.approx(eps, rel=1e-9)
+    # the row count (no explicit n_iter), (grid), count and sum per step, inertia
     n_grid = 1 if km.init_ == "grid" else 0
-    assert len(calls) == n_grid + 2 * km.n_iter_ + 1  # (grid) + count and sum per step + inertia
+    assert len(calls) == 1 + n_grid + 2 * km.n_iter_ + 1
+    assert calls[0][0].tolist() == [len(X)]
+    assert spent[0] == pytest.approx(eps * (1 - share) * kmeans_module.COUNT_SHARE, rel=1e-9)
     if init == "auto":
         assert km.init_ == "grid"
-        assert spent[0] == pytest.approx(eps * (1 - share) / 2, rel=1e-9)
-        assert calls[0][0].size == km.grid_size_**3
-        assert calls[0][0].sum() == len(X)  # every row counted in exactly one cell
+        rest = eps * (1 - share) * (1 - kmeans_module.COUNT_SHARE)
+        assert spent[1] == pytest.approx(rest / 2, rel=1e-9)
+        assert calls[1][0].size == km.grid_size_**3
+        assert calls[1][0].sum() == len(X)  # every row counted in exactly one cell
+
+
+def test_sphere_start_with_explicit_iterations_spends_nothing_on_the_count(monkeypatch):
+    calls = _recording(monkeypatch)
+    X = _mixture(1000, np.random.default_rng(4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        km = KMeans(3, epsilon=1.0, bounds=(0, 1), init="sphere", n_iter=2, random_state=0)
+        km.fit(X)
+    assert len(calls) == 2 * 2 + 1  # count and sum per step, inertia: no row count
+    assert not any(c[0].size == 1 and c[3] == 1.0 for c in calls)
+    assert sum(sens / scale for _, _, scale, sens in calls) == pytest.approx(1.0, rel=1e-9)
 
 
 def test_grid_counts_get_laplace_noise_of_the_stated_scale(monkeypatch):
@@ -99,24 +115,27 @@ def test_grid_counts_get_laplace_noise_of_the_stated_scale(monkeypatch):
         warnings.simplefilter("ignore")
         km = KMeans(4, epsilon=eps, bounds=(0, 1), random_state=1).fit(X)
     assert km.init_ == "grid"
-    values, out, _, _ = calls[0]
+    values, out, _, _ = calls[1]  # calls[0] is the row count
     noise = out - values
     assert noise.size >= 500
-    scale = 2.0 / ((1 - 0.05) * eps)
+    scale = 2.0 / ((1 - 0.05) * (1 - kmeans_module.COUNT_SHARE) * eps)
     assert stats.kstest(noise, stats.laplace(scale=scale).cdf).pvalue > 1e-6
 
 
-def test_the_init_switch_depends_on_public_quantities_only():
-    """Same n, d and epsilon with different rows: same grid; too little data or budget for two
+def test_the_init_switch_depends_on_released_quantities_only(monkeypatch):
+    """The grid size is a function of d, epsilon and the *noisy* row count (the first release):
+    same count noise with different rows gives the same grid; too little data or budget for two
     cells per feature, or a grid beyond 2^20 cells: the sphere-packing start."""
+    calls = _recording(monkeypatch)
     rng = np.random.default_rng(9)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         a = KMeans(3, epsilon=1.0, bounds=(0, 1), random_state=0).fit(_mixture(2000, rng))
+        n_hat = float(calls[0][1][0])
         b = KMeans(3, epsilon=1.0, bounds=(0, 1), random_state=0).fit(rng.uniform(0, 1, (2000, 3)))
         assert a.init_ == b.init_ == "grid" and a.grid_size_ == b.grid_size_ >= 2
-        n, d, eps_h = 2000, 3, (1 - 0.05) * 1.0 / 2
-        assert a.grid_size_ == math.floor((n * eps_h / 10) ** (2 / (2 + d)))
+        d, eps_h = 3, (1 - 0.05) * (1 - kmeans_module.COUNT_SHARE) * 1.0 / 2
+        assert n_hat != 2000 and a.grid_size_ == math.floor((n_hat * eps_h / 10) ** (2 / (2 + d)))
         small = KMeans(3, epsilon=0.1, bounds=(0, 1), random_state=0).fit(_mixture(60, rng))
         assert small.init_ == "sphere" and small.grid_size_ == 0
         wide = KMeans(3, epsilon=1.0, bounds=(0, 1), random_state=0).fit(

@@ -45,12 +45,14 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
     the initial centres.  That is post-processing of the released counts, so the restarts are
     free: Lloyd from data-independent centres (the old default) lands in a poor local optimum
     in many runs even without noise, which the restarts on the synopsis avoid.  The choice
-    between this and the fallback depends only on public ``n``, ``d`` and ``epsilon`` (``n`` is
-    public by the project's convention, as for the iteration count): when ``m < 2`` (too little
-    data or budget for two cells per feature) or ``M > 2^20`` (memory), the whole centre budget
-    goes to DPLloyd from data-independent centres (``init="sphere"``: Su et al.'s sphere
-    packing inside the bounds).  Where ``n`` itself is private, ``init="sphere"`` with an
-    explicit ``n_iter`` reads no ``n``.
+    between this and the fallback depends only on ``d``, ``epsilon`` and a Laplace-noised row
+    count ``n_hat`` (``COUNT_SHARE`` = 2 % of the non-inertia budget, sensitivity 1: the
+    privacy unit is one row added or removed, so the exact ``n`` is never used to plan): when
+    ``m < 2`` (too little data or budget for two cells per feature) or ``M > 2^20`` (memory),
+    the centre budget goes to DPLloyd from data-independent centres (``init="sphere"``: Su et
+    al.'s sphere packing inside the bounds), with ``n_iter`` iterations, by default chosen from
+    ``n_hat`` too.  ``init="sphere"`` with an explicit ``n_iter`` needs no count and spends
+    nothing on it.
 
     *Refinement* (DPLloyd).  Each of ``n_iter`` iterations assigns points to the nearest centre
     and releases, per cluster, a noisy count and a noisy per-feature sum (clusters are disjoint:
@@ -164,7 +166,12 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
             mid = (lo + hi) / 2.0
             eps_inertia = float(share) * float(self.epsilon)
             eps_iters = float(self.epsilon) - eps_inertia
-            m = _grid_size(n, d, eps_iters / 2) if self.init == "auto" else 0
+            n_hat = 0.0
+            if self.init == "auto" or not self.n_iter:  # the plan needs the number of rows
+                eps_n = COUNT_SHARE * eps_iters
+                eps_iters -= eps_n
+                n_hat = float(add_laplace(np.array([float(n)]), 1.0 / eps_n, rng)[0])
+            m = _grid_size(n_hat, d, eps_iters / 2) if self.init == "auto" else 0
             if m:
                 eps_grid = eps_iters / 2
                 eps_iters -= eps_grid
@@ -172,7 +179,7 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
                 n_iter = self.n_iter or 1
             else:
                 centers = _sphere_packing_init(k, lo, hi, rng)
-                n_iter = self.n_iter or _default_iters(n, d, k, eps_iters)
+                n_iter = self.n_iter or _default_iters(max(n_hat, 1.0), d, k, eps_iters)
             eps_it = eps_iters / n_iter
             ratio = (4 * d * 0.225**2) ** (1 / 3)
             eps_count = eps_it / (1 + ratio)
@@ -262,16 +269,19 @@ def _posterior_mean(y: np.ndarray, s: np.ndarray) -> np.ndarray:
     return np.clip(np.where(denom > 0, y + shift, 0.0), -1.0, 1.0)
 
 
+#: Share of the (non-inertia) budget for the noisy row count behind the grid size and the
+#: default number of iterations (as the trees' automatic depth).
+COUNT_SHARE = 0.02
 #: EUGkM's constant (Su et al. 2016): about ``n eps / theta`` cells when ``d = 2``.
 _GRID_THETA = 10.0
 #: Largest grid synopsis (cells) the initialisation builds; beyond it ``init`` falls back.
 _GRID_MAX_CELLS = 2**20
 
 
-def _grid_size(n: int, d: int, eps: float) -> int:
+def _grid_size(n: float, d: int, eps: float) -> int:
     """Cells per feature of the EUGkM grid, ``m = floor((n eps / theta)^{2/(2+d)})``, lowered
-    until ``m^d <= 2^20``; 0 when fewer than 2 (no useful grid).  Public inputs only."""
-    m = int(math.floor((n * eps / _GRID_THETA) ** (2.0 / (2.0 + d))))
+    until ``m^d <= 2^20``; 0 when fewer than 2 (no useful grid).  ``n`` is the noisy count."""
+    m = int(math.floor(max(n * eps / _GRID_THETA, 0.0) ** (2.0 / (2.0 + d))))
     while m >= 2 and m**d > _GRID_MAX_CELLS:
         m -= 1
     return m if m >= 2 else 0
