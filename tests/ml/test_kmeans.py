@@ -141,9 +141,77 @@ def test_the_init_switch_depends_on_released_quantities_only(monkeypatch):
         wide = KMeans(3, epsilon=1.0, bounds=(0, 1), random_state=0).fit(
             rng.uniform(0, 1, (500, 25))
         )
-        assert wide.init_ == "sphere"  # 2^25 cells would be needed
+        assert wide.init_ == "sphere"  # n eps too small for 2 cells per feature at d = 25
     with pytest.raises(ConfigError, match="init"):
         KMeans(3, epsilon=1.0, bounds=(0, 1), init="k-means++").fit(rng.uniform(0, 1, (50, 2)))
+    for bad in (0, -2, 2.0, True):
+        with pytest.raises(ConfigError, match="n_iter"):
+            KMeans(3, epsilon=1.0, bounds=(0, 1), n_iter=bad).fit(rng.uniform(0, 1, (50, 2)))
+
+
+def _forced_count(monkeypatch, n_hat: float) -> None:
+    """Make the row-count release (the size-1 count of sensitivity 1) return ``n_hat``."""
+    real = kmeans_module.add_laplace
+
+    def wrapped(values, scale, rng, *, sensitivity=1.0, coords=1):
+        out = real(values, scale, rng, sensitivity=sensitivity, coords=coords)
+        if np.size(values) == 1 and sensitivity == 1.0 and not hasattr(wrapped, "done"):
+            wrapped.done = True
+            return np.array([n_hat])
+        return out
+
+    monkeypatch.setattr(kmeans_module, "add_laplace", wrapped)
+
+
+@pytest.mark.parametrize("n_hat", [5000.0, 300.0])
+def test_the_plan_follows_the_noisy_count_not_the_exact_one(monkeypatch, n_hat):
+    """With the count's release forced to n_hat, the grid size and the default number of
+    iterations are those of n_hat, whatever the table's exact size (2,000 rows)."""
+    X = _mixture(2000, np.random.default_rng(2))
+    eps = 1.0
+    rest = (1 - 0.05) * (1 - kmeans_module.COUNT_SHARE) * eps
+    _forced_count(monkeypatch, n_hat)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        km = KMeans(3, epsilon=eps, bounds=(0, 1), random_state=0).fit(X)
+    assert km.grid_size_ == kmeans_module._grid_size(n_hat, 3, rest / 2)
+    assert km.grid_size_ != kmeans_module._grid_size(2000, 3, rest / 2)
+    _forced_count(monkeypatch, n_hat)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sp = KMeans(3, epsilon=eps, bounds=(0, 1), init="sphere", random_state=0).fit(X)
+    assert sp.n_iter_ == kmeans_module._default_iters(n_hat, 3, 3, rest)
+    assert sp.n_iter_ != kmeans_module._default_iters(2000, 3, 3, rest)
+
+
+def test_grid_size_is_capped_at_2_to_the_20_cells():
+    assert kmeans_module._grid_size(1e9, 10, 1.0) == 4  # (1e8)^(1/6) = 21.5, lowered to 4^10
+    assert 4**10 == 2**20
+    assert kmeans_module._grid_size(1e12, 21, 1.0) == 0  # even 2^21 cells are too many
+    assert kmeans_module._grid_size(-50.0, 3, 1.0) == 0  # a negative noisy count: no grid
+
+
+def test_empty_cells_survive_the_threshold_about_once_in_two_fits(monkeypatch):
+    """All rows in one cell of a 20 x 20 grid: an empty cell passes ln(M)/eps with probability
+    1/(2M), so the 399 empty cells give Poisson(~0.5) spurious cells per fit; over 200 fits the
+    count of returned centres sitting on an empty cell's centre is near 100 (a threshold half
+    as high would give ~2,000; none at all would mean the noise is not applied)."""
+    lo, hi, m, k, eps = np.zeros(2), np.ones(2), 20, 30, 0.5
+    X = np.full((500, 2), 0.51)  # cell (10, 10)
+    # the centres missing when fewer than k cells survive: NaN here (only cells are counted)
+    monkeypatch.setattr(
+        kmeans_module, "_sphere_packing_init", lambda k, lo, hi, rng: np.full((k, len(lo)), np.nan)
+    )
+    spurious = 0
+    for seed in range(200):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # an explicit seed: not secure, tests only
+            rng = kmeans_module.resolve_rng(np.random.default_rng(seed))
+        out = kmeans_module._grid_init(X, k, m, eps, lo, hi, rng)
+        on_grid = np.all(np.isclose((out * m - 0.5) % 1.0, 0.0, atol=1e-9), axis=1)
+        data_cell = np.all(np.isclose(out, 10.5 / m), axis=1)
+        spurious += int(np.count_nonzero(on_grid & ~data_cell))
+    assert 50 <= spurious <= 165
 
 
 def test_centre_post_processing_is_the_posterior_mean_under_a_uniform_prior():

@@ -176,8 +176,9 @@ def _count_below(x: np.ndarray, th: np.ndarray, a: np.ndarray) -> np.ndarray:
     x = np.asarray(x, dtype=float)
     a = np.asarray(a, dtype=np.int64)
     step = (th[:, -1] - th[:, 0]) / (k - 1) if k > 1 else np.zeros(m)
+    # equal (or sub-1e-300 spaced) thresholds: guess 0, counted exactly below (no inf * 0)
     with np.errstate(divide="ignore"):
-        inv = np.where(step > 0, 1.0 / step, 0.0)  # all thresholds equal: guess 0, fixed below
+        inv = np.where(step > 1e-300, 1.0 / step, 0.0)
     start = th[:, 0] - step  # the node's lower bound
     # guess: b = clip(ceil((x - start) / step), 1, k + 1) - 1
     r = x - np.take(start, a)

@@ -47,11 +47,11 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
     in many runs even without noise, which the restarts on the synopsis avoid.  The choice
     between this and the fallback depends only on ``d``, ``epsilon`` and a Laplace-noised row
     count ``n_hat`` (``COUNT_SHARE`` = 2 % of the non-inertia budget, sensitivity 1: the
-    privacy unit is one row added or removed, so the exact ``n`` is never used to plan): when
-    ``m < 2`` (too little data or budget for two cells per feature) or ``M > 2^20`` (memory),
-    the centre budget goes to DPLloyd from data-independent centres (``init="sphere"``: Su et
-    al.'s sphere packing inside the bounds), with ``n_iter`` iterations, by default chosen from
-    ``n_hat`` too.  ``init="sphere"`` with an explicit ``n_iter`` needs no count and spends
+    privacy unit is one row added or removed, so the exact ``n`` is never used to plan).  ``m``
+    is lowered until ``M <= 2^20`` cells (memory); when it is then below 2 (too little data or
+    budget for two cells per feature, or more than 20 features), the centre budget goes to
+    DPLloyd from data-independent centres (``init="sphere"``: Su et al.'s sphere packing inside
+    the bounds), with ``n_iter`` iterations, by default chosen from ``n_hat`` too.  ``init="sphere"`` with an explicit ``n_iter`` needs no count and spends
     nothing on it.
 
     *Refinement* (DPLloyd).  Each of ``n_iter`` iterations assigns points to the nearest centre
@@ -107,6 +107,13 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
     init_ (``"grid"`` or ``"sphere"``: the initialisation used), grid_size_ (``m``, cells per
     feature of the grid synopsis; 0 without it)
 
+    References
+    ----------
+    .. [1] D. Su, J. Cao, N. Li, E. Bertino, H. Jin, "Differentially private k-means
+       clustering", CODASPY 2016.
+    .. [2] D. Su, J. Cao, N. Li, E. Bertino, M. Lyu, H. Jin, "Differentially private k-means
+       clustering and a hybrid approach to private optimization", ACM TOPS 20(4), 2017.
+
     Examples
     --------
     >>> import numpy as np
@@ -145,6 +152,13 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
         check_privacy_params(self.epsilon)
         if not isinstance(self.n_clusters, (int, np.integer)) or self.n_clusters < 1:
             raise ConfigError(f"n_clusters must be a positive integer, got {self.n_clusters!r}")
+        n_iter_param = self.n_iter
+        if n_iter_param is not None and (
+            isinstance(n_iter_param, bool)
+            or not isinstance(n_iter_param, (int, np.integer))
+            or n_iter_param < 1
+        ):
+            raise ConfigError(f"n_iter must be a positive integer or None, got {n_iter_param!r}")
         if self.init not in ("auto", "sphere"):
             raise ConfigError(f"init must be 'auto' or 'sphere', got {self.init!r}")
         share = self.inertia_share
@@ -167,7 +181,7 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
             eps_inertia = float(share) * float(self.epsilon)
             eps_iters = float(self.epsilon) - eps_inertia
             n_hat = 0.0
-            if self.init == "auto" or not self.n_iter:  # the plan needs the number of rows
+            if self.init == "auto" or self.n_iter is None:  # the plan needs the number of rows
                 eps_n = COUNT_SHARE * eps_iters
                 eps_iters -= eps_n
                 n_hat = float(add_laplace(np.array([float(n)]), 1.0 / eps_n, rng)[0])
@@ -264,9 +278,11 @@ def _posterior_mean(y: np.ndarray, s: np.ndarray) -> np.ndarray:
         return np.where(x < 1e-3, series, -np.expm1(-x) - x * np.exp(-x))
 
     denom = -np.expm1(-xa) - np.expm1(-xc)
+    scaled = lam * denom
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        shift = (h(xc) - h(xa)) / (lam * denom)
-    return np.clip(np.where(denom > 0, y + shift, 0.0), -1.0, 1.0)
+        shift = (h(xc) - h(xa)) / scaled
+    # scaled underflows to 0 only for noise scales beyond ~1e154: the posterior is the prior
+    return np.clip(np.where(scaled > 0, y + shift, 0.0), -1.0, 1.0)
 
 
 #: Share of the (non-inertia) budget for the noisy row count behind the grid size and the
