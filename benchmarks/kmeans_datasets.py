@@ -6,7 +6,8 @@ Data sets (all scaled to [0, 1] with bounds that do not look at the rows used fo
 * three synthetic Gaussian mixtures with centres drawn in [0.2, 0.8]^d (d = 2, 5, 8; the d = 5
   one with cluster weights 1:2:4:8:16:32), train and test drawn independently, clipped to
   [0, 1];
-* scikit-learn's wine (d = 13, 178 rows; min-max scaled, 140 train / 38 test) and digits
+* scikit-learn's wine (d = 13, 178 rows; min-max scaled by the 140 training rows' range, the 38
+  test rows clipped to it) and digits
   (d = 64, 1797 rows; pixel range 0-16 is public; 1400 train / 397 test);
 * Adult's five numeric features (the benchmark of ``benchmarks/ml.py``; public bounds), k = 4,
   for the non-private reference only (``--adult``: also the three DP variants).
@@ -58,9 +59,14 @@ def datasets(adult: bool) -> dict[str, tuple[np.ndarray, np.ndarray, int]]:
     }
     rng = np.random.default_rng(0)
     w = load_wine().data
-    w = (w - w.min(0)) / (w.max(0) - w.min(0))
     perm = rng.permutation(len(w))
-    out["wine d=13 k=3 n=140"] = (w[perm[:140]], w[perm[140:]], 3)
+    w_tr, w_te = w[perm[:140]], w[perm[140:]]
+    lo, hi = w_tr.min(0), w_tr.max(0)  # the training rows' range, never the test rows'
+    out["wine d=13 k=3 n=140"] = (
+        (w_tr - lo) / (hi - lo),
+        np.clip((w_te - lo) / (hi - lo), 0, 1),
+        3,
+    )
     dg = load_digits().data / 16.0
     perm = rng.permutation(len(dg))
     out["digits d=64 k=10 n=1400"] = (dg[perm[:1400]], dg[perm[1400:]], 10)
