@@ -209,6 +209,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
                 if kind == "r2"
                 else (Xtr, None if kind == "inertia" else ytr, Xte, yte)
             )
+            if eps == epsilons[0]:  # one untimed fit each: imports and first-call set-up
+                run_estimator(veil_make, *data, score=kind)
+                run_estimator(peer_make, *data, score=kind)
             v = [run_estimator(veil_make, *data, score=kind) for _ in range(runs)]
             p = [run_estimator(peer_make, *data, score=kind) for _ in range(runs)]
             vs, ps = np.array([s for s, _ in v]), np.array([s for s, _ in p])
