@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.special import log_ndtr
+from scipy.special import erfcx
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
@@ -91,7 +91,8 @@ def posterior_mean_variance(v_hat: np.ndarray, sd: np.ndarray) -> np.ndarray:
     10.0
     """
     x = np.asarray(v_hat, float) / sd
-    mills = np.exp(-0.5 * x**2 - 0.5 * np.log(2.0 * np.pi) - log_ndtr(x))
+    # phi(x) / Phi(x) = sqrt(2/pi) / erfcx(-x / sqrt(2)): no exp(-x^2/2) cancellation far below 0
+    mills = np.sqrt(2.0 / np.pi) / erfcx(-x / np.sqrt(2.0))
     return sd * (x + mills)
 
 
