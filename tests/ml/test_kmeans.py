@@ -13,6 +13,7 @@ from scipy import stats
 from sklearn.cluster import KMeans as SkKMeans
 
 import veil.ml._kmeans as kmeans_module
+import veil.ml._noise as noise_module
 from veil.errors import ConfigError
 from veil.ml import KMeans
 
@@ -37,8 +38,15 @@ def _recording(monkeypatch) -> list[tuple[np.ndarray, np.ndarray, float, float]]
         calls.append((np.asarray(values, float).copy(), out.copy(), scale, sensitivity))
         return out
 
-    monkeypatch.setattr(kmeans_module, "add_laplace", wrapped)
+    _patch_laplace(monkeypatch, wrapped)
     return calls
+
+
+def _patch_laplace(monkeypatch, wrapped) -> None:
+    """Route k-means' Laplace releases through ``wrapped``: its own calls and the row count
+    (:func:`veil.ml._noise.noisy_count` calls the shared module's sampler)."""
+    monkeypatch.setattr(kmeans_module, "add_laplace", wrapped)
+    monkeypatch.setattr(noise_module, "add_laplace", wrapped)
 
 
 def test_grid_init_reaches_the_non_private_optimum_where_data_independent_starts_fail():
@@ -160,7 +168,7 @@ def _forced_count(monkeypatch, n_hat: float) -> None:
             return np.array([n_hat])
         return out
 
-    monkeypatch.setattr(kmeans_module, "add_laplace", wrapped)
+    _patch_laplace(monkeypatch, wrapped)
 
 
 @pytest.mark.parametrize("n_hat", [5000.0, 300.0])

@@ -44,6 +44,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from veil._checks import positive_int
 from veil.anonymity._stats import ClassStats, SensitiveStats
 from veil.errors import ConfigError
 
@@ -111,12 +112,6 @@ class PrivacyModel(ABC):
             ) from None
 
 
-def _positive_int(v: Any, what: str) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) < 1:
-        raise ConfigError(f"{what} must be an integer >= 1, got {v!r}")
-    return int(v)
-
-
 @dataclass(repr=False)
 class KAnonymity(PrivacyModel):
     """Every class has at least ``k`` records (Sweeney 2002).
@@ -133,7 +128,7 @@ class KAnonymity(PrivacyModel):
     monotone_with_suppression: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
-        self.k = _positive_int(self.k, "k")
+        self.k = positive_int(self.k, "k")
 
     def violating(self, stats: ClassStats) -> np.ndarray:
         return stats.sizes < self.k
@@ -156,7 +151,7 @@ class DistinctLDiversity(PrivacyModel):
     monotone_with_suppression: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
-        self.l = _positive_int(self.l, "l")
+        self.l = positive_int(self.l, "l")
 
     def violating(self, stats: ClassStats) -> np.ndarray:
         return self._sens(stats).distinct(stats.n_classes) < self.l
@@ -211,7 +206,7 @@ class RecursiveCLDiversity(PrivacyModel):
     needs: ClassVar[frozenset[str]] = frozenset({"sizes", "sensitive"})
 
     def __post_init__(self) -> None:
-        self.l = _positive_int(self.l, "l")
+        self.l = positive_int(self.l, "l")
         if not isinstance(self.c, (int, float, np.number)) or not self.c > 0:
             raise ConfigError(f"c must be a number > 0, got {self.c!r}")
         self.c = float(self.c)
@@ -394,7 +389,7 @@ class KMap(PrivacyModel):
     monotone_with_suppression: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
-        self.k = _positive_int(self.k, "k")
+        self.k = positive_int(self.k, "k")
         if self.population is None:
             raise ConfigError("k-map needs a population table")
 

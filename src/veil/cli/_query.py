@@ -141,7 +141,7 @@ def _check_limits(args: argparse.Namespace) -> None:
     """``--max-groups`` / ``--max-rows`` checked before the file is read, with PrivateFrame's
     rule and the option's name: positive integers (0 is never read as 1); without
     ``--privacy-unit`` a row is the person (1 group, 1 row), so more needs a privacy unit."""
-    from veil.dp.frame._frame import positive_int
+    from veil._checks import positive_int
 
     for opt, value in (("--max-groups", args.max_groups), ("--max-rows", args.max_rows)):
         if value is not None and positive_int(value, opt) > 1 and args.privacy_unit is None:

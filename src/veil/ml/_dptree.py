@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from veil.dp._samplers import bernoulli_exp
-from veil.ml._noise import add_laplace
+from veil.ml._noise import COUNT_SHARE, add_laplace, noisy_count
 
 __all__ = [
     "COUNT_SHARE",
@@ -50,7 +50,6 @@ __all__ = [
 
 N_THRESHOLDS = 16  # candidate thresholds per feature and node
 LEAF_SHARE = 0.3  # share of a tree's epsilon spent on the leaf counts (rest: the splits)
-COUNT_SHARE = 0.02  # share of epsilon for the noisy row count behind the automatic depth
 MAX_AUTO_DEPTH = 8
 
 
@@ -70,11 +69,6 @@ def auto_depth(n: float, epsilon: float) -> int:
     if m < 2.0:
         return 1
     return int(min(MAX_AUTO_DEPTH, max(1, np.floor(np.log2(m)) - 7)))
-
-
-def noisy_count(n: int, epsilon: float, rng: Any) -> float:
-    """``n`` plus Laplace(1/epsilon) (a count has sensitivity 1)."""
-    return float(add_laplace(np.array([float(n)]), 1.0 / epsilon, rng)[0])
 
 
 class GreedyTree:

@@ -9,6 +9,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from veil._checks import positive_int
 from veil.errors import ConfigError, InputError
 from veil.ml._base import (
     DPEstimatorMixin,
@@ -189,12 +190,10 @@ class RandomForestClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> RandomForestClassifier:
         """Fit the forest; spends ``epsilon`` from the accountant."""
-        if not isinstance(self.n_estimators, (int, np.integer)) or self.n_estimators < 1:
-            raise ConfigError(f"n_estimators must be a positive integer, got {self.n_estimators!r}")
+        n_trees = positive_int(self.n_estimators, "n_estimators")
         Xa, codes, classes, lo, hi = _prepare(self, X, y, sample_weight)
         rng = resolve_rng(self.random_state)
         eps = float(self.epsilon)
-        n_trees = int(self.n_estimators)
         with Charge(self.accountant, eps):
             depth, eps_tree = _depth_and_budget(self.max_depth, len(Xa), eps, n_trees, rng)
             part = rng.integers(0, n_trees, size=len(Xa))

@@ -11,6 +11,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from veil._checks import positive_int
 from veil.errors import AccuracyWarning, ConfigError, InputError
 from veil.ml._base import (
     DPEstimatorMixin,
@@ -21,7 +22,7 @@ from veil.ml._base import (
     resolve_bounds,
 )
 from veil.ml._budget import Charge
-from veil.ml._noise import add_laplace, resolve_rng
+from veil.ml._noise import COUNT_SHARE, add_laplace, noisy_count, resolve_rng
 
 __all__ = ["KMeans"]
 
@@ -150,15 +151,9 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
         if sample_weight is not None:
             raise InputError("sample_weight is not supported: it would change the sensitivity")
         check_privacy_params(self.epsilon)
-        if not isinstance(self.n_clusters, (int, np.integer)) or self.n_clusters < 1:
-            raise ConfigError(f"n_clusters must be a positive integer, got {self.n_clusters!r}")
-        n_iter_param = self.n_iter
-        if n_iter_param is not None and (
-            isinstance(n_iter_param, bool)
-            or not isinstance(n_iter_param, (int, np.integer))
-            or n_iter_param < 1
-        ):
-            raise ConfigError(f"n_iter must be a positive integer or None, got {n_iter_param!r}")
+        k = positive_int(self.n_clusters, "n_clusters")
+        if self.n_iter is not None:
+            positive_int(self.n_iter, "n_iter")
         if self.init not in ("auto", "sphere"):
             raise ConfigError(f"init must be 'auto' or 'sphere', got {self.init!r}")
         share = self.inertia_share
@@ -172,7 +167,6 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
         Xa = check_array_2d(X, min_samples=2)
         lo, hi = resolve_bounds(self.bounds, Xa)
         n, d = Xa.shape
-        k = int(self.n_clusters)
         rng = resolve_rng(self.random_state)
         with Charge(self.accountant, self.epsilon):
             Xc = np.clip(Xa, lo, hi)
@@ -184,7 +178,7 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
             if self.init == "auto" or self.n_iter is None:  # the plan needs the number of rows
                 eps_n = COUNT_SHARE * eps_iters
                 eps_iters -= eps_n
-                n_hat = float(add_laplace(np.array([float(n)]), 1.0 / eps_n, rng)[0])
+                n_hat = noisy_count(n, eps_n, rng)
             m = _grid_size(n_hat, d, eps_iters / 2) if self.init == "auto" else 0
             if m:
                 eps_grid = eps_iters / 2
@@ -285,9 +279,6 @@ def _posterior_mean(y: np.ndarray, s: np.ndarray) -> np.ndarray:
     return np.clip(np.where(scaled > 0, y + shift, 0.0), -1.0, 1.0)
 
 
-#: Share of the (non-inertia) budget for the noisy row count behind the grid size and the
-#: default number of iterations (as the trees' automatic depth).
-COUNT_SHARE = 0.02
 #: EUGkM's constant (Su et al. 2016): about ``n eps / theta`` cells when ``d = 2``.
 _GRID_THETA = 10.0
 #: Largest grid synopsis (cells) the initialisation builds; beyond it ``init`` falls back.

@@ -15,7 +15,21 @@ import numpy as np
 
 from veil.dp._rng import BitSource, resolve_rng
 
-__all__ = ["resolve_rng", "add_laplace", "add_gaussian", "std_normal", "gamma_int", "BitSource"]
+__all__ = [
+    "resolve_rng",
+    "add_laplace",
+    "add_gaussian",
+    "std_normal",
+    "gamma_int",
+    "BitSource",
+    "COUNT_SHARE",
+    "noisy_count",
+]
+
+#: Share of an estimator's epsilon for the noisy row count behind a data-size-dependent plan
+#: (the trees' automatic depth, k-means' grid size and iteration count): ``n`` is private
+#: under add/remove neighbours, so the plan reads :func:`noisy_count`, never ``len(X)``.
+COUNT_SHARE = 0.02
 
 
 def add_laplace(
@@ -33,6 +47,11 @@ def add_laplace(
         arr, float(scale), rng, sensitivity=float(sensitivity), coords=int(coords)
     )
     return np.asarray(out, dtype=float).reshape(arr.shape)
+
+
+def noisy_count(n: int, epsilon: float, rng: BitSource) -> float:
+    """``n`` plus Laplace(1/epsilon) (a count has sensitivity 1)."""
+    return float(add_laplace(np.array([float(n)]), 1.0 / epsilon, rng)[0])
 
 
 def add_gaussian(

@@ -26,18 +26,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from veil._checks import positive_int
 from veil.dp._rng import BitSource, resolve_rng
 from veil.dp.frame._plan import QueryPlan
 from veil.dp.frame._spec import Agg, parse_agg
 from veil.errors import ConfigError, InputError
 
 __all__ = ["PrivateFrame", "GroupedFrame"]
-
-
-def positive_int(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ConfigError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
 
 
 def _default_accountant() -> Any:
