@@ -24,6 +24,19 @@ def test_uniform_below_is_uniform(seeded, chi2_pvalue):
     assert y.max() < 2**40
 
 
+def test_uniform_below_with_one_bound_per_draw(seeded, chi2_pvalue):
+    """An array of bounds: each draw uniform below its own bound (chi-square per bound; a
+    bound of 1 always gives 0, 2^63 stays below it)."""
+    bounds = np.array([3, 6, 1, 5, 2**63], dtype=np.uint64)
+    m = np.tile(bounds, N // 5)
+    x = uniform_below(seeded(5), m, m.size)
+    assert np.all(x < m)
+    for b in (3, 6, 5):
+        got = x[m == b].astype(np.int64)
+        assert chi2_pvalue(got, np.arange(b), np.ones(b)) > ALPHA
+    assert not x[m == 1].any()
+
+
 @pytest.mark.parametrize("p", [0.3, 1e-3, 0.999])
 def test_bernoulli(seeded, p):
     x = S.bernoulli(p, N, seeded(3))

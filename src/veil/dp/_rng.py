@@ -308,12 +308,23 @@ def _warn() -> None:
     )
 
 
-def uniform_below(rng: BitSource, m: int, n: int) -> np.ndarray:
+def uniform_below(rng: BitSource, m: int | np.ndarray, n: int) -> np.ndarray:
     """``n`` exactly uniform integers on ``[0, m)`` as ``uint64`` (``1 <= m <= 2**63``).
 
     Rejection sampling: a 64-bit word ``r`` is kept when ``r < 2^64 - (2^64 mod m)``, then
-    reduced modulo ``m``.
+    reduced modulo ``m``.  ``m`` may also be an array of ``n`` bounds, one per draw.
     """
+    if np.ndim(m):
+        mm = np.asarray(m, dtype=np.uint64)
+        rem = (np.uint64(0) - mm) % mm  # 2^64 mod m
+        limit = np.uint64(0) - rem  # keep r < 2^64 - rem (every r when rem = 0)
+        out = rng.raw(n)
+        bad = (rem != 0) & (out >= limit)
+        while bad.any():
+            idx = np.flatnonzero(bad)
+            out[idx] = rng.raw(idx.size)
+            bad[idx] = out[idx] >= limit[idx]
+        return out % mm
     m = int(m)
     if m == 1:
         return np.zeros(n, dtype=np.uint64)

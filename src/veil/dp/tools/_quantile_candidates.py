@@ -68,7 +68,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from veil.dp._rng import BitSource
+from veil.dp._rng import BitSource, uniform_below
 from veil.dp._samplers import _bern_exp_neg
 
 __all__ = [
@@ -221,20 +221,12 @@ def _uniform_accepted(coins: np.ndarray, rng: BitSource) -> np.ndarray:
     comes up heads.  The coins do not depend on the order, and the first element of a fixed set
     in a uniformly random order is uniform over that set; so flipping every coin at once and
     returning a uniform member of the accepted set has exactly the same distribution, without
-    drawing the permutation: the ``r``-th accepted column with ``r`` exactly uniform below the row's number of accepted
-    columns (rejection sampling on 64-bit words, as :func:`veil.dp._rng.uniform_below`).
+    drawing the permutation: the ``r``-th accepted column, ``r`` exactly uniform below the
+    row's number of accepted columns (:func:`veil.dp._rng.uniform_below`).
     """
-    m = coins.sum(axis=1).astype(np.uint64)
+    m = coins.sum(axis=1)
     if np.any(m == 0):  # pragma: no cover - the best candidate's coin is exp(0) = 1
         raise AssertionError("permute-and-flip: the best candidate never rejects")
-    rem = (np.uint64(0) - m) % m  # 2^64 mod m
-    limit = np.uint64(0) - rem  # accept r < 2^64 - rem (every r when rem = 0)
-    r = rng.raw(m.size)
-    bad = (rem != 0) & (r >= limit)
-    while bad.any():
-        idx = np.flatnonzero(bad)
-        r[idx] = rng.raw(idx.size)
-        bad[idx] = r[idx] >= limit[idx]
-    rank = (r % m).astype(np.int64)  # 0-based rank among the accepted
+    rank = uniform_below(rng, m, m.size).astype(np.int64)  # 0-based rank among the accepted
     hit = coins & (np.cumsum(coins, axis=1) == (rank + 1)[:, None])
     return np.argmax(hit, axis=1)
