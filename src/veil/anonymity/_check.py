@@ -14,21 +14,11 @@ from veil.anonymity._config import check_k_fits, check_suppression_limit, l_mode
 from veil.anonymity._encode import Grouping, group_columns
 from veil.anonymity._models import AverageRisk, KAnonymity, KMap, PrivacyModel, TCloseness
 from veil.anonymity._result import to_jsonable
-from veil.anonymity._risk import risk_summary
+from veil.anonymity._risk import qi_class_ids, risk_summary
 from veil.anonymity._stats import ClassStats, SensitiveStats, encode_sensitive
 from veil.errors import ConfigError, InputError
 
-__all__ = ["check", "CheckResult", "class_ids"]
-
-
-def class_ids(df: pd.DataFrame, qi: Sequence[str]) -> tuple[np.ndarray, int]:
-    """Equivalence class of each row by position (works for any index); ``(ids, n_classes)``.
-
-    Missing values (``None``, ``NaN``, ``pd.NA``) form one value of their own; classes are
-    numbered in the order of their encoded keys.
-    """
-    grouping = group_columns([df[c] for c in qi])
-    return grouping.ids(), grouping.n_classes
+__all__ = ["check", "CheckResult"]
 
 
 def _pairs(spec: Any, what: str) -> list[tuple[str, float]]:
@@ -435,7 +425,7 @@ def _population_sizes(
     if miss:
         raise InputError(f"population table lacks quasi-identifier column(s) {miss}")
     both = pd.concat([df[qi].astype(str), population[qi].astype(str)], ignore_index=True)
-    bids, bg = class_ids(both, qi)
+    bids, bg = qi_class_ids(both, qi)
     n = len(df)
     pop_counts = np.bincount(bids[n:], minlength=bg)
     rep = np.empty(grouping.n_classes, dtype=np.int64)

@@ -121,11 +121,14 @@ def _arrow_table(df: pd.DataFrame, na: str) -> Any:
     return pa.Table.from_arrays(cols, names=[str(c) for c in df.columns])
 
 
+def _csv_quoting(lay: SourceFormat) -> int:
+    return csv.QUOTE_ALL if lay.quoting == "all" else csv.QUOTE_MINIMAL
+
+
 def _header_line(df: pd.DataFrame, lay: SourceFormat) -> str:
     buf = io.StringIO()
-    quoting = csv.QUOTE_ALL if lay.quoting == "all" else csv.QUOTE_MINIMAL
     csv.writer(
-        buf, delimiter=lay.delimiter, quoting=quoting, lineterminator=lay.lineterminator
+        buf, delimiter=lay.delimiter, quoting=_csv_quoting(lay), lineterminator=lay.lineterminator
     ).writerow([str(c) for c in df.columns])
     line = buf.getvalue()
     if lay.spacing:
@@ -199,9 +202,7 @@ def _arrow_csv(df: pd.DataFrame, fh: IO[bytes], lay: SourceFormat) -> bool:
 
 def _pandas_csv(df: pd.DataFrame, lay: SourceFormat) -> str:
     """The slow path: any dtype, through ``DataFrame.to_csv``."""
-    quoting = csv.QUOTE_ALL if lay.quoting == "all" else csv.QUOTE_MINIMAL
-    if _lone_missing(df, lay):
-        quoting = csv.QUOTE_NONNUMERIC
+    quoting = csv.QUOTE_NONNUMERIC if _lone_missing(df, lay) else _csv_quoting(lay)
     body = df
     if lay.spacing and df.shape[1] > 1:
         # ", "-separated: the space goes in front of every field but the first

@@ -56,9 +56,7 @@ class PrivatePipeline(Pipeline):
         """Raise :class:`BudgetError` unless every accountant can pay for its DP steps."""
         totals: dict[int, list[Any]] = {}
         for _, est in self.steps:
-            if est is None or est == "passthrough":
-                continue
-            if not _is_dp(est):  # scikit-learn's own ``epsilon`` (Huber, SVR) is no budget
+            if not _is_dp(est):  # passthrough, or scikit-learn's own ``epsilon`` (SVR): no budget
                 continue
             params = est.get_params(deep=False)
             try:

@@ -159,24 +159,28 @@ def operator_parameters(operator: str | type[Operator]) -> tuple[list[str], list
         if operator not in _REGISTRY:
             raise ConfigError(f"unknown operator {operator!r}")
         operator = _REGISTRY[operator]
-    cls = operator
-    if cls.__init__ is Operator.__init__:
-        return [], []
-    required: list[str] = []
-    optional: list[str] = []
-    for i, (pname, p) in enumerate(inspect.signature(cls.__init__).parameters.items()):
-        if i == 0 or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.POSITIONAL_ONLY):
-            continue
-        (required if p.default is p.empty else optional).append(pname)
+    required, optional, _ = _init_parameters(operator)
     return required, optional
 
 
+def _init_parameters(cls: type[Operator]) -> tuple[list[str], list[str], bool]:
+    """``(required, optional, takes **kwargs)`` from one reading of ``cls.__init__``."""
+    if cls.__init__ is Operator.__init__:
+        return [], [], False
+    required: list[str] = []
+    optional: list[str] = []
+    takes_any = False
+    for i, (pname, p) in enumerate(inspect.signature(cls.__init__).parameters.items()):
+        takes_any = takes_any or p.kind is p.VAR_KEYWORD
+        if i == 0 or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.POSITIONAL_ONLY):
+            continue
+        (required if p.default is p.empty else optional).append(pname)
+    return required, optional, takes_any
+
+
 def _check_parameters(name: str, cls: type[Operator], params: Mapping[str, Any]) -> None:
-    required, optional = operator_parameters(cls)
+    required, optional, takes_any = _init_parameters(cls)
     accepted = required + optional
-    takes_any = cls.__init__ is not Operator.__init__ and any(
-        p.kind is p.VAR_KEYWORD for p in inspect.signature(cls.__init__).parameters.values()
-    )
     if not takes_any:
         unknown = [str(k) for k in params if k not in accepted]
         if unknown:

@@ -124,11 +124,14 @@ def _moment(
             return _nan_cell(kind, v, lo, hi, e, rng)
         n = v.size
         inside = scan is not None and lo <= gmin and gmax <= hi
-        if kind in ("sum", "mean"):  # the clamped sum, block by block (no clamped copy)
-            total = scan[2] if scan is not None and inside else clamped_sum(v, lo, hi)
+        x = v  # the clamped values (needed by var/std when not read from the scan)
+        if inside:  # clamping changes nothing: the scan already holds the sum
+            total = scan[2]  # type: ignore[index]
+        elif kind in ("sum", "mean"):  # the clamped sum, block by block (no clamped copy)
+            total = clamped_sum(v, lo, hi)
         else:
-            x = v if inside else np.minimum(np.maximum(v, lo), hi)
-            total = scan[2] if scan is not None and inside else float(x.sum())
+            x = np.minimum(np.maximum(v, lo), hi)
+            total = float(x.sum())
         if kind == "sum":
             if integer and float(lo).is_integer() and float(hi).is_integer():
                 out = _geo(round(total), hi - lo, e, rng)
@@ -138,8 +141,8 @@ def _moment(
         if kind == "mean":
             return float(np.clip(_lap(total / n, (hi - lo) / n, e, rng), lo, hi))
         sens = (hi - lo) ** 2 * (n - 1) / n**2
-        if inside and scan is not None and _dot_ok(lo, hi, n):
-            true_var = max(scan[3] / n - (total / n) ** 2, 0.0)
+        if inside and _dot_ok(lo, hi, n):
+            true_var = max(scan[3] / n - (total / n) ** 2, 0.0)  # type: ignore[index]
         else:
             true_var = _population_var(x, lo, hi)
         v_noisy = float(np.clip(_lap(true_var, sens, e, rng), 0.0, (hi - lo) ** 2 / 4))
