@@ -40,11 +40,12 @@ import subprocess
 import sys
 import time
 import warnings
-from collections.abc import Callable
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from _timing import best_of, load_line  # benchmarks/_timing.py
 
 ROOT = Path(__file__).resolve().parents[1]
 COLS = [
@@ -82,23 +83,6 @@ def load_hierarchies() -> dict[str, Any]:
 
     base = ROOT / "datasets" / "adult_hierarchies"
     return {c: Hierarchy.from_csv(base / f"{f}.csv") for c, f in QI_FILES.items()}
-
-
-def best_of(fn: Callable[[], Any], repeat: int) -> tuple[float, float, Any]:
-    """(best wall seconds, CPU seconds of that run, result)."""
-    best, cpu, out = float("inf"), 0.0, None
-    for _ in range(repeat):
-        c0, t0 = time.process_time(), time.perf_counter()
-        out = fn()
-        wall, c = time.perf_counter() - t0, time.process_time() - c0
-        if wall < best:
-            best, cpu = wall, c
-    return best, cpu, out
-
-
-def _load() -> str:
-    a = os.getloadavg()
-    return f"{a[0]:.2f} {a[1]:.2f} {a[2]:.2f}"
 
 
 def bench_optimal(adult: pd.DataFrame, hier: dict, quick: bool) -> list[dict[str, Any]]:
@@ -248,7 +232,7 @@ def bench_checks(adult: pd.DataFrame, quick: bool) -> list[dict[str, Any]]:
                     peer_s, peer_cpu, theirs = best_of(peer, peer_repeat)
                 if abs(float(theirs) - float(ours)) > 1e-9:
                     raise AssertionError(f"{name}: pycanon says {theirs}, veil says {ours}")
-            peer_name = "pycanon 1.3.6" if pc is not None else None
+            peer_name = f"pycanon {version('pycanon')}" if pc is not None else None
             note = (
                 f"achieved {ours:.4g} (both tools, same DataFrame); text QIs "
                 f"{data['race'].dtype}; best of {repeat} (Veil) / {peer_repeat} (pycanon)"
@@ -343,7 +327,7 @@ def main() -> None:
         return
     print(
         f"# {platform.machine()}, {os.cpu_count()} cpus, Python {platform.python_version()}, "
-        f"pandas {pd.__version__}; load average {_load()}"
+        f"pandas {pd.__version__}; load average {load_line()}"
     )
     adult = load_adult()
     hier = load_hierarchies()
@@ -355,7 +339,7 @@ def main() -> None:
         rows += bench_1m(args.quick)
         if not args.skip_mondrian:
             rows += bench_mondrian(args.quick)
-    print(f"# load average at the end: {_load()}; {ARX_NOTE}")
+    print(f"# load average at the end: {load_line()}; {ARX_NOTE}")
     print_table(rows)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2, default=str))

@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from _timing import best_of  # benchmarks/_timing.py
 
 ROOT = Path(__file__).resolve().parents[1]
 ADULT = ROOT / "datasets" / "adult"
@@ -233,16 +234,6 @@ def _spawn(mode: str, rows: int, trace: bool, table: str) -> dict[str, Any]:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def _best(fn: Any, repeat: int) -> tuple[float, float]:
-    best_wall, best_cpu = float("inf"), float("inf")
-    for _ in range(repeat):
-        t0, c0 = time.perf_counter(), time.process_time()
-        fn()
-        best_wall = min(best_wall, time.perf_counter() - t0)
-        best_cpu = min(best_cpu, time.process_time() - c0)
-    return best_wall, best_cpu
-
-
 def bench_scan(rows: int) -> list[dict[str, Any]]:
     """Wall/CPU time of ``veil.scan`` on the bundled tables and on Adult resampled to ``rows``."""
     import veil
@@ -254,11 +245,12 @@ def bench_scan(rows: int) -> list[dict[str, Any]]:
     first = time.perf_counter() - t0
     out = [{"table": "insurance_ke, first call (vocabularies built)", "wall_s": first}]
     for name, df, repeat in (
-        ("insurance_ke (1,001 x 13)", insurance, 5),
-        (f"ds004148 participants ({len(heights):,} x {heights.shape[1]})", heights, 5),
-        (f"Adult resampled ({rows:,} x 17)", load_table(rows), 3),
+        ("insurance_ke", insurance, 5),
+        ("ds004148 participants", heights, 5),
+        ("Adult resampled", load_table(rows), 3),
     ):
-        wall, cpu = _best(lambda df=df: veil.scan(df), repeat)
+        name = f"{name} ({df.shape[0]:,} x {df.shape[1]})"
+        wall, cpu, _ = best_of(lambda df=df: veil.scan(df), repeat)
         out.append({"table": name, "wall_s": wall, "cpu_s": cpu})
     for r in out:
         cpu = f" (CPU {r['cpu_s']:.3f} s)" if "cpu_s" in r else ""

@@ -27,7 +27,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -35,6 +34,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from _timing import best_of  # benchmarks/_timing.py
 
 ROOT = Path(__file__).resolve().parents[1]
 ADULT = ROOT / "datasets" / "adult" / "adult.data"
@@ -45,12 +45,7 @@ DEFAULT_POLARS = "/tmp/veil-polars136"
 
 def best_time(fn: Callable[[], Any], repeat: int) -> float:
     """Best wall time of ``repeat`` calls (seconds)."""
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
+    return best_of(fn, repeat)[0]
 
 
 def _opendp():
@@ -107,16 +102,6 @@ def bench_mean(n: int, repeat: int) -> list[dict[str, Any]]:
     x = np.random.default_rng(1).uniform(0, 100, n)
     df = pd.DataFrame({"x": x})
 
-    def timed(fn: Callable[[], Any]) -> tuple[float, float]:
-        best, cpu = float("inf"), 0.0
-        for _ in range(repeat):
-            t, c = time.perf_counter(), time.process_time()
-            fn()
-            wall = time.perf_counter() - t
-            if wall < best:
-                best, cpu = wall, time.process_time() - c
-        return best, cpu
-
     cases: list[tuple[str, Callable[[], Any]]] = [("numpy mean (not private)", lambda: x.mean())]
     import veil.dp as vdp
 
@@ -138,7 +123,7 @@ def bench_mean(n: int, repeat: int) -> list[dict[str, Any]]:
         pass
     rows = []
     for name, fn in cases:
-        wall, cpu = timed(fn)
+        wall, cpu, _ = best_of(fn, repeat)
         rows.append({"method": name, "seconds": wall, "cpu s": cpu})
     for r in rows:
         r["x numpy"] = r["seconds"] / rows[0]["seconds"]
@@ -391,9 +376,10 @@ def bench_error(runs: int) -> pd.DataFrame:
                 continue
             best_peer = min(peers, key=lambda c: row[c])
             best, best_se = row[best_peer], row[best_peer + " se"]
-            slack = 2.0 * np.sqrt(row[veil + " se"] ** 2 + best_se**2)
+            se = np.sqrt(row[veil + " se"] ** 2 + best_se**2)
+            gap = (row[veil] - best) / se if se > 0 else np.inf  # the gap in standard errors
             verdict = (
-                "yes" if row[veil] <= best else "tie (2 se)" if row[veil] <= best + slack else "NO"
+                "yes" if row[veil] <= best else "tie (2 se)" if gap <= 2 else f"NO ({gap:.1f} se)"
             )
             verdicts.append(f"{verdict} vs {best_peer}")
         table[f"{veil} <= best peer at its unit?"] = verdicts
