@@ -379,7 +379,7 @@ def bench_error(runs: int) -> pd.DataFrame:
             se = np.sqrt(row[veil + " se"] ** 2 + best_se**2)
             gap = (row[veil] - best) / se if se > 0 else np.inf  # the gap in standard errors
             verdict = (
-                "yes" if row[veil] <= best else "tie (2 se)" if gap <= 2 else f"NO ({gap:.1f} se)"
+                "yes" if row[veil] <= best else "tie (2 se)" if gap <= 2 else f"NO ({gap:.2f} se)"
             )
             verdicts.append(f"{verdict} vs {best_peer}")
         table[f"{veil} <= best peer at its unit?"] = verdicts

@@ -66,6 +66,17 @@ def load() -> tuple[np.ndarray, ...]:
     return Xtr, ytr, Xte, yte
 
 
+def train_split(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The fixed 70/30 split of the training file used to tune and diagnose on adult.data only.
+
+    Rows are permuted with ``default_rng(123)``; the first ``int(0.7 * n)`` form the fitting
+    part.  Returns ``(Xa, ya, Xb, yb)``: fitting part, then held-out part.
+    """
+    idx = np.random.default_rng(123).permutation(len(X))
+    k = int(0.7 * len(X))
+    return X[idx[:k]], y[idx[:k]], X[idx[k:]], y[idx[k:]]
+
+
 def models(eps: float, d: int) -> dict[str, tuple]:
     import diffprivlib.models as dm
 
@@ -135,7 +146,7 @@ def small_tables_nb(splits: int) -> None:
                 )
                 p.append(dm.GaussianNB(epsilon=eps, bounds=(lo, hi)).fit(a, c).score(b, t))
             vm_, pm = float(np.mean(v)), float(np.mean(p))
-            se = float(np.sqrt(np.var(v) / splits + np.var(p) / splits))
+            se = float(np.sqrt(np.var(v, ddof=1) / splits + np.var(p, ddof=1) / splits))
             verdict = "OK" if vm_ >= pm else ("tie" if pm - vm_ <= 2 * se else "WORSE")
             print(
                 f"GaussianNB {name:5s} eps={eps:<4} veil {vm_:.3f}  diffprivlib {pm:.3f}  "

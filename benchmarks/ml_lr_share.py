@@ -28,7 +28,7 @@ import warnings
 
 import numpy as np
 
-from ml import load  # benchmarks/ml.py: the same features and public scaling
+from ml import load, train_split  # benchmarks/ml.py: the same features and public scaling
 from veil.ml._objpert import (
     calibrate,
     default_jacobian_share,
@@ -94,9 +94,8 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
     Xtr, ytr, _, _ = load()
-    idx = np.random.default_rng(123).permutation(len(Xtr))
-    k = int(0.7 * len(Xtr))
-    Xa, ya, Xb, yb = Xtr[idx[:k]], ytr[idx[:k]], Xtr[idx[k:]], ytr[idx[k:]]
+    Xa, ya, Xb, yb = train_split(Xtr, ytr)
+    k = len(Xa)
     if args.fine:
         fine(Xa, ya, Xb, yb, args.fine)
         return

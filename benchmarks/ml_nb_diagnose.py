@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from ml import NUMERIC, load  # benchmarks/ml.py: the same features and public scaling
+from ml import NUMERIC, load, train_split  # benchmarks/ml.py: the same features and public scaling
 
 GAIN = NUMERIC.index("capital-gain")
 
@@ -63,11 +63,9 @@ def main(argv: list[str] | None = None) -> None:
             f"non-private value {np.mean(reset):.4f}: difference {diff.mean():+.4f} ± "
             f"{diff.std(ddof=1) / np.sqrt(args.runs):.4f} (se, paired)"
         )
-    idx = np.random.default_rng(123).permutation(len(Xtr))
-    k = int(0.7 * len(Xtr))
     sets = {
         "adult.test": (Xtr, ytr, Xte, yte),
-        "70/30 split of adult.data": (Xtr[idx[:k]], ytr[idx[:k]], Xtr[idx[k:]], ytr[idx[k:]]),
+        "70/30 split of adult.data": train_split(Xtr, ytr),
     }
     for name, (Xa, ya, Xb, yb) in sets.items():
         m = SkNB().fit(Xa, ya)
