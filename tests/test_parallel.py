@@ -22,8 +22,7 @@ def test_thread_pool_is_made_again_after_fork(monkeypatch):
     fresh = _parallel.thread_pool()
     assert fresh is not pool and _parallel.thread_pool() is fresh
     assert fresh.submit(lambda: 7).result(timeout=10) == 7
-    fresh.shutdown()
-    monkeypatch.setattr(_parallel, "_pool", None)
+    fresh.shutdown()  # monkeypatch puts the process's own pool back at teardown
 
 
 @pytest.mark.parametrize("n", [10, PARALLEL_MIN_SIZE + 5 * BLOCK + 17])

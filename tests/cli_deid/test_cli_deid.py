@@ -488,20 +488,18 @@ def test_unsatisfiable_targets_exit_1_name_the_model_and_write_nothing(
     """l = 9 on a column with fewer distinct values per county group than that cannot be met
     even at the top of the lattice: exit 1, one line naming the model, nothing written, and
     --allow-unmet cannot change it (there is no release to write)."""
-    examples = Path(__file__).resolve().parents[2] / "examples"
-    shutil.copytree(examples / "hierarchies", tmp_path / "hierarchies")
-    text = (examples / "insurance_ke.yaml").read_text(encoding="utf-8")
-    assert "l: 2, variant: distinct" in text
-    pol = tmp_path / "unsat.yaml"
-    pol.write_text(text.replace("l: 2, variant: distinct", "l: 9, variant: distinct"), "utf-8")
-    privacy_line = text.splitlines().index("privacy:") + 1
+    assert "l: 2, variant: distinct" in INS_POLICY
+    pol = _policy(
+        tmp_path, INS_POLICY.replace("l: 2, variant: distinct", "l: 9, variant: distinct")
+    )
+    privacy_line = INS_POLICY.splitlines().index("privacy:") + 1
     out = tmp_path / "o"
     args = ["anonymize", str(insurance_csv), "--policy", str(pol), "--out", str(out)]
     for extra in ([], ["--allow-unmet"]):
         assert main([*args, *extra]) == 1
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1, err
-        assert f"unsat.yaml, line {privacy_line}: privacy:" in err[0]
+        assert f"{pol.name}, line {privacy_line}: privacy:" in err[0]
         assert "distinct-l-diversity(column=Illness_category, l=9) fails" in err[0]
         assert "--allow-unmet cannot help" in err[0]
         assert not out.exists()

@@ -13,18 +13,10 @@ from veil.dp import mechanisms as M
 from veil.dp._samplers import grid_for
 from veil.errors import BudgetError, ConfigError, InputError, InsecureRandomWarning
 
+from ._audit import audit
+
 ALPHA = 1e-6
 N = 100_000
-
-
-def audit(a: np.ndarray, b: np.ndarray, bins: np.ndarray, min_count: int = 200) -> float:
-    """Largest lower-confidence bound (4.9 sigma) on |log P(bucket | D) / P(bucket | D')|."""
-    ha = np.histogram(a, bins)[0].astype(float)
-    hb = np.histogram(b, bins)[0].astype(float)
-    ok = (ha >= min_count) & (hb >= min_count)
-    lr = np.abs(np.log(ha[ok] / a.size) - np.log(hb[ok] / b.size))
-    se = np.sqrt(1 / ha[ok] + 1 / hb[ok])
-    return float(np.max(lr - 4.9 * se))
 
 
 def test_laplace_distribution_scale_and_grid():

@@ -19,7 +19,7 @@ from veil.dp._rng import SecureRandom
 from veil.dp.mechanisms._coins import qexp_coins
 from veil.errors import ConfigError, InputError, InsecureRandomWarning
 
-from .test_mechanisms import audit  # the privacy-loss audit shared with the core mechanisms
+from ._audit import audit  # the privacy-loss audit shared with the core mechanisms
 
 ALPHA = 1e-6
 N = 20_000

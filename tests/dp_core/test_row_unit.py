@@ -80,8 +80,9 @@ def test_reductions_that_keep_axis_0_protect_the_row_too(axis):
     and the one-value calibration (eps per cell) is rejected."""
     eps, d = 1.0, X2.shape[1]
     row = X2[3]
+    few = X2[:5]  # cell 3's law depends on row 3 only: five rows make each draw 14x cheaper
     kept = _releases(
-        lambda r: dp.tools.mean(X2, epsilon=eps, bounds=(0, 1), axis=axis, random_state=r)[3], 6
+        lambda r: dp.tools.mean(few, epsilon=eps, bounds=(0, 1), axis=axis, random_state=r)[3], 6
     )
     alone = _releases(
         lambda r: dp.tools.mean(row, epsilon=eps / d, bounds=(0, 1), random_state=r), 7

@@ -263,11 +263,19 @@ def test_discrete_gaussian_calibration_meets_delta(eps, delta, sens) -> None:
     assert discrete_gaussian_delta(sigma, sens, eps) == pytest.approx(hockey, rel=1e-6, abs=1e-15)
 
 
-def test_wide_integer_range_falls_back_to_floored_interval_quantile() -> None:
+def test_wide_integer_range_falls_back_to_floored_interval_quantile(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """More integer candidates than the discrete path takes: Smith's interval mechanism,
     floored to an integer inside the bounds (post-processing), as veil.dp.tools does."""
     from veil.dp._rng import SecureRandom
+    from veil.dp.frame import _quantile
     from veil.dp.frame._quantile import dp_quantiles
+
+    def discrete_path(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the discrete candidate path ran: no fallback was tested")
+
+    monkeypatch.setattr(_quantile, "_integer_quantiles", discrete_path)
 
     g = np.repeat(np.arange(50), 20).astype(np.int64)
     v = np.tile(np.arange(20) * 50_000, 50)

@@ -54,6 +54,15 @@ def _train(model: nn.Module, opt: torch.optim.Optimizer, loader) -> None:  # typ
         opt.step()
 
 
+def _private(model: nn.Module, params=None, **kw):  # type: ignore[no-untyped-def]
+    """``make_private`` of ``model`` with SGD over ``params`` (its own by default), the test
+    data in batches of 20 and ``max_grad_norm=1``; ``kw`` adds or overrides the rest."""
+    opt = torch.optim.SGD(model.parameters() if params is None else params, lr=0.1)
+    return make_private(
+        model, opt, DataLoader(_data(), batch_size=20), **{"max_grad_norm": 1.0, **kw}
+    )
+
+
 def _insecure(**kw):  # type: ignore[no-untyped-def]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", InsecureRandomWarning)
@@ -139,54 +148,24 @@ def test_noise_multiplier_with_a_cap_too_small_for_one_step_is_refused_up_front(
     one_step = rdp_to_epsilon(DEFAULT_ORDERS, compute_rdp(0.1, 1.0, 1), 1e-5)
     two_steps = rdp_to_epsilon(DEFAULT_ORDERS, compute_rdp(0.1, 1.0, 2), 1e-5)
     assert one_step > 0.5 and two_steps > 1.01 * one_step
-    model = _mlp()
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
     with pytest.raises(ConfigError, match="single step"):
-        make_private(
-            model,
-            opt,
-            DataLoader(_data(), batch_size=20),
-            noise_multiplier=1.0,
-            target_epsilon=0.5,
-            target_delta=1e-5,
-            epochs=1,
-            max_grad_norm=1.0,
-        )
+        _private(_mlp(), noise_multiplier=1.0, target_epsilon=0.5, target_delta=1e-5, epochs=1)
     # the documented meaning of both (fixed noise, capped budget) still works when the cap
     # pays for at least one step: the step is taken, the cap is enforced later
-    model = _mlp()
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    model, opt, loader = make_private(
-        model,
-        opt,
-        DataLoader(_data(), batch_size=20),
-        noise_multiplier=1.0,
-        target_epsilon=1.01 * one_step,
-        max_grad_norm=1.0,
-    )
+    model, opt, loader = _private(_mlp(), noise_multiplier=1.0, target_epsilon=1.01 * one_step)
     x, y = _data().tensors
-    opt.zero_grad()
-    nn.functional.cross_entropy(model(x[:20]), y[:20]).backward()
-    opt.step()
+    batch = [(x[:20], y[:20])]
+    _train(model, opt, batch)
     assert opt.steps == 1
-    opt.zero_grad()
-    nn.functional.cross_entropy(model(x[:20]), y[:20]).backward()
     with pytest.raises(BudgetError):
-        opt.step()
+        _train(model, opt, batch)
 
 
 def test_zero_noise_is_refused_everywhere() -> None:
     with pytest.raises(ConfigError, match="no noise"):
         dp_optimizer(nn.Linear(2, 2), l2_norm_clip=1.0, noise_multiplier=0.0, sample_rate=0.1)
-    model = _mlp()
     with pytest.raises(ConfigError, match="no noise"):
-        make_private(
-            model,
-            torch.optim.SGD(model.parameters(), lr=0.1),
-            DataLoader(_data(), batch_size=20),
-            noise_multiplier=0.0,
-            max_grad_norm=1.0,
-        )
+        _private(_mlp(), noise_multiplier=0.0)
 
 
 def test_tf_style_optimizer_without_sample_rate_warns_at_construction() -> None:
@@ -346,16 +325,8 @@ def test_bad_parameters(kwargs: dict) -> None:
 
 
 def test_optimizer_must_match_module_and_foreign_gradients_are_refused() -> None:
-    model = _mlp()
-    other = nn.Linear(2, 2)
     with pytest.raises(ConfigError, match="not in the private module"):
-        make_private(
-            model,
-            torch.optim.SGD(other.parameters(), lr=0.1),
-            DataLoader(_data(), batch_size=20),
-            noise_multiplier=1.0,
-            max_grad_norm=1.0,
-        )
+        _private(_mlp(), nn.Linear(2, 2).parameters(), noise_multiplier=1.0)
     model = _mlp()
     opt = dp_optimizer(model, l2_norm_clip=1.0, noise_multiplier=1.0, learning_rate=0.1)
     x = torch.randn(4, 4)

@@ -81,8 +81,9 @@ def test_non_vector_bounds_are_a_config_error():
 @pytest.mark.parametrize("lower", [0.0, [0.0], [0.0, 0.0, 0.0], np.zeros(3)])
 def test_scalar_and_matching_bounds_still_fit(lower):
     # every spelling of the same lower bound gives the same model as the scalar 0.0
-    nb = GaussianNB(epsilon=1.0, bounds=(lower, 1.0), random_state=0).fit(X3, Y_CLS)
-    ref = GaussianNB(epsilon=1.0, bounds=(0.0, 1.0), random_state=0).fit(X3, Y_CLS)
+    nb = GaussianNB(epsilon=1.0, bounds=(lower, 1.0), classes=[0, 1], random_state=0)
+    ref = GaussianNB(epsilon=1.0, bounds=(0.0, 1.0), classes=[0, 1], random_state=0)
+    nb, ref = nb.fit(X3, Y_CLS), ref.fit(X3, Y_CLS)
     assert nb.theta_.shape == (2, 3)
     np.testing.assert_array_equal(nb.theta_, ref.theta_)
     np.testing.assert_array_equal(nb.var_, ref.var_)

@@ -15,31 +15,43 @@ X = np.random.default_rng(0).uniform(0, 1, (300, 4))
 y = (X[:, 0] + X[:, 1] > 1).astype(int)
 B = (np.zeros(4), np.ones(4))
 
-MODELS = [
-    lambda: dp.models.LogisticRegression(
-        epsilon=1, data_norm=2.0, verbose=0, warm_start=False, n_jobs=None, classes=[0, 1]
+LR_COMPAT = {"verbose": 0, "warm_start": False, "n_jobs": None}
+RF_COMPAT = {"warm_start": False, "shuffle": False}
+MODELS = [  # (factory, the diffprivlib-compatibility arguments it was given)
+    (
+        lambda: dp.models.LogisticRegression(epsilon=1, data_norm=2.0, classes=[0, 1], **LR_COMPAT),
+        LR_COMPAT,
     ),
-    lambda: dp.models.LinearRegression(epsilon=1, bounds_X=B, bounds_y=(0, 2), copy_X=True),
-    lambda: dp.models.DecisionTreeClassifier(epsilon=1, bounds=B, classes=[0, 1], criterion=None),
-    lambda: dp.models.RandomForestClassifier(
-        epsilon=1, bounds=B, classes=[0, 1], warm_start=False, shuffle=False
+    (
+        lambda: dp.models.LinearRegression(epsilon=1, bounds_X=B, bounds_y=(0, 2), copy_X=True),
+        {"copy_X": True},
+    ),
+    (
+        lambda: dp.models.DecisionTreeClassifier(
+            epsilon=1, bounds=B, classes=[0, 1], criterion=None
+        ),
+        {"criterion": None},
+    ),
+    (
+        lambda: dp.models.RandomForestClassifier(epsilon=1, bounds=B, classes=[0, 1], **RF_COMPAT),
+        RF_COMPAT,
     ),
 ]
 
 
-@pytest.mark.parametrize("make", MODELS)
-def test_diffprivlib_constructor_arguments_are_accepted_and_kept(make):
+@pytest.mark.parametrize(("make", "compat"), MODELS)
+def test_diffprivlib_constructor_arguments_are_accepted_and_kept(make, compat):
     est = make()
     target = X.sum(axis=1) / 2 if "Linear" in type(est).__name__ else y
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est.fit(X, target)
     assert est.predict(X).shape == (len(X),)
-    compat = {"verbose", "warm_start", "n_jobs", "copy_X", "criterion", "shuffle"}
     params = est.get_params()
+    assert {k: params[k] for k in compat} == compat  # every argument given is kept as given
     again = clone(est).get_params()
     assert params.keys() == again.keys()  # stored as parameters: clone and grid search carry them
-    shown = compat & params.keys()
+    shown = set(compat)
     assert shown and all(params[k] == again[k] for k in shown)
 
 

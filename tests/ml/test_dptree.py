@@ -167,7 +167,7 @@ def test_leaf_counts_come_from_the_rows_routed_as_at_prediction():
 def _reference_tree(X, codes, n_classes, depth, eps, rng):
     """build_tree's algorithm with every level's utilities recounted from scratch."""
     n, d = X.shape
-    eps_leaf = 0.3 * eps
+    eps_leaf = _dptree.LEAF_SHARE * eps
     eps_level = (eps - eps_leaf) / depth
     feature = np.zeros(2**depth - 1, dtype=np.int64)
     threshold = np.zeros(2**depth - 1)

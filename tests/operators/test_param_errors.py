@@ -45,6 +45,16 @@ def _params(name: str, kind: str, param: str) -> dict:
     return params
 
 
+def test_noise_message_lists_its_parameters_literally() -> None:
+    """The accepted list spelled out (not derived from the same signature reading)."""
+    with pytest.raises(OperatorParameterError) as info:
+        get_operator("noise", {"scale": 1, "sigma": 2})
+    assert str(info.value) == (
+        "operator 'noise': unknown parameter 'sigma' "
+        "(accepted: scale, distribution, relative, clip, keep_integer)"
+    )
+
+
 def test_signature_reading_covers_the_known_required_parameters() -> None:
     assert set(_required("noise")) == {"scale"}
     assert set(_required("fake")) == {"kind"}
