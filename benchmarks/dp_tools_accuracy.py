@@ -33,6 +33,11 @@ LO, HI = 0.0, 100.0
 BINS = 10
 
 
+def table1_data() -> np.ndarray:
+    """Table 1 data: N draws of Normal(40, 15) with seed 0, clipped to [LO, HI]."""
+    return np.clip(np.random.default_rng(0).normal(40, 15, N), LO, HI)
+
+
 def _opendp(eps: float) -> dict[str, Callable[[list[float]], float]]:
     import opendp.prelude as odp
 
@@ -83,7 +88,7 @@ def main() -> None:
     )
     args = ap.parse_args()
     if args.grid_study:
-        grid_study(np.clip(np.random.default_rng(0).normal(40, 15, N), LO, HI))
+        grid_study(table1_data())
         return
     reps = args.reps or (30 if args.quick else 200)
     qreps = args.qreps or (20 if args.quick else 100)
@@ -92,8 +97,7 @@ def main() -> None:
 
     import veil.dp as vdp
 
-    rng = np.random.default_rng(0)
-    x = np.clip(rng.normal(40, 15, N), LO, HI)
+    x = table1_data()
     xl = x.tolist()
     truth = {
         "sum": x.sum(),

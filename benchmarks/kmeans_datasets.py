@@ -9,8 +9,8 @@ Data sets (all scaled to [0, 1] with bounds that do not look at the rows used fo
 * scikit-learn's wine (d = 13, 178 rows; min-max scaled by the 140 training rows' range, the 38
   test rows clipped to it) and digits
   (d = 64, 1797 rows; pixel range 0-16 is public; 1400 train / 397 test);
-* Adult's five numeric features (the benchmark of ``benchmarks/ml.py``; public bounds), k = 4,
-  for the non-private reference only (``--adult``: also the three DP variants).
+* with ``--adult`` only: Adult's five numeric features (the benchmark of ``benchmarks/ml.py``;
+  public bounds), k = 4, with every variant (non-private starts, the DP variants, scikit-learn).
 
 For every data set: the test inertia of *non-private* Lloyd from Veil's data-independent
 sphere-packing starts (30 seeds; 7 iterations, the most DPLloyd runs, and 100), which shows how
