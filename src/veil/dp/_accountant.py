@@ -6,7 +6,8 @@ advanced-composition bounds (Dwork, Rothblum & Vadhan 2010; Kairouz, Oh & Viswan
 Theorem 3.5), and for identical spends also the *optimal* composition (KOV 2015, Theorem 3.3).
 ``spend`` is an atomic check-and-record under a lock, so concurrent queries can never
 overspend.  Spends made inside ``with acc.parallel():`` act on disjoint partitions of the data
-and cost only their maximum (parallel composition, McSherry 2009).
+and cost only their maximum (parallel composition, McSherry 2009).  A parallel block belongs to
+the thread that opened it: spends from other threads meanwhile are charged in full.
 """
 
 from __future__ import annotations
@@ -111,7 +112,9 @@ class BudgetAccountant:
         self._min_epsilon = 0.0 if math.isinf(eps) else eps * 1e-14
         self._spent: list[tuple[float, float]] = []
         self._lock = threading.RLock()
-        self._parallel_slot: int | None = None
+        # thread id -> index in ``_spent`` of that thread's open parallel block (None until
+        # the block's first spend): a block never absorbs other threads' spends.
+        self._parallel: dict[int, int | None] = {}
         self._slack = 0.0
         self.slack = slack
         for e, d in spent_budget or []:
@@ -160,11 +163,13 @@ class BudgetAccountant:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state.pop("_lock", None)  # locks cannot be pickled; a new one is made on load
+        state.pop("_parallel", None)  # open parallel blocks belong to this process's threads
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._lock = threading.RLock()
+        self._parallel = {}
 
     def __len__(self) -> int:
         return len(self._spent)
@@ -221,11 +226,14 @@ class BudgetAccountant:
         )
 
     def _with(self, eps: float, dlt: float) -> list[tuple[float, float]]:
-        """The spends after adding ``(eps, dlt)`` (inside ``parallel`` only the max counts)."""
+        """The spends after this thread adds ``(eps, dlt)``: inside this thread's ``parallel``
+        block only the block's maximum counts; any other spend is appended.  Call under the lock.
+        """
         spent = list(self._spent)
-        if self._parallel_slot is not None:
-            i = self._parallel_slot
-            if i == len(spent):
+        ident = threading.get_ident()
+        if ident in self._parallel:
+            i = self._parallel[ident]
+            if i is None:
                 spent.append((eps, dlt))
             else:
                 spent[i] = (max(spent[i][0], eps), max(spent[i][1], dlt))
@@ -236,11 +244,12 @@ class BudgetAccountant:
         """Atomically check and record a spend; raises :class:`BudgetError` if it does not fit."""
         eps, dlt = _check_spend(epsilon, delta)
         with self._lock:
-            self.check(eps, dlt)
-            if self._parallel_slot is None:
-                self._spent.append((eps, dlt))
-            else:
-                self._spent = self._with(eps, dlt)
+            self.check(eps, dlt)  # checks exactly the list recorded below, under the same lock
+            spent = self._with(eps, dlt)
+            ident = threading.get_ident()
+            if ident in self._parallel and self._parallel[ident] is None:
+                self._parallel[ident] = len(self._spent)  # this block's entry, appended now
+            self._spent = spent
         return self
 
     def remaining(self, k: int = 1) -> Budget:
@@ -275,6 +284,13 @@ class BudgetAccountant:
     def parallel(self) -> Iterator[BudgetAccountant]:
         """Spends inside the block run on *disjoint* partitions: they cost their maximum.
 
+        Parallel composition (McSherry 2009, PINQ).  The block is charged incrementally:
+        its single entry in the spends is the component-wise maximum so far, and each spend is
+        checked against the budget and recorded under the lock, so the block's final charge
+        always fits together with whatever else was spent meanwhile.  The block belongs to the
+        thread that opened it: spends made by *other* threads while it is open are ordinary
+        spends and are charged in full (the default accountant is shared by the whole process).
+
         Examples
         --------
         >>> acc = BudgetAccountant(epsilon=1.0)
@@ -284,15 +300,16 @@ class BudgetAccountant:
         >>> acc.total().epsilon, len(acc)
         (0.5, 1)
         """
+        ident = threading.get_ident()
         with self._lock:
-            if self._parallel_slot is not None:
+            if ident in self._parallel:
                 raise ConfigError("parallel() blocks cannot be nested")
-            self._parallel_slot = len(self._spent)
+            self._parallel[ident] = None
         try:
             yield self
         finally:
             with self._lock:
-                self._parallel_slot = None
+                self._parallel.pop(ident, None)
 
     # ------------------------------------------------------------------ default accountant
     @staticmethod
@@ -358,7 +375,7 @@ class BudgetAccountant:
             slack = float(state.get("slack", 0.0))
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"invalid accountant state: {exc}") from None
-        acc._slack = slack
+        acc.slack = slack  # validated as in the constructor: 0 <= slack <= delta
         if spent and not Budget(acc.epsilon, acc.delta) >= acc.total(spent_budget=spent):
             raise BudgetError("the saved spends exceed the saved budget")
         acc._spent = spent
