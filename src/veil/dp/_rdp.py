@@ -426,9 +426,14 @@ class RDPAccountant:
         """Rebuild an accountant from :meth:`state_dict` output."""
         if not isinstance(state, dict) or state.get("type") != "rdp":
             raise ConfigError("not an RDPAccountant state")
-        acc = cls(state.get("orders"), method=state.get("method", "improved"))
-        for s, q, n in state.get("history", []):
-            acc.step(noise_multiplier=s, sample_rate=q, steps=n)
+        try:
+            acc = cls(state.get("orders"), method=state.get("method", "improved"))
+            for s, q, n in state.get("history", []):
+                acc.step(noise_multiplier=s, sample_rate=q, steps=n)
+        except (TypeError, ValueError, OverflowError) as exc:  # e.g. steps NaN, short rows
+            if isinstance(exc, ConfigError):
+                raise
+            raise ConfigError(f"invalid RDPAccountant state: {exc}") from None
         return acc
 
     @classmethod

@@ -192,17 +192,35 @@ class ZCDPAccountant:
 
     @classmethod
     def from_json(cls, text: str) -> ZCDPAccountant:
+        """Rebuild an accountant from :meth:`to_json` output.
+
+        Every saved spend must be a finite non-negative number (:class:`ConfigError`
+        otherwise) and together they must fit the saved budget (:class:`BudgetError`): a
+        tampered state must never unlock more budget than was granted.
+        """
         try:
             s: dict[str, Any] = json.loads(text)
+            if not isinstance(s, dict):
+                raise TypeError(f"expected a JSON object, got {type(s).__name__}")
             acc = (
                 cls(s["rho"])
                 if s.get("epsilon") is None
                 else cls(epsilon=s["epsilon"], delta=s["delta"])
             )
-            spent = [float(r) for r in s["spent"]]
+            raw = s["spent"]
+            if not isinstance(raw, list):
+                raise TypeError(f"'spent' must be a list, got {type(raw).__name__}")
         except (KeyError, TypeError, ValueError) as exc:
+            if isinstance(exc, ConfigError):
+                raise
             raise InputError(f"invalid zCDP accountant state: {exc}") from None
-        if not acc._fits(sum(spent)):
+        spent = []
+        for r in raw:
+            value = as_float("spent rho", r)  # numbers only: no strings such as "nan", no bools
+            if not math.isfinite(value) or value < 0:
+                raise ConfigError(f"a saved spend must be finite and non-negative, got {value}")
+            spent.append(value)
+        if not acc._fits(float(sum(spent))):  # summed as :attr:`rho` sums them
             raise BudgetError("the saved spends exceed the saved budget")
         acc._spent = spent
         return acc
