@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from veil.anonymity._anonymize import anonymize
@@ -21,7 +22,7 @@ from veil.anonymity._models import AverageRisk, PrivacyModel
 from veil.errors import ConfigError, PolicyError
 from veil.schema._roles import Role
 
-__all__ = ["enforce", "config_from_policy"]
+__all__ = ["enforce", "enforce_masked", "config_from_policy"]
 
 
 def _roles(df: pd.DataFrame, policy: Any) -> dict[str, Role]:
@@ -134,9 +135,26 @@ def enforce(df: pd.DataFrame, policy: Any) -> tuple[pd.DataFrame, dict[str, Any]
     >>> out["g"].astype(str).tolist(), info["node"]
     (['*', '*', '*'], {'g': 1})
     """
+    release, summary, _ = enforce_masked(df, policy)
+    return release, summary
+
+
+def enforce_masked(
+    df: pd.DataFrame, policy: Any
+) -> tuple[pd.DataFrame, dict[str, Any], np.ndarray]:
+    """:func:`enforce`, plus a boolean mask over the release rows of the suppressed records
+    kept with masked quasi-identifiers (all False when they are dropped).
+
+    ``veil.apply`` passes the mask to the target check, which leaves those records out: they
+    are not a released equivalence class.
+    """
     config = config_from_policy(df, policy)
     result = anonymize(df, config)
     summary = result.summary()
     summary["release_records"] = int(len(result.data))
     summary["suppressed_records"] = "dropped" if config.drop_suppressed else "masked"
-    return result.data, summary
+    if config.drop_suppressed:
+        masked = np.zeros(len(result.data), dtype=bool)
+    else:
+        masked = np.asarray(result.suppressed, dtype=bool).copy()
+    return result.data, summary, masked

@@ -72,7 +72,10 @@ def _check_hierarchies(df: pd.DataFrame, policy: Policy) -> None:
             )
 
 
-def _enforce(df: pd.DataFrame, policy: Policy, report: dict[str, Any]) -> pd.DataFrame:
+def _enforce(
+    df: pd.DataFrame, policy: Policy, report: dict[str, Any]
+) -> tuple[pd.DataFrame, np.ndarray | None]:
+    """The engine's release and the mask of its suppressed rows kept with masked QIs."""
     try:
         bridge = importlib.import_module("veil.anonymity._policy_bridge")
     except ModuleNotFoundError as exc:
@@ -81,9 +84,9 @@ def _enforce(df: pd.DataFrame, policy: Policy, report: dict[str, Any]) -> pd.Dat
         msg = "the k-anonymity engine is not available: privacy targets are verified, not enforced"
         warnings.warn(msg, RuntimeWarning, stacklevel=3)
         report["warnings"].append(msg)
-        return df
+        return df, None
     try:
-        out, info = bridge.enforce(df, policy)
+        out, info, masked = bridge.enforce_masked(df, policy)
     except VeilError as exc:
         if isinstance(exc, UnsatisfiableError):  # the targets, not the algorithm, are at fault
             line = policy.line("privacy")
@@ -92,7 +95,7 @@ def _enforce(df: pd.DataFrame, policy: Policy, report: dict[str, Any]) -> pd.Dat
         where = f"{policy.source}, line {line}" if line else policy.source
         raise type(exc)(f"{where}: privacy: {exc}") from exc
     report["anonymity"] = info
-    return out
+    return out, masked
 
 
 def apply(
@@ -200,9 +203,11 @@ def apply(
 
     tick("privacy targets", len(steps) + 1, total)
     before_privacy = len(work)
+    engine_input = work  # the t-closeness reference of the engine and of the check
+    masked = None
     targets = pol.privacy
     if targets is not None and targets.algorithm:
-        work = _enforce(work, pol, report)
+        work, masked = _enforce(work, pol, report)
     removed_by_privacy = before_privacy - len(work)
 
     roles = {
@@ -212,7 +217,13 @@ def apply(
     qis = [c for c, r in roles.items() if r is Role.QUASI]
     if targets is not None:
         report["targets"] = verify_targets(
-            work, qis, targets, removed_by_privacy=removed_by_privacy, input_records=len(original)
+            work,
+            qis,
+            targets,
+            removed_by_privacy=removed_by_privacy,
+            input_records=len(original),
+            suppressed=masked,
+            reference=engine_input,
         )
         report["targets"]["mode"] = (
             "enforced" if targets.algorithm and "anonymity" in report else "verified"

@@ -23,9 +23,19 @@ from veil.report._risk import class_codes
 __all__ = ["verify_targets"]
 
 
-def _class_value_counts(codes: np.ndarray, values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """(n_classes x n_values) count matrix and the value order (sorted when orderable)."""
+def _class_value_counts(
+    codes: np.ndarray, values: pd.Series, reference: pd.Series | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(n_classes x n_values) count matrix and the reference distribution over the same values.
+
+    Values are sorted when orderable (else in order of appearance), over the union of
+    ``values`` and ``reference``; the reference distribution is that of ``reference`` (of
+    ``values`` when None).
+    """
     v = values.reset_index(drop=True)
+    n_rel = len(v)
+    if reference is not None:
+        v = pd.concat([v, reference.reset_index(drop=True)], ignore_index=True)
     try:
         uniq = np.sort(v.dropna().unique())
         vcodes = np.searchsorted(uniq, v.to_numpy())
@@ -34,9 +44,12 @@ def _class_value_counts(codes: np.ndarray, values: pd.Series) -> tuple[np.ndarra
     except TypeError:
         vcodes, uniq = pd.factorize(v, use_na_sentinel=False)
         m = len(uniq)
+    vcodes = np.asarray(vcodes, dtype=np.int64)
     n_classes = int(codes.max()) + 1 if len(codes) else 0
-    flat = np.bincount(codes * m + np.asarray(vcodes, dtype=np.int64), minlength=n_classes * m)
-    return flat.reshape(n_classes, m), np.asarray(uniq)
+    flat = np.bincount(codes * m + vcodes[:n_rel], minlength=n_classes * m)
+    ref = vcodes[n_rel:] if reference is not None else vcodes
+    q = np.bincount(ref, minlength=m).astype(np.float64)
+    return flat.reshape(n_classes, m), q / max(q.sum(), 1.0)
 
 
 def _l_value(
@@ -59,9 +72,8 @@ def _l_value(
     return achieved, achieved >= l_target
 
 
-def _t_value(counts: np.ndarray, distance: str) -> float:
+def _t_value(counts: np.ndarray, q: np.ndarray, distance: str) -> float:
     p = counts / counts.sum(axis=1, keepdims=True)
-    q = counts.sum(axis=0) / counts.sum()
     m = counts.shape[1]
     if distance == "ordered" and m > 1:
         return float((np.abs(np.cumsum(p - q, axis=1)).sum(axis=1) / (m - 1)).max())
@@ -75,8 +87,31 @@ def verify_targets(
     *,
     removed_by_privacy: int = 0,
     input_records: int = 0,
+    suppressed: np.ndarray | None = None,
+    reference: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
     """Check each target on ``release``; returns ``{target: {target, achieved, met}, all_met}``.
+
+    Parameters
+    ----------
+    release
+        The released table.
+    quasi_identifiers
+        Its quasi-identifier columns.
+    targets
+        Object with ``k``, ``l``, ``t`` and ``suppression_limit`` (a policy's ``privacy``).
+    removed_by_privacy, input_records
+        Records the engine dropped, and the records before any removal (suppression share).
+    suppressed
+        Boolean mask over the rows of ``release`` (by position): records the engine kept with
+        every quasi-identifier masked (``privacy.suppressed: mask``).  They are not a released
+        equivalence class, so k, l and t are checked on the other rows only; they count as
+        suppressed for ``suppression_limit``.
+    reference
+        The table whose sensitive-value distribution is the t-closeness reference: the whole
+        table given to the engine, suppressed records included (Li, Li & Venkatasubramanian
+        2007; ARX does the same), so this check and the engine measure the same distance.
+        Default: ``release`` with its masked rows.
 
     Examples
     --------
@@ -87,6 +122,17 @@ def verify_targets(
     (True, 2.0, True)
     """
     out: dict[str, Any] = {}
+    full = release
+    n_masked = 0
+    if suppressed is not None:
+        suppressed = np.asarray(suppressed, dtype=bool)
+        if suppressed.shape != (len(release),):
+            raise ValueError("suppressed must be a boolean mask over the release rows")
+        n_masked = int(suppressed.sum())
+        if n_masked:
+            release = release.iloc[np.flatnonzero(~suppressed)]
+    if reference is None:
+        reference = full
     qis = [q for q in quasi_identifiers if q in release.columns]
     codes, sizes = class_codes(release, qis)
     if getattr(targets, "k", None) is not None:
@@ -112,7 +158,8 @@ def verify_targets(
         if len(release) == 0:
             out[name] = {"target": spec, "achieved": None, "met": True}
             continue
-        counts, _ = _class_value_counts(codes, release[col])
+        ref = reference[col] if name == "t" and col in reference.columns else None
+        counts, q = _class_value_counts(codes, release[col], ref)
         if name == "l":
             variant = str(spec.get("variant", "distinct")).lower()
             achieved, met = _l_value(counts, variant, spec.get("c"), float(spec["l"]))
@@ -127,7 +174,7 @@ def verify_targets(
                     "note": "hierarchical distance is checked by the engine only",
                 }
                 continue
-            achieved = _t_value(counts, distance)
+            achieved = _t_value(counts, q, distance)
             out["t"] = {
                 "target": spec,
                 "achieved": achieved,
@@ -135,7 +182,8 @@ def verify_targets(
             }
     limit = getattr(targets, "suppression_limit", None)
     if limit is not None:
-        share = removed_by_privacy / input_records if input_records else 0.0
+        removed = removed_by_privacy + n_masked
+        share = removed / input_records if input_records else 0.0
         out["suppression_limit"] = {
             "target": limit,
             "achieved": share,
