@@ -239,3 +239,117 @@ def test_accountant_survives_clone_pickle_and_cross_validation():
     again = pickle.loads(pickle.dumps(est.fit(X, Y_CLS)))
     assert again.accountant.total().epsilon == pytest.approx(4.0)
     np.testing.assert_array_equal(again.predict(X), est.predict(X))
+
+
+class _FailAfterNoise(Exception):
+    pass
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_failed_fit_restores_the_estimator_and_spends_nothing(name, monkeypatch):
+    """A fit that fails after its noise was drawn leaves no mix of old and new attributes:
+    a fresh estimator stays unfitted, a fitted one keeps its previous model, nothing is spent."""
+    make, y = FACTORIES[name]
+    acc = dp.BudgetAccountant(epsilon=10.0)
+    est = _fit(make(epsilon=1.0, random_state=0, accountant=acc), y)
+    before = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(est).items()}
+    fresh = make(epsilon=1.0, random_state=1, accountant=acc)
+
+    def spend_fails(self, epsilon, delta=0.0):  # the fit ran (noise drawn, attributes set)
+        raise _FailAfterNoise
+
+    monkeypatch.setattr(dp.BudgetAccountant, "spend", spend_fails)
+    for e in (est.set_params(random_state=7), fresh):
+        with pytest.raises(_FailAfterNoise):
+            _fit(e, y)
+    monkeypatch.undo()
+    assert not [a for a in vars(fresh) if a.endswith("_")]
+    assert set(vars(est)) == set(before)
+    for k, v in before.items():
+        if k == "random_state":
+            continue
+        if isinstance(v, np.ndarray):
+            np.testing.assert_array_equal(vars(est)[k], v)
+    assert acc.total().epsilon == pytest.approx(1.0)
+
+
+def test_failed_gaussian_nb_priors_check_before_noise():
+    acc = dp.BudgetAccountant(epsilon=10.0)
+    nb = GaussianNB(epsilon=1.0, bounds=(0, 1), classes=[0, 1], accountant=acc).fit(X, Y_CLS)
+    theta = nb.theta_.copy()
+    with pytest.raises(InputError, match="priors"):
+        nb.set_params(priors=[0.2, 0.2], epsilon=0.3, bounds=(0, 2)).fit(X, Y_CLS)
+    np.testing.assert_array_equal(nb.theta_, theta)
+    assert nb.epsilon_spent_ == 1.0 and acc.total().epsilon == pytest.approx(1.0)
+
+
+def test_warning_turned_error_leaves_no_fitted_model():
+    from veil.errors import AccuracyWarning
+
+    acc = dp.BudgetAccountant(epsilon=10.0)
+    km = KMeans(3, epsilon=0.01, bounds=(0, 1), random_state=0, accountant=acc)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", AccuracyWarning)
+        with pytest.raises(AccuracyWarning):
+            km.fit(X[:50])
+    assert not [a for a in vars(km) if a.endswith("_")]
+    assert len(acc) == 0
+
+
+@pytest.mark.parametrize("bad", ["1", True, np.bool_(True), None, [1.0]])
+def test_epsilon_must_be_a_real_number(bad):
+    with pytest.raises(ConfigError, match="real number"):
+        GaussianNB(epsilon=bad, bounds=(0, 1), classes=[0, 1]).fit(X, Y_CLS)
+
+
+@pytest.mark.parametrize("name", ["nb", "lr", "tree", "forest"])
+def test_score_refuses_labels_the_model_was_not_fitted_for(name):
+    make, y = FACTORIES[name]
+    est = make(epsilon=1.0, random_state=0, classes=[0, 1]).fit(X, Y_CLS)
+    assert 0 <= est.score(X, Y_CLS) <= 1
+    with pytest.raises(InputError, match=r"not fitted for: \['7'\]"):
+        est.score(X, np.where(Y_CLS == 1, 7, 0))
+
+
+def test_private_pipeline_budgets_nested_private_steps():
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+
+    acc = dp.BudgetAccountant(epsilon=1.0)
+    inner = StandardScaler(bounds=(0, 1))
+    pipe = make_private_pipeline(
+        ColumnTransformer([("s", inner, [0, 1, 2])]),
+        GaussianNB(bounds=(-5, 5), classes=[0, 1]),
+        epsilon=1.0,
+        weights=[1, 3],
+        accountant=acc,
+    )
+    assert inner.epsilon == pytest.approx(0.25) and inner.accountant is acc
+    pipe.fit(X, Y_CLS)
+    assert acc.total().epsilon == pytest.approx(1.0) and len(acc) == 2
+    # the up-front check counts the nested step: 0.9 cannot pay for 0.25 + 0.75
+    small = dp.BudgetAccountant(epsilon=0.9)
+    pipe.set_params(columntransformer_0__s__accountant=small, gaussiannb_1__accountant=small)
+    with pytest.raises(BudgetError):
+        pipe.fit(X, Y_CLS)
+    assert len(small) == 0
+    shared = StandardScaler(bounds=(0, 1))
+    with pytest.raises(ConfigError, match="twice"):
+        make_private_pipeline(
+            Pipeline([("a", shared)]), Pipeline([("b", shared)]), GaussianNB(), epsilon=1.0
+        )
+
+
+def test_pca_score_is_the_probabilistic_pca_likelihood():
+    from sklearn.decomposition import PCA as SkPCA
+
+    Z = RNG.normal(0, 1, (3000, 4)) @ np.diag([3.0, 1.0, 0.3, 0.1])
+    ours = PCA(2, epsilon=1e7, data_norm=30.0, centered=True, random_state=0).fit(Z)
+    theirs = SkPCA(2).fit(Z)
+    # at a huge epsilon the release is the data's PCA: same model, same likelihood
+    assert ours.score(Z) == pytest.approx(theirs.score(Z), rel=2e-3)
+    np.testing.assert_allclose(ours.get_covariance(), theirs.get_covariance(), atol=0.02)
+    # the likelihood prefers the right number of components without a scorer
+    scores = [cross_val_score(PCA(k, epsilon=5.0, data_norm=30.0, centered=True,
+                                  random_state=0), Z, cv=3).mean() for k in (1, 3)]  # fmt: skip
+    assert scores[1] > scores[0]

@@ -14,6 +14,7 @@ Privacy-relevant defaults (see docs/ml.md):
 from __future__ import annotations
 
 import contextlib
+import numbers
 import threading
 import warnings
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from veil._checks import user_stacklevel
 from veil.errors import ConfigError, InputError, PrivacyLeakWarning
 
 __all__ = [
@@ -70,7 +72,10 @@ def _data_bounds_allowed(bounds: Any) -> bool:
 
 
 def check_privacy_params(epsilon: float, delta: float = 0.0, *, need_delta: bool = False) -> None:
-    """Validate epsilon (> 0, finite) and delta (in [0, 1))."""
+    """Validate epsilon (> 0, finite) and delta (in [0, 1)): real numbers, not text or bools."""
+    for name, value in (("epsilon", epsilon), ("delta", delta)):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            raise ConfigError(f"{name} must be a real number, got {value!r}")
     try:
         eps = float(epsilon)
         dlt = float(delta)
@@ -162,7 +167,7 @@ def resolve_bounds(
             f"{name} were not given and are read from the data: the model leaks information "
             f"beyond its epsilon. Pass {name}=(lower, upper) to avoid this.",
             PrivacyLeakWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
         return X.min(axis=0).astype(float), X.max(axis=0).astype(float)
     if bounds is None:
@@ -223,7 +228,7 @@ def resolve_classes(classes: Any, y: np.ndarray) -> tuple[np.ndarray, np.ndarray
             "classes were not given and are read from y: the label set is released as it is "
             "in the data (a rare label's presence leaks). Pass classes=[...] to avoid this.",
             PrivacyLeakWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
         labels, codes = np.unique(y, return_inverse=True)
         return labels, codes.reshape(-1)
@@ -246,7 +251,7 @@ def resolve_norm(data_norm: Any, X: np.ndarray, *, name: str = "data_norm") -> f
             f"{name} was not given and is read from the data: the model leaks information "
             f"beyond its epsilon. Pass {name}=<max row L2 norm> to avoid this.",
             PrivacyLeakWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
         return float(np.linalg.norm(X, axis=1).max())
     if data_norm is None:
@@ -293,3 +298,23 @@ class DPEstimatorMixin:
         if getattr(tags, "regressor_tags", None) is not None:
             tags.regressor_tags.poor_score = True
         return tags
+
+
+class DPClassifierMixin(DPEstimatorMixin):
+    """DP classifiers: :meth:`score` refuses labels the model was not fitted for (a typed
+    :class:`~veil.errors.InputError` naming them) instead of silently counting them as errors.
+    """
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        classes = getattr(self, "classes_", None)
+        if classes is not None:
+            ya = np.asarray(y).reshape(-1)
+            unseen = ~np.isin(ya, classes)
+            if unseen.any():
+                labels = np.unique(ya[unseen].astype(str))[:5].tolist()
+                raise InputError(
+                    f"y has labels the model was not fitted for: {labels} (fitted classes: "
+                    f"{np.asarray(classes).tolist()[:10]}); pass classes=[...] at fit time to "
+                    "declare every possible label"
+                )
+        return super().score(X, y, sample_weight=sample_weight)  # type: ignore[misc]

@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from veil._checks import positive_int
 from veil.errors import ConfigError, InputError
 from veil.ml._base import (
-    DPEstimatorMixin,
+    DPClassifierMixin,
     check_array_2d,
     check_n_features,
     check_privacy_params,
@@ -20,7 +20,7 @@ from veil.ml._base import (
     resolve_bounds,
     resolve_classes,
 )
-from veil.ml._budget import Charge
+from veil.ml._budget import Charge, atomic_fit
 from veil.ml._dptree import (
     COUNT_SHARE,
     auto_depth,
@@ -33,7 +33,7 @@ from veil.ml._noise import resolve_rng
 __all__ = ["DecisionTreeClassifier", "RandomForestClassifier"]
 
 
-class DecisionTreeClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
+class DecisionTreeClassifier(DPClassifierMixin, ClassifierMixin, BaseEstimator):
     """A differentially private greedy decision tree classifier.
 
     Grown top-down to a fixed depth; each node picks its split with the exponential mechanism
@@ -91,6 +91,7 @@ class DecisionTreeClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.accountant = accountant
 
+    @atomic_fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> DecisionTreeClassifier:
         """Fit the tree; spends ``epsilon`` from the accountant."""
         Xa, codes, classes, lo, hi = _prepare(self, X, y, sample_weight)
@@ -117,7 +118,7 @@ class DecisionTreeClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(proba, axis=1)]
 
 
-class RandomForestClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
+class RandomForestClassifier(DPClassifierMixin, ClassifierMixin, BaseEstimator):
     """A differentially private forest of greedy decision trees on disjoint parts of the data.
 
     The rows are split at random into ``n_estimators`` disjoint parts, one per tree, so every
@@ -188,6 +189,7 @@ class RandomForestClassifier(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.accountant = accountant
 
+    @atomic_fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> RandomForestClassifier:
         """Fit the forest; spends ``epsilon`` from the accountant."""
         n_trees = positive_int(self.n_estimators, "n_estimators")

@@ -11,7 +11,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from veil._checks import positive_int
+from veil._checks import positive_int, user_stacklevel
 from veil.errors import AccuracyWarning, ConfigError, InputError
 from veil.ml._base import (
     DPEstimatorMixin,
@@ -21,7 +21,7 @@ from veil.ml._base import (
     group_sums,
     resolve_bounds,
 )
-from veil.ml._budget import Charge
+from veil.ml._budget import Charge, atomic_fit
 from veil.ml._noise import COUNT_SHARE, add_laplace, noisy_count, resolve_rng
 
 __all__ = ["KMeans"]
@@ -146,6 +146,7 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
         self.random_state = random_state
         self.accountant = accountant
 
+    @atomic_fit
     def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> KMeans:
         """Cluster ``X``; spends ``epsilon`` from the accountant."""
         if sample_weight is not None:
@@ -219,7 +220,7 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
                         f"(95% half-width {self.inertia_ci_:.4g}): give it a larger "
                         "inertia_share, narrower bounds or more data",
                         AccuracyWarning,
-                        stacklevel=2,
+                        stacklevel=user_stacklevel(),
                     )
             else:
                 self.inertia_ = float("nan")

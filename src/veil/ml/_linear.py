@@ -17,7 +17,7 @@ from veil.ml._base import (
     check_target,
     resolve_bounds,
 )
-from veil.ml._budget import Charge
+from veil.ml._budget import Charge, atomic_fit
 from veil.ml._noise import add_laplace, resolve_rng
 
 __all__ = ["LinearRegression"]
@@ -82,6 +82,7 @@ class LinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         self.random_state = random_state
         self.accountant = accountant
 
+    @atomic_fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> LinearRegression:
         """Fit the model; spends ``epsilon`` from the accountant."""
         if sample_weight is not None:

@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from veil.errors import ConfigError, InputError
 from veil.ml._base import (
-    DPEstimatorMixin,
+    DPClassifierMixin,
     check_array_2d,
     check_n_features,
     check_privacy_params,
@@ -21,14 +21,14 @@ from veil.ml._base import (
     resolve_classes,
     resolve_norm,
 )
-from veil.ml._budget import Charge
+from veil.ml._budget import Charge, atomic_fit
 from veil.ml._noise import resolve_rng
 from veil.ml._objpert import calibrate, minimise_perturbed_logistic, sample_perturbation
 
 __all__ = ["LogisticRegression"]
 
 
-class LogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
+class LogisticRegression(DPClassifierMixin, ClassifierMixin, BaseEstimator):
     """L2-regularised logistic regression with epsilon-differential privacy.
 
     Objective perturbation (Chaudhuri, Monteleoni & Sarwate 2011, Algorithm 2; Kifer, Smith &
@@ -117,6 +117,7 @@ class LogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.accountant = accountant
 
+    @atomic_fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> LogisticRegression:
         """Fit the model; spends ``epsilon`` from the accountant."""
         if sample_weight is not None:

@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from veil.errors import InputError
 from veil.ml._base import (
-    DPEstimatorMixin,
+    DPClassifierMixin,
     check_array_2d,
     check_n_features,
     check_privacy_params,
@@ -21,7 +21,7 @@ from veil.ml._base import (
     resolve_bounds,
     resolve_classes,
 )
-from veil.ml._budget import Charge
+from veil.ml._budget import Charge, atomic_fit
 from veil.ml._noise import add_laplace, resolve_rng
 
 __all__ = ["GaussianNB"]
@@ -96,7 +96,7 @@ def posterior_mean_variance(v_hat: np.ndarray, sd: np.ndarray) -> np.ndarray:
     return sd * (x + mills)
 
 
-class GaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
+class GaussianNB(DPClassifierMixin, ClassifierMixin, BaseEstimator):
     """Gaussian naive Bayes with epsilon-differential privacy.
 
     Per class, the count, the per-feature sum and the per-feature sum of squares (of values
@@ -163,6 +163,7 @@ class GaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.accountant = accountant
 
+    @atomic_fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> GaussianNB:
         """Fit the model; spends ``epsilon`` from the accountant."""
         if sample_weight is not None:
@@ -172,6 +173,11 @@ class GaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         ya = check_target(self, y, len(Xa), classification=True)
         lo, hi = resolve_bounds(self.bounds, Xa)
         classes, code = resolve_classes(self.classes, ya)
+        priors = None
+        if self.priors is not None:  # checked before any noise is drawn
+            priors = np.asarray(self.priors, dtype=float)
+            if priors.shape != (len(classes),) or not np.isclose(priors.sum(), 1.0):
+                raise InputError("priors must have one probability per class, summing to 1")
         rng = resolve_rng(self.random_state)
         with Charge(self.accountant, self.epsilon):
             n_classes, d = len(classes), Xa.shape[1]
@@ -204,13 +210,7 @@ class GaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
             self.theta_ = theta * half + mid
             self.classes_ = classes
             self.class_count_ = noisy_counts
-            if self.priors is not None:
-                priors = np.asarray(self.priors, dtype=float)
-                if priors.shape != (n_classes,) or not np.isclose(priors.sum(), 1.0):
-                    raise InputError("priors must have one probability per class, summing to 1")
-                self.class_prior_ = priors
-            else:
-                self.class_prior_ = noisy_counts / noisy_counts.sum()
+            self.class_prior_ = priors if priors is not None else noisy_counts / noisy_counts.sum()
             self.n_features_in_ = d
             self.epsilon_spent_ = float(self.epsilon)
         return self

@@ -113,6 +113,7 @@ from scipy.sparse.linalg import LinearOperator, cg
 from scipy.special import expit, log_expit
 from sklearn.exceptions import ConvergenceWarning
 
+from veil._checks import user_stacklevel
 from veil.ml._noise import gamma_int, std_normal
 
 __all__ = [
@@ -369,7 +370,7 @@ def minimise_perturbed_logistic(
                 f"the solver stopped at max|grad| = {np.max(np.abs(grad)):.3g} > {gtol:g} "
                 f"({res.message}): the privacy proof assumes the exact minimiser",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
         return w, int(res.nit)
     w = np.zeros(d)
@@ -400,6 +401,6 @@ def minimise_perturbed_logistic(
     warnings.warn(
         f"Newton's method did not reach max|grad| <= {gtol:g} in {max_iter} iterations",
         ConvergenceWarning,
-        stacklevel=3,
+        stacklevel=user_stacklevel(),
     )
     return w, it

@@ -37,6 +37,29 @@ def _is_dp(est: Any) -> bool:
     return isinstance(est, DPEstimatorMixin)
 
 
+def _dp_estimators(steps: Sequence[tuple[str, Any]]) -> list[Any]:
+    """Every DP estimator of the pipeline, including those nested in a step.
+
+    A private scaler inside a ``ColumnTransformer``, a ``FeatureUnion`` or an inner ``Pipeline``
+    is fitted with the pipeline and spends its own epsilon, so it needs a share of the budget
+    like a top-level step.  Found through ``get_params(deep=True)``, in step order.  The same
+    estimator object in two places is refused: it would be fitted twice with one share.
+    """
+    found: list[Any] = []
+    for _, est in steps:
+        if _is_dp(est):
+            found.append(est)
+        elif hasattr(est, "get_params"):
+            found.extend(v for v in est.get_params(deep=True).values() if _is_dp(v))
+    ids = [id(e) for e in found]
+    if len(set(ids)) != len(ids):
+        raise ConfigError(
+            "the same DP estimator object appears twice in the pipeline; use separate "
+            "instances (each one is fitted and spends its own share)"
+        )
+    return found
+
+
 class PrivatePipeline(Pipeline):
     """A :class:`~sklearn.pipeline.Pipeline` that checks the whole budget before fitting.
 
@@ -55,9 +78,9 @@ class PrivatePipeline(Pipeline):
     def _check_budget(self) -> None:
         """Raise :class:`BudgetError` unless every accountant can pay for its DP steps."""
         totals: dict[int, list[Any]] = {}
-        for _, est in self.steps:
-            if not _is_dp(est):  # passthrough, or scikit-learn's own ``epsilon`` (SVR): no budget
-                continue
+        # DP steps only (also nested ones): passthrough and scikit-learn's own ``epsilon``
+        # (SVR's loss parameter) are no budget
+        for est in _dp_estimators(self.steps):
             params = est.get_params(deep=False)
             try:
                 eps = float(params["epsilon"])
@@ -97,9 +120,13 @@ def make_private_pipeline(
 ) -> PrivatePipeline:
     """Build a :class:`sklearn.pipeline.Pipeline` whose DP steps share ``epsilon``.
 
-    Every DP estimator of :mod:`veil.ml` among the steps gets ``epsilon * w_i / sum(w)``; other
-    steps (e.g. a plain ``OneHotEncoder`` on public categories, or scikit-learn's ``SVR``, whose
-    ``epsilon`` is a loss parameter) are left alone.  Sequential composition: the whole fit costs ``epsilon``.
+    Every DP estimator of :mod:`veil.ml` among the steps, including one nested inside a step
+    (a private ``StandardScaler`` in a ``ColumnTransformer`` or an inner ``Pipeline``), gets
+    ``epsilon * w_i / sum(w)``, in step order; other steps (e.g. a plain ``OneHotEncoder`` on
+    public categories, or scikit-learn's ``SVR``, whose ``epsilon`` is a loss parameter) are
+    left alone.  Sequential composition: the whole fit costs ``epsilon``.  (A meta-estimator
+    that fits clones of a DP estimator, such as ``BaggingClassifier``, spends its share once
+    per clone; its accountant sees every spend.)
     The result is a :class:`PrivatePipeline`: ``fit`` checks the whole budget with the
     accountant(s) before any step runs, so a budget that cannot pay for every step spends
     nothing and fits nothing.
@@ -110,7 +137,7 @@ def make_private_pipeline(
     epsilon : float
         Total budget of one ``fit``.
     weights : sequence of float, optional
-        Relative share of each DP step (default: equal).
+        Relative share of each DP step (default: equal), in the order of :func:`_dp_estimators`.
     accountant : BudgetAccountant, optional
         Set on every DP step, so one accountant sees the whole pipeline.
 
@@ -128,7 +155,7 @@ def make_private_pipeline(
         s if isinstance(s, tuple) else (type(s).__name__.lower() + f"_{i}", s)
         for i, s in enumerate(steps)
     ]
-    dp_steps = [est for _, est in named if _is_dp(est)]
+    dp_steps = _dp_estimators(named)
     if not dp_steps:
         raise ConfigError("no step of the pipeline is a differentially private estimator")
     w = [1.0] * len(dp_steps) if weights is None else [float(x) for x in weights]

@@ -23,7 +23,7 @@ from veil.ml._base import (
     resolve_bounds,
     resolve_norm,
 )
-from veil.ml._budget import Charge
+from veil.ml._budget import Charge, atomic_fit
 from veil.ml._noise import add_laplace, resolve_rng, std_normal
 
 __all__ = ["StandardScaler", "PCA", "noisy_moments"]
@@ -101,6 +101,7 @@ class StandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
         self.random_state = random_state
         self.accountant = accountant
 
+    @atomic_fit
     def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> StandardScaler:
         if sample_weight is not None:
             raise InputError("sample_weight is not supported: it would change the sensitivity")
@@ -198,6 +199,7 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         self.random_state = random_state
         self.accountant = accountant
 
+    @atomic_fit
     def fit(self, X: Any, y: Any = None) -> PCA:
         check_privacy_params(self.epsilon)
         Xa = check_array_2d(X)
@@ -256,6 +258,39 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         if self.whiten:
             out /= np.sqrt(np.maximum(self.explained_variance_, 1e-12))
         return out
+
+    def get_covariance(self) -> np.ndarray:
+        """Covariance of the probabilistic PCA model (Tipping & Bishop 1999), from the released
+        components, variances and ``noise_variance_`` (post-processing: no budget).
+
+        ``components_.T @ diag(explained_variance_ - noise_variance_) @ components_ +
+        noise_variance_ * I``, as scikit-learn's ``PCA.get_covariance`` (without whitening), with a
+        tiny ridge so that it stays invertible when every dropped variance was released as 0.
+        """
+        check_is_fitted(self, "components_")
+        d = self.n_features_in_
+        nv = float(self.noise_variance_)
+        diff = np.maximum(self.explained_variance_ - nv, 0.0)
+        cov = (self.components_.T * diff) @ self.components_ + nv * np.eye(d)
+        ridge = 1e-10 * max(float(np.trace(cov)) / d, 1e-300)
+        return cov + ridge * np.eye(d)
+
+    def score_samples(self, X: Any) -> np.ndarray:
+        """Log-likelihood of each row under the probabilistic PCA model (see
+        :meth:`get_covariance`)."""
+        check_is_fitted(self, "components_")
+        Xr = check_n_features(self, X) - self.mean_
+        cov = self.get_covariance()
+        sign, logdet = np.linalg.slogdet(cov)
+        if sign <= 0:  # pragma: no cover - the ridge keeps it positive definite
+            raise InputError("the released covariance is not positive definite")
+        maha = np.einsum("ij,ij->i", Xr, np.linalg.solve(cov, Xr.T).T)
+        return -0.5 * (maha + self.n_features_in_ * np.log(2.0 * np.pi) + logdet)
+
+    def score(self, X: Any, y: Any = None) -> float:
+        """Average log-likelihood of the rows (scikit-learn's ``PCA.score``): lets
+        ``cross_val_score`` and ``GridSearchCV`` choose ``n_components`` without a scorer."""
+        return float(np.mean(self.score_samples(X)))
 
     def inverse_transform(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "components_")
