@@ -10,7 +10,12 @@ protects their addition or removal (sensitivity 1, discrete Laplace noise).
 Estimators (Laplace noise, FP-safe, outputs projected onto their feasible range, which can
 only reduce the error):
 
-* ``sum``: clipped sum + Lap((U - L) / eps), projected onto ``[n L, n U]``;
+* ``sum``: clipped sum + Lap((U - L) / eps), projected onto ``[n L, n U]``; with an integer
+  ``dtype`` every clipped value is first cast towards zero (numpy's ``sum(dtype=int)``), the
+  integer sum gets exact discrete Laplace noise of sensitivity ``trunc(U) - trunc(L)``
+  (``nansum``: ``max(trunc(U) - trunc(L), |trunc(L)|, |trunc(U)|)``) and is projected onto
+  ``[n trunc(L), n trunc(U)]``.  Rounding the total instead is not private (``round(0.5) = 0``
+  but ``round(1.5) = 2``: one record would move it by 2 > U - L);
 * ``mean``: clipped mean + Lap((U - L) / (n eps)), projected onto ``[L, U]``;
 * ``var``: population variance + Lap((U - L)^2 (n - 1) / (n^2 eps)), projected onto
   ``[0, (U - L)^2 / 4]``; ``std`` is its square root;
@@ -121,8 +126,10 @@ def _moment(
         else:
             lo, hi = float(lo_all[i]), float(hi_all[i])
         if nan:
-            return _nan_cell(kind, v, lo, hi, e, rng)
+            return _nan_cell(kind, v, lo, hi, e, rng, integer)
         n = v.size
+        if integer and kind == "sum":
+            return _int_sum(v, lo, hi, e, rng)
         inside = scan is not None and lo <= gmin and gmax <= hi
         x = v  # the clamped values (needed by var/std when not read from the scan)
         if inside:  # clamping changes nothing: the scan already holds the sum
@@ -133,11 +140,7 @@ def _moment(
             x = np.minimum(np.maximum(v, lo), hi)
             total = float(x.sum())
         if kind == "sum":
-            if integer and float(lo).is_integer() and float(hi).is_integer():
-                out = _geo(round(total), hi - lo, e, rng)
-            else:
-                out = _lap(total, hi - lo, e, rng)
-            return float(np.clip(out, n * lo, n * hi))
+            return float(np.clip(_lap(total, hi - lo, e, rng), n * lo, n * hi))
         if kind == "mean":
             return float(np.clip(_lap(total / n, (hi - lo) / n, e, rng), lo, hi))
         sens = (hi - lo) ** 2 * (n - 1) / n**2
@@ -172,9 +175,31 @@ def _population_var(x: np.ndarray, lo: float, hi: float) -> float:
     return float(x.var())
 
 
-def _nan_cell(kind: str, v: np.ndarray, lo: float, hi: float, e: float, rng: Any) -> float:
-    x = np.clip(v[~np.isnan(v)], lo, hi)
+def _truncated(v: np.ndarray, lo: float, hi: float) -> tuple[np.ndarray, int, int]:
+    """numpy's ``dtype=int`` cast of every clipped value (towards zero) and the bounds of the
+    result: ``trunc`` is monotone, so each cast value lies in ``[trunc(lo), trunc(hi)]``."""
+    return np.trunc(np.clip(v, lo, hi)).astype(np.int64), math.trunc(lo), math.trunc(hi)
+
+
+def _int_sum(v: np.ndarray, lo: float, hi: float, e: float, rng: Any) -> float:
+    """Integer ``sum``: every clipped value is cast to an integer *before* adding (as numpy's
+    ``sum(dtype=int)``), so replacing one record moves the integer sum by at most
+    ``trunc(hi) - trunc(lo)``, the sensitivity of the exact discrete Laplace noise.  (Rounding
+    the total instead is not private: ``round(0.5) = 0`` but ``round(1.5) = 2``.)"""
+    t, tlo, thi = _truncated(v, lo, hi)
+    out = _geo(int(t.sum()), thi - tlo, e, rng)
+    return float(np.clip(out, v.size * tlo, v.size * thi))
+
+
+def _nan_cell(
+    kind: str, v: np.ndarray, lo: float, hi: float, e: float, rng: Any, integer: bool = False
+) -> float:
     size = v.size
+    if kind == "sum" and integer:  # as _int_sum; a record may also switch to or from NaN
+        t, tlo, thi = _truncated(v[~np.isnan(v)], lo, hi)
+        out = _geo(int(t.sum()), max(thi - tlo, abs(tlo), abs(thi)), e, rng)
+        return float(np.clip(out, size * min(tlo, 0), size * max(thi, 0)))
+    x = np.clip(v[~np.isnan(v)], lo, hi)
     if kind == "sum":
         sens = max(hi - lo, abs(lo), abs(hi))
         return float(
@@ -303,7 +328,12 @@ def _doc(kind: str, nan: bool) -> str:
         Required: values are clipped to them and the noise is calibrated on them.  Missing
         bounds raise :class:`~veil.errors.ConfigError` (never read from the data);
         ``"estimate"`` spends 25% of epsilon estimating them privately.
-    axis, dtype, keepdims : as numpy
+    axis, keepdims : as numpy
+    dtype : dtype, optional
+        For ``sum``/``nansum``, an integer dtype casts every clipped value towards zero before
+        adding (as numpy) and releases the integer sum with exact discrete Laplace noise of
+        sensitivity ``trunc(upper) - trunc(lower)`` (one record replaced); the noise is
+        calibrated on the cast values, never on a rounded total.
     random_state : None (secure), int or numpy Generator (tests only)
     accountant : BudgetAccountant, optional (default accountant if None)
 
