@@ -119,7 +119,8 @@ class GaussianNB(DPClassifierMixin, ClassifierMixin, BaseEstimator):
     var_smoothing : float, default 1e-9
         Added to the variances, as a share of the largest squared bound width.
     classes : array-like, optional
-        The label domain; by default the labels seen in ``y`` (labels are treated as public).
+        The label domain (public list of possible labels); by default the labels seen in ``y``,
+        with a :class:`~veil.errors.PrivacyLeakWarning` (a rare label's presence leaks).
     random_state : None, int or Generator
         ``None`` uses the secure generator; a seed is for tests only.
     accountant : BudgetAccountant, optional

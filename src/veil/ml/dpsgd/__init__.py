@@ -1,8 +1,8 @@
 """DP-SGD for PyTorch (optional ``torch`` extra: ``pip install veil[torch]``).
 
 * :func:`make_private` -- Opacus-style: ``(module, optimizer, data_loader)`` in, private
-  triple out (per-sample clipping with ghost clipping for ``nn.Linear`` and ``torch.func``
-  for every other layer, Poisson sampling, secure Gaussian noise, RDP accounting, virtual
+  triple out (per-sample clipping with ghost clipping for ``nn.Linear`` and ``nn.Conv1d`` /
+  ``nn.Conv2d`` and ``torch.func`` for every other layer, Poisson sampling, secure Gaussian noise, RDP accounting, virtual
   steps, a hard epsilon budget).
 * :func:`dp_optimizer` -- TF-Privacy-style constructor (``l2_norm_clip``,
   ``noise_multiplier``, ``num_microbatches``, ``learning_rate``).

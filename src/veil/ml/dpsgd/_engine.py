@@ -136,7 +136,8 @@ def make_private(
     secure_rng : bool
         Cryptographically secure noise and sampling; ``False`` (+ ``seed``) for tests.
     clipping : {"ghost", "flat"}
-        Ghost clipping for ``nn.Linear`` (faster) or materialised per-sample gradients.
+        Ghost clipping for ``nn.Linear`` and ``nn.Conv1d`` / ``nn.Conv2d`` (faster) or
+        materialised per-sample gradients.
     loss_reduction : {"mean", "sum"}
         Reduction of the training loss over the batch.
     max_physical_batch_size : int, optional

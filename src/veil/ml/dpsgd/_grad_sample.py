@@ -144,7 +144,8 @@ class PerSampleGrads:
     module : nn.Module
         Model to instrument; validated with :func:`~veil.ml.dpsgd.validate_module`.
     clipping : {"ghost", "flat"}
-        ``"ghost"`` uses ghost clipping for ``nn.Linear``; ``"flat"`` materialises every
+        ``"ghost"`` uses ghost clipping for ``nn.Linear`` and ``nn.Conv1d`` / ``nn.Conv2d``;
+        ``"flat"`` materialises every
         per-sample gradient (slower, same result).
     """
 
