@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import pickle
 import threading
@@ -58,6 +59,31 @@ def test_parallel_block_does_not_swallow_other_threads_spends():
     assert acc.total().epsilon == pytest.approx(3.0)
     assert len(acc) == 6
     assert sorted(e for e, _ in acc.spent_budget) == [0.5] * 6
+
+
+def test_parallel_block_does_not_swallow_other_asyncio_tasks_spends():
+    acc = dp.BudgetAccountant(epsilon=10.0)
+
+    async def main() -> None:
+        a_spent, b_done = asyncio.Event(), asyncio.Event()
+
+        async def task_a() -> None:
+            with acc.parallel():  # a block held across an await, on the loop's one thread
+                acc.spend(0.5, 0)
+                a_spent.set()
+                await b_done.wait()
+                acc.spend(0.4, 0)
+
+        async def task_b() -> None:
+            await a_spent.wait()
+            for _ in range(5):
+                acc.spend(0.5, 0)
+            b_done.set()
+
+        await asyncio.wait_for(asyncio.gather(task_a(), task_b()), 30)
+
+    asyncio.run(main())
+    assert acc.total().epsilon == pytest.approx(3.0) and len(acc) == 6
 
 
 def test_parallel_blocks_in_two_threads_are_charged_separately():

@@ -7,11 +7,12 @@ Theorem 3.5), and for identical spends also the *optimal* composition (KOV 2015,
 ``spend`` is an atomic check-and-record under a lock, so concurrent queries can never
 overspend.  Spends made inside ``with acc.parallel():`` act on disjoint partitions of the data
 and cost only their maximum (parallel composition, McSherry 2009).  A parallel block belongs to
-the thread that opened it: spends from other threads meanwhile are charged in full.
+the thread (and asyncio task) that opened it: spends from any other meanwhile are charged in full.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import threading
@@ -56,6 +57,15 @@ class Budget(tuple):
 
     def __repr__(self) -> str:
         return f"(epsilon={self[0]!r}, delta={self[1]!r})"
+
+
+def _owner() -> tuple[int, int]:
+    """Who is spending: the thread and, inside a running event loop, the asyncio task."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no running event loop in this thread
+        task = None
+    return threading.get_ident(), 0 if task is None else id(task)
 
 
 def _check_spend(epsilon: Any, delta: Any) -> tuple[float, float]:
@@ -112,9 +122,9 @@ class BudgetAccountant:
         self._min_epsilon = 0.0 if math.isinf(eps) else eps * 1e-14
         self._spent: list[tuple[float, float]] = []
         self._lock = threading.RLock()
-        # thread id -> index in ``_spent`` of that thread's open parallel block (None until
-        # the block's first spend): a block never absorbs other threads' spends.
-        self._parallel: dict[int, int | None] = {}
+        # (thread, task) -> index in ``_spent`` of its open parallel block (None until the
+        # block's first spend): a block never absorbs other threads' or tasks' spends.
+        self._parallel: dict[tuple[int, int], int | None] = {}
         self._slack = 0.0
         self.slack = slack
         for e, d in spent_budget or []:
@@ -226,11 +236,12 @@ class BudgetAccountant:
         )
 
     def _with(self, eps: float, dlt: float) -> list[tuple[float, float]]:
-        """The spends after this thread adds ``(eps, dlt)``: inside this thread's ``parallel``
-        block only the block's maximum counts; any other spend is appended.  Call under the lock.
+        """The spends after the caller adds ``(eps, dlt)``: inside the caller's own
+        ``parallel`` block only the block's maximum counts; any other spend is appended.  Call
+        under the lock.
         """
         spent = list(self._spent)
-        ident = threading.get_ident()
+        ident = _owner()
         if ident in self._parallel:
             i = self._parallel[ident]
             if i is None:
@@ -246,7 +257,7 @@ class BudgetAccountant:
         with self._lock:
             self.check(eps, dlt)  # checks exactly the list recorded below, under the same lock
             spent = self._with(eps, dlt)
-            ident = threading.get_ident()
+            ident = _owner()
             if ident in self._parallel and self._parallel[ident] is None:
                 self._parallel[ident] = len(self._spent)  # this block's entry, appended now
             self._spent = spent
@@ -288,8 +299,9 @@ class BudgetAccountant:
         its single entry in the spends is the component-wise maximum so far, and each spend is
         checked against the budget and recorded under the lock, so the block's final charge
         always fits together with whatever else was spent meanwhile.  The block belongs to the
-        thread that opened it: spends made by *other* threads while it is open are ordinary
-        spends and are charged in full (the default accountant is shared by the whole process).
+        thread (and, in a running event loop, the asyncio task) that opened it: spends made by
+        any *other* thread or task while it is open are ordinary spends and are charged in full
+        (the default accountant is shared by the whole process).
 
         Examples
         --------
@@ -300,7 +312,7 @@ class BudgetAccountant:
         >>> acc.total().epsilon, len(acc)
         (0.5, 1)
         """
-        ident = threading.get_ident()
+        ident = _owner()
         with self._lock:
             if ident in self._parallel:
                 raise ConfigError("parallel() blocks cannot be nested")
