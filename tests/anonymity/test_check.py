@@ -151,6 +151,10 @@ def test_cli_exit_codes(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         main(["check", str(p), "--k", "2"])
     assert e.value.code == 2
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as e:  # a negative count is a usage error, not 0
+        main(["check", str(p), "--qi", "zip", "--k", "2", "--show", "-1"])
+    assert e.value.code == 2 and "--show: must be an integer >= 0" in capsys.readouterr().err
     assert main(["check", str(p), "--qi", "zip", "--k", "2", "--json"]) == 0
     import json
 

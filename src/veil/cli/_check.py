@@ -10,6 +10,17 @@ import json
 from typing import Any
 
 
+def _non_negative_int(text: str) -> int:
+    """argparse type: an integer >= 0 (a usage error, exit 2, otherwise)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
+    return value
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "check",
@@ -60,7 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=0.0,
         help="share of records that may be suppressed (default 0)",
     )
-    p.add_argument("--show", type=int, default=10, help="classes listed (default 10)")
+    p.add_argument("--show", type=_non_negative_int, default=10, help="classes listed (default 10)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--delimiter", help="field delimiter (sniffed by default)")
     p.add_argument("--encoding", help="text encoding (sniffed by default)")
