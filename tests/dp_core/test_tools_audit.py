@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import veil.dp as dp
+from veil.errors import ConfigError, DiffprivlibCompatibilityWarning
 
 from ._audit import audit
 
@@ -44,3 +46,68 @@ def test_integer_sum_casts_each_value_like_numpy():
         want = np.sum(x, dtype=int, axis=axis)
         assert np.array_equal(got, want)
         assert np.asarray(got).dtype.kind == "i"
+
+
+X = np.array([23.0, 35.0, 47.0, 51.0, 62.0, 29.0, 40.0, 33.0])
+
+# every statistic that has no weights parameter of its own, with its required arguments
+UNWEIGHTED = [
+    (dp.tools.count, {}),
+    (dp.tools.count_nonzero, {}),
+    *[
+        (getattr(dp.tools, n), {"bounds": (0, 100)})
+        for n in ("sum", "mean", "var", "std", "nansum", "nanmean", "nanvar", "nanstd")
+    ],
+    *[(getattr(dp.tools, n), {"bounds": (0, 100)}) for n in ("median", "nanmedian")],
+    *[(getattr(dp.tools, n), {"bounds": (0, 100)}) for n in ("quantile", "nanquantile")],
+    *[(getattr(dp.tools, n), {"bounds": (0, 100)}) for n in ("percentile", "nanpercentile")],
+]
+
+
+def _call(f, kw, **extra):
+    name = f.__name__
+    pos = (0.5,) if "quantile" in name else (50,) if "percentile" in name else ()
+    return f(X, *pos, epsilon=0.1, **kw, **extra)
+
+
+@pytest.mark.parametrize(("f", "kw"), UNWEIGHTED, ids=lambda p: getattr(p, "__name__", ""))
+def test_weights_are_refused_not_ignored(f, kw):
+    acc = dp.BudgetAccountant()
+    with pytest.raises(ConfigError, match=f"weights are not supported by {f.__name__}"):
+        _call(f, kw, weights=np.ones(X.size), accountant=acc)
+    assert len(acc) == 0  # refused before anything is charged
+
+
+@pytest.mark.parametrize(
+    ("typo", "meant"),
+    [("acountant", "accountant"), ("epsilom", "epsilon"), ("random_stat", "random_state")],
+)
+@pytest.mark.parametrize(("f", "kw"), UNWEIGHTED, ids=lambda p: getattr(p, "__name__", ""))
+def test_misspelt_parameter_is_an_error(f, kw, typo, meant):
+    with pytest.raises(ConfigError, match=f"did you mean '{meant}'"):
+        _call(f, kw, **{typo: 0.5})
+
+
+def test_misspelt_bounds_and_histogram_parameters():
+    with pytest.raises(ConfigError, match="did you mean 'bounds'"):
+        dp.tools.mean(X, epsilon=0.1, bounds=(0, 100), bound=(0, 1))
+    with pytest.raises(ConfigError, match="did you mean 'weight_bound'"):
+        dp.tools.histogram(X, epsilon=0.1, range=(0, 100), weights=np.ones(X.size), weight_bounds=2)
+    with pytest.raises(ConfigError, match="did you mean 'accountant'"):
+        dp.tools.histogram2d(X, X, epsilon=0.1, range=[(0, 100)] * 2, acountant=None)
+
+
+def test_numpy_only_arguments_still_warn_and_are_ignored():
+    acc = dp.BudgetAccountant()
+    with pytest.warns(DiffprivlibCompatibilityWarning, match="'out'"):
+        dp.tools.mean(X, epsilon=0.1, bounds=(0, 100), out=None, accountant=acc)
+    with pytest.warns(DiffprivlibCompatibilityWarning, match="'overwrite_input'"):
+        dp.tools.median(X, epsilon=0.1, bounds=(0, 100), overwrite_input=True, accountant=acc)
+    with pytest.warns(DiffprivlibCompatibilityWarning, match="'where'"):
+        dp.tools.sum(X, epsilon=0.1, bounds=(0, 100), where=True, accountant=acc)
+    with pytest.warns(DiffprivlibCompatibilityWarning) as rec:
+        dp.tools.histogram2d(X, X, epsilon=0.1, range=[(0, 100)] * 2, normed=None, accountant=acc)
+    assert len(rec) == 1  # histogram2d warns once, not again through histogramdd
+    with pytest.warns(DiffprivlibCompatibilityWarning, match="'weights'"):  # None: nothing lost
+        dp.tools.mean(X, epsilon=0.1, bounds=(0, 100), weights=None, accountant=acc)
+    assert len(acc) == 5

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
+import functools
+import inspect
 import math
 import sys
 import warnings
@@ -23,6 +26,7 @@ __all__ = [
     "cell_epsilon",
     "apply_axis",
     "warn_unused",
+    "check_unused",
     "spend",
 ]
 
@@ -32,6 +36,51 @@ def warn_unused(unused: dict[str, Any]) -> None:
     for name in unused:
         warnings.warn(
             f"parameter {name!r} is ignored (accepted for diffprivlib compatibility)",
+            DiffprivlibCompatibilityWarning,
+            stacklevel=3,
+        )
+
+
+@functools.cache
+def _parameters(func: Callable[..., Any]) -> tuple[str, ...]:
+    return tuple(
+        p.name
+        for p in inspect.signature(func).parameters.values()
+        if p.kind is not inspect.Parameter.VAR_KEYWORD
+    )
+
+
+def check_unused(unused: dict[str, Any], func: Callable[..., Any]) -> None:
+    """Vet the extra keyword arguments of the statistic ``func`` before anything is computed.
+
+    * ``weights`` (when not ``None``) is a :class:`~veil.errors.ConfigError`: weights change the
+      sensitivity, so ignoring them would release an unweighted statistic the caller did not
+      ask for (only the histograms honour them, with ``weight_bound``).
+    * A close misspelling of one of ``func``'s own parameters (``acountant=``, ``epsilom=``,
+      ``bound=``; :func:`difflib.get_close_matches`, cutoff 0.8) is a ConfigError naming the
+      likely intended one: a misspelt ``accountant`` would silently charge the default one.
+    * Anything else (numpy's ``out=``, ``where=``, ``overwrite_input=`` ...) is ignored with a
+      :class:`~veil.errors.DiffprivlibCompatibilityWarning`, as diffprivlib does.
+    """
+    name = func.__name__
+    params = _parameters(func)
+    for key, value in unused.items():
+        if key == "weights" and value is not None:
+            raise ConfigError(
+                f"weights are not supported by {name}: they change the sensitivity, and "
+                "ignoring them would release an unweighted statistic; drop them (weighted "
+                "counts: histogram(..., weights=, weight_bound=))"
+            )
+        close = difflib.get_close_matches(key, params, n=1, cutoff=0.8)
+        if close:
+            raise ConfigError(
+                f"{name}: unknown parameter {key!r}; did you mean {close[0]!r}? (a misspelt "
+                "parameter is not ignored: e.g. a misspelt accountant would charge the default "
+                "accountant)"
+            )
+    for key in unused:
+        warnings.warn(
+            f"parameter {key!r} is ignored (accepted for diffprivlib compatibility)",
             DiffprivlibCompatibilityWarning,
             stacklevel=3,
         )

@@ -19,7 +19,7 @@ import numpy as np
 from veil.dp._rng import resolve_rng
 from veil.dp._samplers import discrete_laplace, laplace_fp
 from veil.dp.mechanisms._base import as_float
-from veil.dp.tools._common import as_array, cell_epsilon, check_epsilon, spend, warn_unused
+from veil.dp.tools._common import as_array, cell_epsilon, check_epsilon, check_unused, spend
 from veil.errors import ConfigError, InputError
 
 __all__ = ["histogram", "histogram2d", "histogramdd"]
@@ -122,7 +122,7 @@ def histogram(
     >>> hist.shape, edges.shape
     ((10,), (11,))
     """
-    warn_unused(unused_args)
+    check_unused(unused_args, histogram)
     eps = check_epsilon(epsilon)
     arr = _check_sample(sample, "histogram")
     eps_value = cell_epsilon(eps, arr.shape)  # a 2-d sample is flattened: a row is many values
@@ -170,7 +170,7 @@ def histogramdd(
     >>> h.shape
     (2, 2)
     """
-    warn_unused(unused_args)
+    check_unused(unused_args, histogramdd)
     eps = check_epsilon(epsilon)
     arr = _check_sample(sample, "histogramdd")
     if arr.ndim == 1:
@@ -223,6 +223,7 @@ def histogram2d(
     >>> h.shape
     (3, 3)
     """
+    check_unused(unused_args, histogram2d)
     x = _check_sample(array_x, "histogram2d")
     y = _check_sample(array_y, "histogram2d")
     if x.ndim > 1 or y.ndim > 1:  # as numpy: one (x, y) point per record
@@ -242,6 +243,5 @@ def histogram2d(
         random_state=random_state,
         accountant=accountant,
         weight_bound=weight_bound,
-        **unused_args,
     )
     return hist, edges[0], edges[1]

@@ -42,10 +42,10 @@ from veil.dp.tools._common import (
     cell_epsilon,
     check_epsilon,
     check_finite,
+    check_unused,
     parse_bounds,
     plan_axis,
     spend,
-    warn_unused,
 )
 from veil.errors import ConfigError, InputError
 
@@ -237,7 +237,7 @@ def count_nonzero(
     >>> 0 <= c <= 5
     True
     """
-    warn_unused(unused_args)
+    check_unused(unused_args, count_nonzero)
     eps = check_epsilon(epsilon)
     arr = as_array(array, nan=False, name="count_nonzero")
     axes, _ = plan_axis(arr, axis)
@@ -293,7 +293,7 @@ def count(
     >>> isinstance(c, int) and c >= 0, acc.total().epsilon
     (True, 0.5)
     """
-    warn_unused(unused_args)
+    check_unused(unused_args, count)
     eps = check_epsilon(epsilon)
     arr = as_array(array, nan=True, name="count")
     if np.isnan(arr).any():
@@ -358,7 +358,7 @@ def _make(kind: str, nan: bool) -> Any:
         accountant: Any = None,
         **unused_args: Any,
     ) -> Any:
-        warn_unused(unused_args)
+        check_unused(unused_args, func)
         return _moment(
             kind, array, epsilon, bounds, axis, dtype, keepdims, random_state, accountant, nan
         )

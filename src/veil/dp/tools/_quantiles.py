@@ -46,10 +46,10 @@ from veil.dp.tools._common import (
     as_array,
     cell_epsilon,
     check_epsilon,
+    check_unused,
     parse_bounds,
     plan_axis,
     spend,
-    warn_unused,
 )
 from veil.dp.tools._quantile_candidates import (
     candidate_quantiles,
@@ -266,7 +266,7 @@ def quantile(
     accountant: Any = None,
     **unused_args: Any,
 ) -> Any:
-    warn_unused(unused_args)
+    check_unused(unused_args, quantile)
     return _quantiles(
         "quantile", array, quant, epsilon, bounds, axis, keepdims, random_state, accountant, False
     )
@@ -283,7 +283,7 @@ def nanquantile(
     accountant: Any = None,
     **unused_args: Any,
 ) -> Any:
-    warn_unused(unused_args)
+    check_unused(unused_args, nanquantile)
     return _quantiles(
         "nanquantile", array, quant, epsilon, bounds, axis, keepdims, random_state, accountant, True
     )
@@ -307,7 +307,7 @@ def percentile(
     accountant: Any = None,
     **unused_args: Any,
 ) -> Any:
-    warn_unused(unused_args)
+    check_unused(unused_args, percentile)
     return quantile(
         array, _percent(percent), epsilon, bounds, axis, keepdims, random_state, accountant
     )
@@ -324,7 +324,7 @@ def nanpercentile(
     accountant: Any = None,
     **unused_args: Any,
 ) -> Any:
-    warn_unused(unused_args)
+    check_unused(unused_args, nanpercentile)
     return nanquantile(
         array, _percent(percent), epsilon, bounds, axis, keepdims, random_state, accountant
     )
@@ -340,7 +340,7 @@ def median(
     accountant: Any = None,
     **unused_args: Any,
 ) -> Any:
-    warn_unused(unused_args)
+    check_unused(unused_args, median)
     return quantile(array, 0.5, epsilon, bounds, axis, keepdims, random_state, accountant)
 
 
@@ -354,7 +354,7 @@ def nanmedian(
     accountant: Any = None,
     **unused_args: Any,
 ) -> Any:
-    warn_unused(unused_args)
+    check_unused(unused_args, nanmedian)
     return nanquantile(array, 0.5, epsilon, bounds, axis, keepdims, random_state, accountant)
 
 
