@@ -46,3 +46,60 @@ def test_heuristic_small_lattice_is_valid_and_deterministic(oracle):
     assert a.node == b.node
     best = oracle.brute_force(df, hiers, "loss", k=4)
     assert a.objective_value >= best[0] - 1e-12
+
+
+def _deep(n: int, q: int, height: int = 5, seed: int = 0):
+    """``q`` QIs of 16 values with binary hierarchies of ``height`` levels (top '*')."""
+    rng = np.random.default_rng(seed)
+    data, qi = {}, {}
+    for j in range(q):
+        vals = [f"v{i}" for i in range(16)]
+        data[f"c{j}"] = rng.choice(vals, n)
+        mapping = {
+            v: [*(f"L{lv}_{i >> lv}" for lv in range(1, height - 1)), "*"]
+            for i, v in enumerate(vals)
+        }
+        qi[f"c{j}"] = Hierarchy.from_mapping(mapping)
+    return pd.DataFrame(data), qi
+
+
+def _k_anonymous(res, qi, k):
+    kept = res.data[~res.suppressed]
+    return kept.groupby(list(qi), observed=True).size().min() >= k
+
+
+def test_tiny_budget_beats_the_top_node():
+    """7 QIs x 5 levels = 78,125 nodes: 0.05 s is too short for the optimal search of this
+    lattice, but the greedy climb (a few hundred cheap node checks on 300 rows) finds an
+    anonymous node below the top; the result must not be the top node (loss 1)."""
+    df, qi = _deep(300, 7)
+    res = anonymize(df, AnonymizationConfig(qi, k=3, algorithm="heuristic", time_limit=0.05))
+    assert res.n_nodes_total == 5**7 and res.optimal is False
+    assert res.utility["loss"] < 1.0 and sum(res.node.values()) < 4 * 7
+    assert _k_anonymous(res, qi, 3)
+
+
+def test_optimal_with_time_limit_keeps_it_and_the_greedy_node():
+    """9 QIs x 5 levels = 1,953,125 nodes: building the optimal search's node arrays alone
+    takes seconds, so with time_limit=0.5 the run must stop near 0.5 s (generous slack for
+    a loaded machine) and return the greedy node, not the top."""
+    import time
+
+    df, qi = _deep(300, 9)
+    cfg = AnonymizationConfig(qi, k=3, algorithm="optimal", time_limit=0.5)
+    t0 = time.perf_counter()
+    res = anonymize(df, cfg)
+    wall = time.perf_counter() - t0
+    assert res.n_nodes_total == 5**9 and res.optimal is False
+    assert res.elapsed < 0.5 + 1.0 and wall < 0.5 + 2.0
+    assert res.utility["loss"] < 1.0 and _k_anonymous(res, qi, 3)
+
+
+def test_time_limit_large_enough_stays_optimal(oracle):
+    """The greedy incumbent does not change the optimum when the search finishes."""
+    df, hiers = oracle.random_table(5, n=150)
+    qi = {c: Hierarchy.from_mapping(m) for c, m in hiers.items()}
+    exact = anonymize(df, AnonymizationConfig(qi, k=4))
+    timed = anonymize(df, AnonymizationConfig(qi, k=4, time_limit=30.0))
+    assert exact.optimal and timed.optimal
+    assert timed.node == exact.node and timed.objective_value == exact.objective_value

@@ -19,24 +19,35 @@ from veil.errors import ConfigError
 __all__ = ["anonymize", "lattice_search", "render_node"]
 
 DEFAULT_TIME_LIMIT = 10.0
+#: Share of a time limit given to the greedy refinement before the optimal search.
+GREEDY_SHARE = 0.25
 
 
 def lattice_search(
     df: pd.DataFrame, config: AnonymizationConfig
 ) -> tuple[EncodedTable, SearchOutcome]:
-    """Run the lattice search of ``config.algorithm`` (optimal or heuristic) without rendering."""
+    """Run the lattice search of ``config.algorithm`` (optimal or heuristic) without rendering.
+
+    Without a time limit (``optimal`` only) the search is exact.  Under a time limit (always
+    for ``heuristic``, default :data:`DEFAULT_TIME_LIMIT`), the time counts from the start of
+    the encoding; the greedy climb runs first (its top-down refinement within
+    :data:`GREEDY_SHARE` of the budget) and its node is the incumbent of the optimal search,
+    which gets the rest: the result is never worse than the greedy node, and is optimal
+    (``optimal=True``) only when the search finished.
+    """
+    t0 = time.perf_counter()
     config.validate(df)
     enc = EncodedTable(df, config)
     models = config.all_models()
     search = LatticeSearch(
         enc, models, config.max_suppressed(len(df)), make_objective(config.objective, enc)
     )
-    if config.algorithm == "optimal":
-        deadline = None if config.time_limit is None else time.perf_counter() + config.time_limit
-        return enc, search.optimal(deadline)
+    if config.algorithm == "optimal" and config.time_limit is None:
+        return enc, search.optimal(None)
     limit = config.time_limit if config.time_limit is not None else DEFAULT_TIME_LIMIT
-    deadline = time.perf_counter() + limit
-    return enc, search.optimal(deadline) if search.n_total <= 200_000 else search.greedy(deadline)
+    deadline = t0 + limit
+    incumbent = search.greedy(deadline, t0 + GREEDY_SHARE * limit)
+    return enc, search.optimal(deadline, incumbent=incumbent)
 
 
 def render_node(

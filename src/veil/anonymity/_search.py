@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -34,6 +35,13 @@ from veil.errors import ConfigError, UnsatisfiableError
 __all__ = ["SearchOutcome", "LatticeSearch", "MAX_OPTIMAL_NODES"]
 
 MAX_OPTIMAL_NODES = 2_000_000
+#: Lattices up to this many nodes get Python-list copies of the node arrays.
+_LIST_NODES = 300_000
+#: Conservative (low) estimate of the seconds per node and QI spent building the node arrays
+#: of :meth:`LatticeSearch.optimal` (about 1.5 s for 1.95M nodes x 9 QIs on a shared 2-core
+#: machine, i.e. ~85 ns); under a deadline the search is skipped when this estimate exceeds
+#: the time left.
+SETUP_SECONDS_PER_CELL = 4e-8
 _UNKNOWN, _ANON, _NOT, _PRUNED = 0, 1, -1, 2
 _BIG = np.iinfo(np.int64).max
 
@@ -49,6 +57,16 @@ class SearchOutcome:
     n_checked: int
     n_total: int
     optimal: bool
+
+
+class _Rows:
+    """``rows[i]`` is row ``i`` of a 2-D array as a list (lazy ``tolist``)."""
+
+    def __init__(self, arr: np.ndarray) -> None:
+        self.arr = arr
+
+    def __getitem__(self, i: int) -> list[int]:
+        return self.arr[i].tolist()
 
 
 class LatticeSearch:
@@ -177,32 +195,70 @@ class LatticeSearch:
         return t, ev
 
     # ------------------------------------------------------------------ optimal search
-    def optimal(self, deadline: float | None = None) -> SearchOutcome:
-        """Best-first search with predictive tagging; optimal unless ``deadline`` passes."""
+    def _fallback(self, incumbent: SearchOutcome | None) -> SearchOutcome:
+        """The incumbent, else the top node (the search ran out of time before any other)."""
+        if incumbent is not None:
+            return SearchOutcome(
+                incumbent.node,
+                incumbent.table,
+                incumbent.evaluation,
+                incumbent.value,
+                self.n_checked,
+                self.n_total,
+                False,
+            )
+        t, ev = self.check_top()
+        v = self.obj.value(t, ev.violating)
+        return SearchOutcome(self.enc.top, t, ev, v, self.n_checked, self.n_total, False)
+
+    def optimal(
+        self, deadline: float | None = None, incumbent: SearchOutcome | None = None
+    ) -> SearchOutcome:
+        """Best-first search with predictive tagging; optimal unless ``deadline`` passes.
+
+        ``incumbent`` (e.g. the node of :meth:`greedy`) is the first upper bound on the
+        objective; when the deadline passes, the best node found so far (the incumbent at
+        worst, else the top node) is returned with ``optimal=False``.  Building the node
+        arrays costs ``O(nodes x QIs)``; the deadline is checked between those steps, and the
+        search is skipped when that cost clearly exceeds the time left.
+        """
         enc = self.enc
         if self.n_total > MAX_OPTIMAL_NODES:
             if deadline is not None:
-                return self.greedy(deadline)
+                return incumbent if incumbent is not None else self.greedy(deadline)
             raise ConfigError(
                 f"the lattice has {self.n_total:,} nodes, too many for the optimal search "
                 f"(limit {MAX_OPTIMAL_NODES:,}); use algorithm 'heuristic' with a time_limit"
             )
         q = len(enc.heights)
-        grids = np.indices(tuple(int(h) for h in enc.heights)).reshape(q, -1).T
-        nodes = grids.astype(np.int64)
+
+        def late() -> bool:
+            return deadline is not None and time.perf_counter() > deadline
+
+        if deadline is not None and self.n_total * q * SETUP_SECONDS_PER_CELL > max(
+            deadline - time.perf_counter(), 0.0
+        ):
+            return self._fallback(incumbent)
+        # nodes in C order, i.e. lexicographic order of their level vectors
+        nodes = np.indices(tuple(int(h) for h in enc.heights), dtype=np.int64).reshape(q, -1).T
+        nodes = np.ascontiguousarray(nodes)
         strides = np.ones(q, dtype=np.int64)
         for a in range(q - 2, -1, -1):
             strides[a] = strides[a + 1] * enc.heights[a + 1]
         sums = nodes.sum(axis=1)
         lb = self.obj.static_lb(nodes)
+        if late():
+            return self._fallback(incumbent)
         tie = np.empty(len(nodes), dtype=np.int64)  # rank by (sum of levels, lexicographic)
-        tie[np.lexsort((*[nodes[:, a] for a in range(q - 1, -1, -1)], sums))] = np.arange(
-            len(nodes)
-        )
+        tie[np.argsort(sums, kind="stable")] = np.arange(len(nodes))
         order = np.lexsort((tie, lb))
+        if late():
+            return self._fallback(incumbent)
         # ge[a][v]: nodes whose level of QI a is >= v (le: <= v); successors = AND over QIs
         ge = [[nodes[:, a] >= v for v in range(int(h))] for a, h in enumerate(enc.heights)]
         le = [[nodes[:, a] <= v for v in range(int(h))] for a, h in enumerate(enc.heights)]
+        if late():
+            return self._fallback(incumbent)
 
         def successors(idx: int) -> np.ndarray:
             m = ge[0][nodes[idx, 0]].copy()
@@ -216,11 +272,14 @@ class LatticeSearch:
                 m &= le[a][nodes[idx, a]]
             return m
 
-        nodes_l = nodes.tolist()
         strides_l = [int(x) for x in strides]
         tops = [int(h) - 1 for h in enc.heights]
-        lb_l = lb.tolist()
-        tie_l = tie.tolist()
+        if len(nodes) <= _LIST_NODES:  # Python lists: fast scalar access in the path loops
+            nodes_l: Any = nodes.tolist()
+            lb_l: Any = lb.tolist()
+            tie_l: Any = tie.tolist()
+        else:  # converting millions of rows costs seconds; index the arrays instead
+            nodes_l, lb_l, tie_l = _Rows(nodes), lb, tie
         status = np.zeros(len(nodes), dtype=np.int8)
         visited = np.zeros(len(nodes), dtype=bool)
         dyn = np.zeros(len(nodes))  # best dynamic lower bound inherited from predecessors
@@ -228,10 +287,15 @@ class LatticeSearch:
         mono_fail_at = np.zeros(len(nodes), dtype=bool)
         excess = np.zeros(len(nodes), dtype=np.int64)  # records over the suppression budget
 
-        top_t, top_ev = self.check_top()
-        best_idx = len(nodes) - 1
-        best_val = self.obj.value(top_t, top_ev.violating)
-        best = (top_t, top_ev)
+        if incumbent is not None:
+            best_idx = int(np.dot(np.asarray(incumbent.node, dtype=np.int64), strides))
+            best_val = incumbent.value
+            best = (incumbent.table, incumbent.evaluation)
+        else:
+            top_t, top_ev = self.check_top()
+            best_idx = len(nodes) - 1
+            best_val = self.obj.value(top_t, top_ev.violating)
+            best = (top_t, top_ev)
 
         def tol(v: float) -> float:
             return 1e-9 * max(1.0, abs(v))
@@ -362,8 +426,12 @@ class LatticeSearch:
         return SearchOutcome(levels, t, ev, best_val, self.n_checked, self.n_total, optimal)
 
     # ------------------------------------------------------------------ greedy heuristic
-    def greedy(self, deadline: float) -> SearchOutcome:
-        """Greedy bottom-up climb, then top-down refinement, within ``deadline``."""
+    def greedy(self, deadline: float, refine_deadline: float | None = None) -> SearchOutcome:
+        """Greedy bottom-up climb, then top-down refinement, within ``deadline``.
+
+        The refinement stops at ``refine_deadline`` when given (earlier than ``deadline``:
+        the climb, which finds the first anonymous node, may use the whole budget).
+        """
         enc = self.enc
         heights = [int(h) for h in enc.heights]
         top_t, top_ev = self.check_top()
@@ -396,12 +464,13 @@ class LatticeSearch:
             v = self.obj.value(t, ev.violating)
             if v <= best_val:
                 best_levels, best, best_val = cur, (t, ev), v
+        end = deadline if refine_deadline is None else min(deadline, refine_deadline)
         improved = True
-        while improved and time.perf_counter() < deadline:
+        while improved and time.perf_counter() < end:
             improved = False
             cur = best_levels
             for a in range(len(heights)):
-                if cur[a] == 0 or time.perf_counter() >= deadline:
+                if cur[a] == 0 or time.perf_counter() >= end:
                     continue
                 prv = cur[:a] + (cur[a] - 1,) + cur[a + 1 :]
                 tp, ep, _ = self.evaluate(prv)
