@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import veil.dp as dp
-from veil.errors import ConfigError, DiffprivlibCompatibilityWarning
+from veil.errors import ConfigError, DiffprivlibCompatibilityWarning, InputError
 
 from ._audit import audit
 
@@ -111,3 +111,69 @@ def test_numpy_only_arguments_still_warn_and_are_ignored():
     with pytest.warns(DiffprivlibCompatibilityWarning, match="'weights'"):  # None: nothing lost
         dp.tools.mean(X, epsilon=0.1, bounds=(0, 100), weights=None, accountant=acc)
     assert len(acc) == 5
+
+
+def _nan_data() -> np.ndarray:
+    x = X.copy()
+    x[2] = np.nan
+    return x
+
+
+def test_count_nonzero_nan_message_names_existing_remedies():
+    with pytest.raises(InputError, match="count_nonzero") as err:
+        dp.tools.count_nonzero(_nan_data(), epsilon=0.1)
+    msg = str(err.value)
+    assert "nancount_nonzero" not in msg
+    # each remedy it names exists and works on the same data
+    for name in ("nan_to_num", "isnan"):
+        assert name in msg and hasattr(np, name)
+    x = _nan_data()
+    dp.tools.count_nonzero(np.nan_to_num(x), epsilon=0.1, accountant=dp.BudgetAccountant())
+    dp.tools.count_nonzero(np.isnan(x) | (x != 0), epsilon=0.1, accountant=dp.BudgetAccountant())
+
+
+@pytest.mark.parametrize("name", ["median", "percentile", "quantile"])
+def test_nan_error_names_the_function_called(name):
+    f = getattr(dp.tools, name)
+    pos = {"median": (), "percentile": (50,), "quantile": (0.5,)}[name]
+    with pytest.raises(InputError, match=rf"^{name}: .*use nan{name}\b"):
+        f(_nan_data(), *pos, epsilon=0.1, bounds=(0, 100))
+    assert hasattr(dp.tools, f"nan{name}")  # the suggested function exists
+
+
+def test_percentile_range_error_names_the_function():
+    with pytest.raises(ConfigError, match="^nanpercentile: percentiles"):
+        dp.tools.nanpercentile(X, 150, epsilon=0.1, bounds=(0, 100))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda acc: dp.tools.histogram(X, epsilon=1, range="estimate", accountant=acc),
+        lambda acc: dp.tools.histogramdd(
+            np.c_[X, X], epsilon=1, range=[(0, 100), "estimate"], accountant=acc
+        ),
+        lambda acc: dp.tools.histogram2d(X, X, epsilon=1, range="estimate", accountant=acc),
+    ],
+)
+def test_histogram_string_range_is_a_clear_error(call):
+    acc = dp.BudgetAccountant()
+    with pytest.raises(ConfigError, match="estimate_bounds") as err:
+        call(acc)
+    assert "unpack" not in str(err.value)
+    assert callable(dp.tools.estimate_bounds)  # the function the message points to
+    assert len(acc) == 0
+
+
+@pytest.mark.parametrize(
+    "mech",
+    [
+        dp.mechanisms.Binary(epsilon=1.0, value0="a", value1="b"),
+        dp.mechanisms.RandomizedResponse(epsilon=1.0, categories=["a", "b", "c"]),
+    ],
+)
+def test_randomized_response_interval_message_names_a_real_method(mech):
+    with pytest.raises(NotImplementedError, match="estimate_halfwidth") as err:
+        mech.confidence_interval(0.05)
+    assert "estimate_interval" not in str(err.value)
+    assert mech.estimate_halfwidth(1000, 0.05) > 0

@@ -101,7 +101,10 @@ class RandomizedResponse(DPMechanism):
         raise NotImplementedError("variance is not defined for categorical outputs")
 
     def _noise_halfwidth(self, alpha: float) -> float:
-        raise NotImplementedError("use estimate_interval for frequency estimates")
+        raise NotImplementedError(
+            "confidence_interval is not defined for categorical outputs; for the estimated "
+            "shares use estimate_halfwidth(n, alpha) (Hoeffding half-width from n responses)"
+        )
 
     def estimate_halfwidth(self, n: int, alpha: float = 0.05) -> float:
         """Half-width of a ``1 - alpha`` (Hoeffding) interval for each estimated share

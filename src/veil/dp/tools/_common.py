@@ -175,6 +175,13 @@ def check_finite(arr: np.ndarray, *, nan: bool, name: str) -> None:
     if np.isinf(arr).any():
         raise InputError(f"{name}: the data contain infinite values")
     if not nan and np.isnan(arr).any():
+        if name == "count_nonzero":  # there is no nancount_nonzero (nor in numpy/diffprivlib)
+            raise InputError(
+                "count_nonzero: the data contain NaN (numpy would count them as non-zero); "
+                "say what they mean: count_nonzero(np.nan_to_num(x)) counts NaN as zero, "
+                "count_nonzero(np.isnan(x) | (x != 0)) as non-zero, or drop them first "
+                "(NaN is never silently counted or skipped)"
+            )
         raise InputError(
             f"{name}: the data contain NaN; drop them first or use nan{name} "
             "(NaN is never silently ignored or turned into 0)"

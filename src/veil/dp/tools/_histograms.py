@@ -37,6 +37,19 @@ def _no_estimator(bins: Any, name: str) -> None:
         )
 
 
+def _no_estimated_range(range_: Any, name: str) -> None:
+    """A string range (diffprivlib has none; ``"estimate"`` mirrors ``bounds="estimate"``) is
+    a clear ConfigError instead of numpy's unpacking error."""
+    if isinstance(range_, str) or (
+        isinstance(range_, (list, tuple)) and any(isinstance(r, str) for r in range_)
+    ):
+        raise ConfigError(
+            f"{name}: range={range_!r} is not supported: the bin edges must be public numbers. "
+            "To estimate them privately, call dp.tools.estimate_bounds(x, epsilon, "
+            "accountant=acc) on part of the budget and pass range=(lower, upper)"
+        )
+
+
 def _check_sample(sample: Any, name: str) -> np.ndarray:
     arr = as_array(sample, nan=True, name=name, check=False)  # infinite values fall outside
     if np.isnan(arr).any():
@@ -128,6 +141,7 @@ def histogram(
     eps_value = cell_epsilon(eps, arr.shape)  # a 2-d sample is flattened: a row is many values
     arr = arr.ravel()
     _no_estimator(bins, "histogram")
+    _no_estimated_range(range, "histogram")
     if range is None and not _explicit_edges(bins):
         raise ConfigError(
             "histogram: range=(low, high) (or explicit bin edges) is required; it is never "
@@ -180,6 +194,7 @@ def histogramdd(
     dims = arr.shape[1]
     for b_ in bins if isinstance(bins, (list, tuple)) else [bins]:
         _no_estimator(b_, "histogramdd")
+    _no_estimated_range(range, "histogramdd")
     explicit = isinstance(bins, (list, tuple)) and all(_explicit_edges(b_) for b_ in bins)
     if range is None and not explicit:
         raise ConfigError(
@@ -224,6 +239,7 @@ def histogram2d(
     (3, 3)
     """
     check_unused(unused_args, histogram2d)
+    _no_estimated_range(range, "histogram2d")
     x = _check_sample(array_x, "histogram2d")
     y = _check_sample(array_y, "histogram2d")
     if x.ndim > 1 or y.ndim > 1:  # as numpy: one (x, y) point per record

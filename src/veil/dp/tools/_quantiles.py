@@ -289,10 +289,10 @@ def nanquantile(
     )
 
 
-def _percent(percent: Any) -> np.ndarray:
+def _percent(percent: Any, name: str) -> np.ndarray:
     p = np.asarray(percent, dtype=np.float64)
     if np.any(~((p >= 0) & (p <= 100))):
-        raise ConfigError("percentiles must lie in [0, 100]")
+        raise ConfigError(f"{name}: percentiles must lie in [0, 100]")
     return p / 100
 
 
@@ -308,8 +308,17 @@ def percentile(
     **unused_args: Any,
 ) -> Any:
     check_unused(unused_args, percentile)
-    return quantile(
-        array, _percent(percent), epsilon, bounds, axis, keepdims, random_state, accountant
+    return _quantiles(
+        "percentile",
+        array,
+        _percent(percent, "percentile"),
+        epsilon,
+        bounds,
+        axis,
+        keepdims,
+        random_state,
+        accountant,
+        False,
     )
 
 
@@ -325,8 +334,17 @@ def nanpercentile(
     **unused_args: Any,
 ) -> Any:
     check_unused(unused_args, nanpercentile)
-    return nanquantile(
-        array, _percent(percent), epsilon, bounds, axis, keepdims, random_state, accountant
+    return _quantiles(
+        "nanpercentile",
+        array,
+        _percent(percent, "nanpercentile"),
+        epsilon,
+        bounds,
+        axis,
+        keepdims,
+        random_state,
+        accountant,
+        True,
     )
 
 
@@ -341,7 +359,9 @@ def median(
     **unused_args: Any,
 ) -> Any:
     check_unused(unused_args, median)
-    return quantile(array, 0.5, epsilon, bounds, axis, keepdims, random_state, accountant)
+    return _quantiles(
+        "median", array, 0.5, epsilon, bounds, axis, keepdims, random_state, accountant, False
+    )
 
 
 def nanmedian(
@@ -355,7 +375,9 @@ def nanmedian(
     **unused_args: Any,
 ) -> Any:
     check_unused(unused_args, nanmedian)
-    return nanquantile(array, 0.5, epsilon, bounds, axis, keepdims, random_state, accountant)
+    return _quantiles(
+        "nanmedian", array, 0.5, epsilon, bounds, axis, keepdims, random_state, accountant, True
+    )
 
 
 quantile.__doc__ = _signature_doc("quantile", "quant : float or array of float in [0, 1]")
