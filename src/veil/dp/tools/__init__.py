@@ -6,7 +6,9 @@ Each takes ``epsilon``, ``bounds`` (or ``range`` for histograms), ``axis``, ``ke
 ``random_state`` and ``accountant``.  Differences from diffprivlib (all deliberate, see
 docs/dp.md): bounds/range are required (``bounds="estimate"`` opts into private estimation);
 NaN raises in the plain functions and is handled privately by the ``nan*`` ones; weighted
-histograms need ``weight_bound``; statistics over axis 0 split epsilon across the outputs;
+histograms need ``weight_bound`` and ``weights=`` elsewhere is refused; a misspelt parameter
+name is an error; every ``axis`` is calibrated for one *row* and charged as one spend of
+epsilon (diffprivlib splits epsilon over the outputs for one *value*, one spend each);
 ``count`` (not in diffprivlib) releases the number of records under add/remove (sensitivity
 1, discrete Laplace).
 ``accuracy(statistic, epsilon, bounds=, n=, alpha=)`` gives the noise interval before release.
