@@ -37,6 +37,7 @@ from veil.dp.frame._partition import (
     key_frame,
     selection_threshold,
 )
+from veil.dp.frame._quantile import integer_candidates, rank_halfwidth
 from veil.dp.frame._spec import Agg
 from veil.errors import ConfigError
 
@@ -146,13 +147,16 @@ class QueryPlan:
         group_size
             Assumed number of (non-missing) values in a group; needed for means, variances and
             standard deviations, whose error shrinks with the group size.  Without it their
-            half-width is NaN.  Quantile errors depend on the data's spread: always NaN.
+            half-width is NaN.  Quantile errors in the column's units depend on the data's
+            spread: ``ci_halfwidth`` is NaN for them; for integer columns (permute-and-flip over
+            the integer candidates) ``rank_halfwidth`` bounds the error in ranks instead
+            (:func:`~veil.dp.frame._quantile.rank_halfwidth`).
 
         Returns
         -------
         pandas.DataFrame
-            One row per output: function, column, epsilon, mechanism, noise scale(s) and
-            ``ci_halfwidth``.
+            One row per output: function, column, epsilon, mechanism, noise scale(s),
+            ``ci_halfwidth`` and ``rank_halfwidth`` (integer quantiles; NaN otherwise).
         """
         if not 0 < alpha < 1:
             raise ConfigError(f"alpha must lie in (0, 1), got {alpha}")
@@ -165,8 +169,17 @@ class QueryPlan:
                 counts = max(float(group_size) - cnt.halfwidth(alpha / len(comps)), 1.0)
             hw = halfwidths(agg, self._comps, alpha, counts, self.replace)
             note = ""
+            rank_hw = math.nan
             if agg.func in ("median", "quantile"):
-                note = "exponential mechanism: error depends on the data's spread"
+                cand = None
+                if self._frame._is_integer(agg.column):  # type: ignore[arg-type]
+                    cand = integer_candidates(agg.bounds)  # type: ignore[arg-type]
+                if cand is not None:
+                    q = comps[0]
+                    rank_hw = rank_halfwidth(cand, q.scale, q.sensitivity, alpha)
+                    note = "permute-and-flip: rank error (value units depend on the data)"
+                else:
+                    note = "exponential mechanism: error depends on the data's spread"
             elif math.isnan(float(np.asarray(hw))):
                 note = "give group_size for means/variances"
             rows.append(
@@ -178,6 +191,7 @@ class QueryPlan:
                     "mechanism": "+".join(dict.fromkeys(c.mechanism for c in comps)),
                     "noise_scale": "/".join(f"{c.scale:.4g}" for c in comps),
                     "ci_halfwidth": float(np.asarray(hw)),
+                    "rank_halfwidth": rank_hw,
                     "note": note,
                 }
             )

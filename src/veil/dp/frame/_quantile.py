@@ -40,7 +40,38 @@ from veil.dp._rng import BitSource
 from veil.dp.frame._noise import gumbel
 from veil.dp.tools._quantile_candidates import floor_to_candidates, pf_quantile_groups
 
-__all__ = ["dp_quantiles"]
+__all__ = ["dp_quantiles", "integer_candidates", "rank_halfwidth"]
+
+_MAX_CANDIDATES = 100_000  # integer ranges wider than this use the interval mechanism + floor
+_MAX_CELLS = 20_000_000  # groups x candidates counted at once (memory); more: blocks of groups
+
+
+def integer_candidates(bounds: tuple[float, float]) -> int | None:
+    """Number of integer candidates ``ceil(lo) .. floor(hi)`` when an integer column's quantile
+    uses them (permute-and-flip), else None (the interval mechanism, then floor)."""
+    k = math.floor(float(bounds[1])) - math.ceil(float(bounds[0])) + 1
+    return k if 1 <= k <= _MAX_CANDIDATES else None
+
+
+def rank_halfwidth(candidates: int, epsilon: float, sensitivity: float, alpha: float) -> float:
+    """Rank error bound of a permute-and-flip quantile over ``candidates`` integer values.
+
+    With probability at least ``1 - alpha`` the released candidate's score (its midrank's
+    distance from ``q m``) exceeds the best candidate's by at most
+    ``2 Delta (ln(candidates) + ln(1 / alpha)) / epsilon``.  Proof: permute-and-flip outputs a
+    candidate only if that candidate's own coin, of probability ``exp(-epsilon gap / (2
+    Delta))``, came up heads; a union bound over the (at most ``candidates``) candidates whose
+    gap is at least ``g`` gives ``P(gap >= g) <= candidates exp(-epsilon g / (2 Delta))`` --
+    the exponential mechanism's bound (McSherry & Talwar 2007; McKenna & Sheldon 2020).  It
+    needs only public inputs, so it is an accuracy statement *before* release; in the column's
+    units the error depends on how the data are spread around the quantile.
+
+    Examples
+    --------
+    >>> round(rank_halfwidth(74, 1.0, 0.5, 0.05), 2)  # ages 17..90, median, eps 1
+    7.3
+    """
+    return 2.0 * sensitivity * (math.log(candidates) + math.log(1.0 / alpha)) / epsilon
 
 
 def dp_quantiles(
@@ -84,12 +115,24 @@ def dp_quantiles(
     """
     lo, hi = float(bounds[0]), float(bounds[1])
     groups = np.asarray(groups, dtype=np.int64)
-    if integer_valued:
-        k = math.floor(hi) - math.ceil(lo) + 1
-        if 1 <= k <= 100_000 and n_groups * k <= 20_000_000:
+    k = integer_candidates((lo, hi)) if integer_valued else None
+    if k is not None:
+        block = max(_MAX_CELLS // k, 1)
+        if n_groups <= block:
             return _integer_quantiles(
                 groups, values, n_groups, lo, hi, q, epsilon, sensitivity, rng
             )
+        # many groups: count them in blocks (rows sorted by group once)
+        order = np.argsort(groups, kind="stable")
+        gs, vs = groups[order], np.asarray(values, dtype=np.float64)[order]
+        out = np.empty(n_groups)
+        for start in range(0, n_groups, block):
+            end = min(start + block, n_groups)
+            a, b = np.searchsorted(gs, [start, end])
+            out[start:end] = _integer_quantiles(
+                gs[a:b] - start, vs[a:b], end - start, lo, hi, q, epsilon, sensitivity, rng
+            )
+        return out
     vals = np.clip(np.asarray(values, dtype=np.float64), lo, hi)
     if lo == hi:
         return np.full(n_groups, lo)
