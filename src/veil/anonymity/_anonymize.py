@@ -126,8 +126,10 @@ def anonymize(df: pd.DataFrame, config: AnonymizationConfig) -> AnonymizationRes
     enc, out = lattice_search(df, config)
     elapsed = time.perf_counter() - t0
     release, suppressed, class_ids = render_node(df, enc, out.node, config)
-    sizes = out.table.sizes[~out.evaluation.violating]
-    before = np.bincount(enc.row_class)
+    keep = ~out.evaluation.violating
+    sizes = out.table.sizes[keep]
+    pop_after = None if out.table.population is None else out.table.population[keep]
+    sf = config.sampling_fraction_for(len(df))
     return AnonymizationResult(
         data=release,
         config=config,
@@ -141,7 +143,7 @@ def anonymize(df: pd.DataFrame, config: AnonymizationConfig) -> AnonymizationRes
         objective=config.objective,
         objective_value=out.value,
         utility=all_utilities(enc, out.table, out.evaluation.violating),
-        risk_before=risk_summary(before),
-        risk_after=risk_summary(sizes),
+        risk_before=risk_summary(enc.base.sizes, enc.base.population, sampling_fraction=sf),
+        risk_after=risk_summary(sizes, pop_after, sampling_fraction=sf),
         elapsed=elapsed,
     )

@@ -116,6 +116,11 @@ class AnonymizationConfig:
         Remove suppressed records from the output instead of masking their QIs.
     options
         Algorithm-specific options (e.g. ``{"mode": "relaxed"}`` for Mondrian).
+    sampling_fraction
+        Share ``n / N`` of the population that the table is, in (0, 1]: used for the
+        population-uniqueness estimate of ``risk_before`` / ``risk_after`` (Zayatz 1991).
+        Default: ``n / len(population)`` when a :class:`KMap` population table is given, else
+        no estimate.
 
     Examples
     --------
@@ -135,6 +140,7 @@ class AnonymizationConfig:
     suppressed_value: str = "*"
     drop_suppressed: bool = False
     options: dict[str, Any] = field(default_factory=dict)
+    sampling_fraction: float | None = None
 
     def __post_init__(self) -> None:
         qi = self.quasi_identifiers
@@ -167,6 +173,11 @@ class AnonymizationConfig:
                 f"unknown algorithm {self.algorithm!r}; expected one of: {', '.join(ALGORITHMS)}"
             )
         self.objective = canonical_objective(self.objective)
+        sf = self.sampling_fraction
+        if sf is not None:
+            if isinstance(sf, bool) or not isinstance(sf, (int, float)) or not 0 < sf <= 1:
+                raise ConfigError(f"sampling_fraction must be in (0, 1], got {sf!r}")
+            self.sampling_fraction = float(sf)
         if self.time_limit is not None and not (
             isinstance(self.time_limit, (int, float)) and self.time_limit > 0
         ):
@@ -198,6 +209,21 @@ class AnonymizationConfig:
     def max_suppressed(self, n_records: int) -> int:
         """Number of records that may be suppressed in a table of ``n_records``."""
         return int(math.floor(self.suppression_limit * n_records + 1e-9))
+
+    def population(self) -> pd.DataFrame | None:
+        """The population table of the first :class:`KMap` model (None without one)."""
+        pops = [getattr(m, "population", None) for m in self.all_models() if m.name == "k-map"]
+        return pops[0] if pops and isinstance(pops[0], pd.DataFrame) else None
+
+    def sampling_fraction_for(self, n_records: int) -> float | None:
+        """``sampling_fraction``, else ``n_records / len(population)`` with a k-map
+        population at least as large as the table, else None."""
+        if self.sampling_fraction is not None:
+            return self.sampling_fraction
+        pop = self.population()
+        if pop is not None and len(pop) >= n_records > 0:
+            return n_records / len(pop)
+        return None
 
     def validate(self, df: pd.DataFrame) -> None:
         """Check that ``df`` fits the config (columns exist, k <= rows, ...)."""
@@ -235,6 +261,7 @@ class AnonymizationConfig:
             "algorithm": self.algorithm,
             "objective": self.objective,
             "time_limit": self.time_limit,
+            "sampling_fraction": self.sampling_fraction,
         }
 
 

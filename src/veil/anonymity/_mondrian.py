@@ -194,8 +194,9 @@ def mondrian_anonymize(df: pd.DataFrame, config: AnonymizationConfig) -> Anonymi
         "class_sizes": {"min": int(sizes.min()), "max": int(sizes.max()), "mean": n / n_classes},
         "total_s": time.perf_counter() - t0,
     }
-    risk_before = risk_summary(original_class_sizes(X))
-    risk_after = risk_summary(sizes)
+    sf = config.sampling_fraction_for(n)  # no k-map in Mondrian: no population sizes
+    risk_before = risk_summary(original_class_sizes(X), sampling_fraction=sf)
+    risk_after = risk_summary(sizes, sampling_fraction=sf)
     extra_info["total_s"] = time.perf_counter() - t0
     return AnonymizationResult(
         data=release,

@@ -4,7 +4,7 @@ The policy (``veil.deid.Policy``) is read by duck typing: ``policy.columns`` map
 specs with ``.role`` and ``.hierarchy``; ``policy.privacy`` has ``k``, ``l``, ``t``,
 ``suppression_limit``, ``algorithm``, ``objective`` and ``raw`` (the YAML mapping, where
 ``time_limit``, ``average_risk``, ``suppressed: drop | mask`` (default drop),
-``suppressed_value`` and ``options`` are also read).
+``suppressed_value``, ``sampling_fraction`` and ``options`` are also read).
 """
 
 from __future__ import annotations
@@ -106,6 +106,7 @@ def config_from_policy(df: pd.DataFrame, policy: Any) -> AnonymizationConfig:
         drop_suppressed=drop,
         suppressed_value=str(raw.get("suppressed_value", "*")),
         options=dict(options),
+        sampling_fraction=raw.get("sampling_fraction"),
     )
 
 

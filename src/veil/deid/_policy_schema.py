@@ -166,6 +166,7 @@ PRIVACY = Record(
         "objective": Field(_str),
         "average_risk": _num(0, 1, lo_open=True),
         "time_limit": _num(0, float("inf"), lo_open=True),
+        "sampling_fraction": _num(0, 1, lo_open=True),
         "suppressed": _choice("drop", "mask"),
         "options": Field(lambda v: None if isinstance(v, Mapping) else "must be a mapping"),
     }

@@ -149,7 +149,10 @@ def _risk_rows(before: Any, after: Any) -> tuple[list[dict[str, str]], list[str]
         add("population uniqueness (estimate)", lambda r: _sub(r, "population_uniqueness"), fmt_pct)
     else:
         add("population uniqueness (estimate)", lambda r: None, fmt_pct, cls="muted")
-        notes.append("Population uniqueness needs a sampling fraction; none was given.")
+        notes.append(
+            "Population uniqueness needs a sampling fraction (privacy.sampling_fraction, or a "
+            "k-map population table); none was given."
+        )
     return rows, notes
 
 
