@@ -10,13 +10,14 @@ import numpy as np
 import pandas as pd
 
 from veil.anonymity._config import AnonymizationConfig
-from veil.anonymity._lattice import EncodedTable
-from veil.anonymity._objectives import all_utilities, make_objective
+from veil.anonymity._lattice import ClassTable, EncodedTable
+from veil.anonymity._models import PrivacyModel
+from veil.anonymity._objectives import all_utilities, make_objective, original_utilities
 from veil.anonymity._result import AnonymizationResult
 from veil.anonymity._search import LatticeSearch, SearchOutcome
 from veil.errors import ConfigError
 
-__all__ = ["anonymize", "lattice_search", "render_node"]
+__all__ = ["anonymize", "lattice_search", "render_node", "suppression_breakdown"]
 
 DEFAULT_TIME_LIMIT = 10.0
 #: Share of a time limit given to the greedy refinement before the optimal search.
@@ -84,6 +85,39 @@ def render_node(
     return out, suppressed, class_ids
 
 
+def suppression_breakdown(
+    table: ClassTable, violating: np.ndarray, models: list[PrivacyModel]
+) -> dict[str, Any]:
+    """Counts only (no values) describing the records suppressed at a lattice node.
+
+    ``by_class_size``: the suppressed records per size of their class at the chosen node
+    (before suppression), in the bins of :func:`veil.anonymity.class_size_histogram`;
+    ``by_model``: per record-level privacy model, the suppressed records whose class violates
+    it (a record counts under every model its class violates, so the counts may add up to more
+    than the total).
+
+    Examples
+    --------
+    >>> from veil.anonymity._models import KAnonymity
+    >>> t = ClassTable(levels=(0,), sizes=np.array([1, 3]), sens={})
+    >>> out = suppression_breakdown(t, np.array([True, False]), [KAnonymity(2)])
+    >>> out["by_model"], out["by_class_size"][0]
+    ({'k-anonymity(k=2)': 1}, {'size': '1', 'classes': 1, 'records': 1})
+    """
+    from veil.anonymity._risk import class_size_histogram
+
+    viol = np.asarray(violating, dtype=bool)
+    sizes = np.asarray(table.sizes, dtype=np.int64)
+    by_model: dict[str, int] = {}
+    if viol.any():
+        st = table.stats()
+        for m in models:
+            if not m.table_level:
+                by_model[m.describe()] = int(sizes[m.violating(st) & viol].sum())
+    hist = [b for b in class_size_histogram(sizes[viol]) if b["records"]]
+    return {"by_class_size": hist, "by_model": by_model}
+
+
 def _external(name: str, df: pd.DataFrame, config: AnonymizationConfig) -> AnonymizationResult:
     module, func = {
         "mondrian": ("veil.anonymity._mondrian", "mondrian_anonymize"),
@@ -143,6 +177,8 @@ def anonymize(df: pd.DataFrame, config: AnonymizationConfig) -> AnonymizationRes
         objective=config.objective,
         objective_value=out.value,
         utility=all_utilities(enc, out.table, out.evaluation.violating),
+        utility_before=original_utilities(enc),
+        suppression=suppression_breakdown(out.table, out.evaluation.violating, config.all_models()),
         risk_before=risk_summary(enc.base.sizes, enc.base.population, sampling_fraction=sf),
         risk_after=risk_summary(sizes, pop_after, sampling_fraction=sf),
         elapsed=elapsed,

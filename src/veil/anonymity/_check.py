@@ -10,12 +10,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from veil.anonymity._config import check_k_fits, check_suppression_limit, l_model, t_model
+from veil.anonymity._config import (
+    check_k_fits,
+    check_suppression_limit,
+    l_model,
+    ordered_columns,
+    t_model,
+)
 from veil.anonymity._encode import Grouping, group_columns
 from veil.anonymity._models import AverageRisk, KAnonymity, KMap, PrivacyModel, TCloseness
 from veil.anonymity._result import to_jsonable
 from veil.anonymity._risk import qi_class_ids, risk_summary
-from veil.anonymity._stats import ClassStats, SensitiveStats, encode_sensitive
+from veil.anonymity._stats import (
+    ClassStats,
+    SensitiveStats,
+    encode_sensitive,
+    text_order_warning,
+)
 from veil.errors import ConfigError, InputError
 
 __all__ = ["check", "CheckResult"]
@@ -282,6 +293,8 @@ def check(
     qi_cols = [df[col] for col in qi]
     grouping = group_columns(qi_cols)
     g = grouping.n_classes
+    for col in ordered_columns(all_models):
+        text_order_warning(df[col], col)
     sensitive = {}
     for col in sens:
         hier = next(

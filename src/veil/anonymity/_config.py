@@ -18,7 +18,7 @@ from veil.anonymity._models import (
     RecursiveCLDiversity,
     TCloseness,
 )
-from veil.anonymity._stats import SensitiveColumn, encode_sensitive
+from veil.anonymity._stats import SensitiveColumn, encode_sensitive, text_order_warning
 from veil.errors import ConfigError, InputError
 from veil.schema._hierarchy import Hierarchy
 
@@ -245,8 +245,18 @@ class AnonymizationConfig:
         return None
 
     def encode_sensitive(self, df: pd.DataFrame) -> dict[str, SensitiveColumn]:
-        """Encode every sensitive column of ``df`` for :class:`ClassStats`."""
+        """Encode every sensitive column of ``df`` for :class:`ClassStats`.
+
+        Warns (once per column) when an ordered-distance t-closeness model would order a
+        non-numeric column's values as text (see :func:`text_order_warning`).
+        """
+        for c in self.ordered_columns():
+            text_order_warning(df[c], c)
         return {c: encode_sensitive(df[c], c, self.sensitive_hierarchy(c)) for c in self.sensitive}
+
+    def ordered_columns(self) -> list[str]:
+        """Sensitive columns of the ordered-distance t-closeness models (each once)."""
+        return ordered_columns(self.all_models())
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able description."""
@@ -263,6 +273,17 @@ class AnonymizationConfig:
             "time_limit": self.time_limit,
             "sampling_fraction": self.sampling_fraction,
         }
+
+
+def ordered_columns(models: Sequence[PrivacyModel]) -> list[str]:
+    """Columns of the ordered-distance :class:`TCloseness` models without a hierarchy (whose
+    values are ordered by their own type), each once, in order."""
+    cols = [
+        m.column
+        for m in models
+        if isinstance(m, TCloseness) and m.distance == "ordered" and m.hierarchy is None
+    ]
+    return list(dict.fromkeys(cols))
 
 
 def l_model(

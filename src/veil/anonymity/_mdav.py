@@ -28,6 +28,7 @@ import pandas as pd
 
 from veil.anonymity._config import AnonymizationConfig
 from veil.anonymity._models import KAnonymity
+from veil.anonymity._objectives import size_utilities
 from veil.anonymity._result import AnonymizationResult
 from veil.anonymity._risk import risk_summary
 from veil.errors import ConfigError, InputError
@@ -209,6 +210,12 @@ def mdav_anonymize(df: pd.DataFrame, config: AnonymizationConfig) -> Anonymizati
             "info_loss": sse / sst if sst > 0 else 0.0,
             "dm": int((sizes.astype(np.int64) ** 2).sum()),
             "aecs": n / ng,
+        },
+        utility_before={
+            "sse": 0.0,
+            "sst": sst,
+            "info_loss": 0.0,
+            **{m: v for m, v in size_utilities(before).items() if m != "dm_star"},
         },
         elapsed=elapsed,
         extra={

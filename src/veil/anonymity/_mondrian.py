@@ -24,6 +24,7 @@ from veil.anonymity._models import KAnonymity, PrivacyModel
 from veil.anonymity._mondrian_core import GroupCheck, partition
 from veil.anonymity._mondrian_encode import encode_qis
 from veil.anonymity._mondrian_render import class_stats, render
+from veil.anonymity._objectives import size_utilities
 from veil.anonymity._result import AnonymizationResult
 from veil.anonymity._risk import risk_summary
 from veil.anonymity._stats import ClassStats, SensitiveColumn, group_keys
@@ -195,7 +196,16 @@ def mondrian_anonymize(df: pd.DataFrame, config: AnonymizationConfig) -> Anonymi
         "total_s": time.perf_counter() - t0,
     }
     sf = config.sampling_fraction_for(n)  # no k-map in Mondrian: no population sizes
-    risk_before = risk_summary(original_class_sizes(X), sampling_fraction=sf)
+    before_sizes = original_class_sizes(X)
+    risk_before = risk_summary(before_sizes, sampling_fraction=sf)
+    sb = size_utilities(before_sizes)  # the original table taken as a release
+    utility_before = {
+        "ncp": 0.0,
+        "column_ncp": {d.name: 0.0 for d in dims},
+        "dm": sb["dm"],
+        "aecs": sb["aecs"],
+        "cavg": sb["aecs"] / k,
+    }
     risk_after = risk_summary(sizes, sampling_fraction=sf)
     extra_info["total_s"] = time.perf_counter() - t0
     return AnonymizationResult(
@@ -209,6 +219,7 @@ def mondrian_anonymize(df: pd.DataFrame, config: AnonymizationConfig) -> Anonymi
         objective="loss",
         objective_value=ncp,
         utility=utility,
+        utility_before=utility_before,
         elapsed=elapsed,
         extra=extra_info,
     )

@@ -32,7 +32,14 @@ import numpy as np
 
 from veil.anonymity._lattice import ClassTable, EncodedTable
 
-__all__ = ["Objective", "make_objective", "all_utilities", "OBJECTIVE_NAMES"]
+__all__ = [
+    "Objective",
+    "make_objective",
+    "all_utilities",
+    "original_utilities",
+    "size_utilities",
+    "OBJECTIVE_NAMES",
+]
 
 OBJECTIVE_NAMES = ("loss", "precision", "entropy", "dm", "dm_star", "aecs")
 
@@ -195,3 +202,29 @@ def make_objective(name: str, enc: EncodedTable) -> Objective:
 def all_utilities(enc: EncodedTable, t: ClassTable, viol: np.ndarray) -> dict[str, float]:
     """Every objective's value at the node of ``t`` (suppressing ``viol``)."""
     return {name: make_objective(name, enc).value(t, viol) for name in OBJECTIVE_NAMES}
+
+
+def original_utilities(enc: EncodedTable) -> dict[str, float]:
+    """Every objective's value for the original table taken as a release (the "before" column).
+
+    The base node (every QI at level 0, nothing suppressed): loss, precision and entropy are 0
+    by definition; ``dm``, ``dm_star`` and ``aecs`` are those of the original equivalence
+    classes over the quasi-identifiers.
+    """
+    return all_utilities(enc, enc.base, np.zeros(enc.base.n_classes, dtype=bool))
+
+
+def size_utilities(sizes: np.ndarray) -> dict[str, float]:
+    """Class-size metrics of a partition without suppression (Mondrian / MDAV, and the
+    original classes): ``dm`` = ``dm_star`` = sum of squared class sizes (Bayardo & Agrawal,
+    ICDE 2005), ``aecs`` = records / classes (LeFevre et al., ICDE 2006).
+
+    Examples
+    --------
+    >>> size_utilities(np.array([2, 3]))
+    {'dm': 13, 'dm_star': 13, 'aecs': 2.5}
+    """
+    s = np.asarray(sizes, dtype=np.int64)
+    s = s[s > 0]
+    dm = int(s @ s)
+    return {"dm": dm, "dm_star": dm, "aecs": float(s.sum()) / max(s.size, 1)}

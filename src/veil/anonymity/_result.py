@@ -61,6 +61,13 @@ class AnonymizationResult:
         The minimized objective and its value at the chosen node.
     utility
         Every utility metric of the release (loss, dm, dm_star, entropy, aecs, precision, ...).
+    utility_before
+        The same metrics for the original table taken as a release (no generalization, no
+        suppression): the "before" column of the report.
+    suppression
+        Counts describing the suppressed records, never their values: ``by_class_size`` (bins
+        of the size of their class at the chosen node) and ``by_model`` (records whose class
+        violates each model); empty for algorithms that do not suppress.
     risk_before, risk_after
         Re-identification risk summaries (see :func:`veil.anonymity.risk`).
     elapsed
@@ -79,6 +86,8 @@ class AnonymizationResult:
     objective: str | None = None
     objective_value: float | None = None
     utility: dict[str, Any] = field(default_factory=dict)
+    utility_before: dict[str, Any] = field(default_factory=dict)
+    suppression: dict[str, Any] = field(default_factory=dict)
     risk_before: dict[str, Any] = field(default_factory=dict)
     risk_after: dict[str, Any] = field(default_factory=dict)
     elapsed: float = 0.0
@@ -115,6 +124,8 @@ class AnonymizationResult:
             "objective": self.objective,
             "objective_value": self.objective_value,
             "utility": self.utility,
+            "utility_before": self.utility_before,
+            "suppression": self.suppression,
             "risk_before": self.risk_before,
             "risk_after": self.risk_after,
             "elapsed_s": self.elapsed,

@@ -5,6 +5,7 @@ See the design note in :mod:`veil.anonymity._models`.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -19,6 +20,7 @@ __all__ = [
     "SensitiveStats",
     "ClassStats",
     "encode_sensitive",
+    "text_order_warning",
     "group_keys",
     "factorize_int64",
 ]
@@ -94,22 +96,60 @@ class SensitiveColumn:
         return len(self.labels)
 
 
+def _is_ordered_categorical(ser: pd.Series) -> bool:
+    return isinstance(ser.dtype, pd.CategoricalDtype) and bool(ser.dtype.ordered)
+
+
+def text_order_warning(values: pd.Series, name: str) -> None:
+    """Warn that the ordered t-closeness distance will order ``values`` as text.
+
+    Called once per :func:`veil.anonymity.check` / :func:`veil.anonymity.anonymize` call for a
+    non-numeric sensitive column that is not an ordered pandas Categorical.
+    """
+    ser = pd.Series(values, copy=False)
+    numeric = pd.api.types.is_numeric_dtype(ser.dtype) and not pd.api.types.is_bool_dtype(ser.dtype)
+    if numeric or _is_ordered_categorical(ser):
+        return
+    warnings.warn(
+        f"t-closeness with the ordered distance on non-numeric column {name!r}: its values are "
+        "ordered as text (lexicographically). To give their order, make the column an ordered "
+        "pandas Categorical, e.g. df[col] = pd.Categorical(df[col], categories=[...], "
+        "ordered=True); or use the equal or hierarchical distance.",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
 def encode_sensitive(
     values: pd.Series | np.ndarray, name: str = "", hierarchy: Hierarchy | None = None
 ) -> SensitiveColumn:
     """Encode a sensitive column (see :class:`SensitiveColumn`).
+
+    Codes follow the hierarchy's level-0 order when ``hierarchy`` is given, else the numeric
+    order of a numeric column, the category order of an *ordered* pandas Categorical (unused
+    categories left out), or the text order of the values.
 
     Examples
     --------
     >>> s = encode_sensitive(pd.Series([3, 1, 3, 2]), "x")
     >>> s.codes.tolist(), s.labels.tolist()
     ([2, 0, 2, 1], ['1', '2', '3'])
+    >>> c = pd.Categorical(["high", "low", "mid"], categories=["low", "mid", "high"], ordered=True)
+    >>> s = encode_sensitive(pd.Series(c), "risk")
+    >>> s.codes.tolist(), s.labels.tolist()
+    ([2, 0, 1], ['low', 'mid', 'high'])
     """
     ser = pd.Series(values, copy=False)
     numeric = None
     if hierarchy is not None:
         codes = hierarchy.encode(ser, column=name).astype(np.int64)
         labels = np.asarray(hierarchy.labels(0), dtype=object)
+    elif _is_ordered_categorical(ser):
+        if ser.isna().any():
+            raise InputError(f"sensitive column {name!r} has missing values")
+        cat = ser.cat.remove_unused_categories()
+        codes = np.asarray(cat.cat.codes, dtype=np.int64)
+        labels = np.array([str(c) for c in cat.cat.categories], dtype=object)
     elif pd.api.types.is_numeric_dtype(ser.dtype) and not pd.api.types.is_bool_dtype(ser.dtype):
         if ser.isna().any():
             raise InputError(f"sensitive column {name!r} has missing values")
