@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from veil.report import render_html
-from veil.report._anonymity_view import anonymity_view, class_size_histogram_html
+from veil.report._anonymity_view import anonymity_view, class_size_histogram_html, fmt_num
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -303,8 +303,13 @@ def _check_common(a: dict, html: str) -> _Tables:
     assert sum(int(r[2][1]["data-records"]) for r in hist) == a["release_records"]
     kv = {r[0][0]: r[1][0] for r in t.tables["kv"]}
     assert kv["suppressed records"].startswith(f"{a['suppressed']:,} of {a['records']:,} records")
-    util = {r[0][0]: r[1][0] for r in t.tables["utility"][1:]}
+    assert [c[0] for c in t.tables["utility"][0]] == ["metric", "before", "after", "meaning"]
+    util = {r[0][0]: (r[1][0], r[2][0]) for r in t.tables["utility"][1:]}
     assert set(util) == set(a["utility"]) - {"column_ncp"}
+    assert set(a["utility_before"]) == set(a["utility"])
+    for name, (before, after) in util.items():
+        assert before == fmt_num(a["utility_before"][name])
+        assert after == fmt_num(a["utility"][name])
     return t
 
 
@@ -317,6 +322,15 @@ def test_report_html_optimal_insurance(tmp_path: Path, insurance_csv: Path) -> N
     kv = {r[0][0]: r[1][0] for r in t.tables["kv"]}
     assert kv["lattice nodes checked"] == f"{a['n_nodes_checked']} of {a['n_nodes_total']}"
     assert "dropped from the release" in kv["suppressed records"] and a["suppressed"] > 0
+    # what was suppressed: counts per class size at the node and per violated model
+    by_size = t.tables["suppressed-by-size"][1:]
+    assert sum(int(r[1][0].replace(",", "")) for r in by_size) == a["suppressed"]
+    assert [r[0][0] for r in by_size] == [b["size"] for b in a["suppression"]["by_class_size"]]
+    by_model = {r[0][0]: int(r[1][0].replace(",", "")) for r in t.tables["suppressed-by-model"][1:]}
+    assert by_model == a["suppression"]["by_model"] and max(by_model.values()) > 0
+    # the before column of utility: no generalization loss on the original
+    util = {r[0][0]: r[1][0] for r in t.tables["utility"][1:]}
+    assert util["loss"] == "0" and util["precision"] == "0"
 
 
 def test_report_html_mondrian_insurance(tmp_path: Path, insurance_csv: Path) -> None:
@@ -333,3 +347,44 @@ def test_report_html_mondrian_insurance(tmp_path: Path, insurance_csv: Path) -> 
     parts = {r[0][0]: r[2][0] for r in t.tables["partitions"][1:]}
     assert parts == {q: _pct(v) for q, v in a["utility"]["column_ncp"].items()}
     assert f"{a['classes']:,} partitions (equivalence classes)" in html
+
+
+def test_view_suppression_breakdown_and_classification_rows() -> None:
+    s = dict(
+        OPTIMAL,
+        utility_before={"loss": 0.0, "dm": 300.0},
+        suppression={
+            "by_class_size": [
+                {"size": "1", "classes": 3, "records": 3},
+                {"size": "2", "classes": 0, "records": 0},
+            ],
+            "by_model": {"k-anonymity(k=5)": 3},
+        },
+        classification_utility={
+            "target": "ill",
+            "model": "logistic",
+            "original_accuracy": 0.8,
+            "release_accuracy": 0.7,
+            "baseline_accuracy": 0.6,
+            "accuracy_loss": 0.1,
+            "n_test": 30,
+        },
+    )
+    v = anonymity_view(s)
+    assert v is not None
+    rows = {r["name"]: (r["before"], r["value"]) for r in v["utility"]}
+    assert rows["loss"] == ("0", "0.25") and rows["dm"] == ("300", "1,234")
+    assert rows["precision"] == ("n/a", "0.5")  # missing before value
+    assert v["suppressed_by_size"][0] == {"size": "1", "records": "3", "classes": "3"}
+    assert v["suppressed_by_model"] == [{"model": "k-anonymity(k=5)", "records": "3"}]
+    cls = {r["label"]: r["value"] for r in v["classification"]}
+    assert cls["accuracy, trained on the original"] == "80.0%"
+    assert cls["accuracy, trained on the release"] == "70.0%"
+    assert cls["majority-class baseline"] == "60.0%"
+    t = _tables(_render(s))
+    got = {r[0][0]: r[1][0] for r in t.tables["classification"]}
+    assert got["target column"] == "ill" and got["majority-class baseline"] == "60.0%"
+    assert [r[0][0] for r in t.tables["suppressed-by-size"][1:]] == ["1", "2"]
+    # without the optional keys, no such tables
+    t0 = _tables(_render(OPTIMAL))
+    assert "classification" not in t0.tables and "suppressed-by-size" not in t0.tables

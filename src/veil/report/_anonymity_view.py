@@ -232,6 +232,50 @@ def class_size_histogram_html(
     return Markup("\n".join(out))
 
 
+def _utility_value(value: Any) -> str:
+    if value is None:
+        return NA
+    if isinstance(value, Mapping):
+        return "; ".join(f"{kk}: {fmt_num(vv)}" for kk, vv in value.items())
+    return fmt_num(value)
+
+
+def _utility_rows(after: Any, before: Any) -> list[dict[str, str]]:
+    """Rows ``{name, before, value, meaning}``: ``before`` is the metric of the original table
+    taken as a release (no generalization, no suppression), ``value`` that of the release."""
+    after = after if isinstance(after, Mapping) else {}
+    before = before if isinstance(before, Mapping) else {}
+    rows = []
+    for name in [*after, *(n for n in before if n not in after)]:
+        if name == "column_ncp":
+            continue
+        rows.append(
+            {
+                "name": str(name),
+                "before": _utility_value(before.get(name)),
+                "value": _utility_value(after.get(name)),
+                "meaning": _UTILITY.get(name, ""),
+            }
+        )
+    return rows
+
+
+def _classification_rows(cu: Any) -> list[dict[str, str]]:
+    """Rows ``{label, value}`` of the classification utility (empty when not computed)."""
+    if not isinstance(cu, Mapping) or not cu:
+        return []
+    rows = [
+        ("target column", str(cu.get("target", NA))),
+        ("model", str(cu.get("model", NA))),
+        ("accuracy, trained on the original", fmt_pct(cu.get("original_accuracy"))),
+        ("accuracy, trained on the release", fmt_pct(cu.get("release_accuracy"))),
+        ("majority-class baseline", fmt_pct(cu.get("baseline_accuracy"))),
+        ("accuracy lost", fmt_pct(cu.get("accuracy_loss"))),
+        ("held-out original records (test)", fmt_num(cu.get("n_test"))),
+    ]
+    return [{"label": a, "value": b} for a, b in rows]
+
+
 def anonymity_view(summary: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """Rows and fragments for the report's "k-anonymity engine" section (None without a summary).
 
@@ -358,15 +402,20 @@ def anonymity_view(summary: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
     risk, risk_notes = _risk_rows(s.get("risk_before"), s.get("risk_after"))
 
-    utility: list[dict[str, str]] = []
-    for name, value in (s.get("utility") or {}).items():
-        if name == "column_ncp":
-            continue
-        if isinstance(value, Mapping):
-            shown = "; ".join(f"{kk}: {fmt_num(vv)}" for kk, vv in value.items())
-        else:
-            shown = fmt_num(value)
-        utility.append({"name": str(name), "value": shown, "meaning": _UTILITY.get(name, "")})
+    utility = _utility_rows(s.get("utility"), s.get("utility_before"))
+    classification = _classification_rows(s.get("classification_utility"))
+    detail = s.get("suppression") if isinstance(s.get("suppression"), Mapping) else {}
+    suppressed_by_size = [
+        {
+            "size": str(b.get("size", "?")),
+            "records": fmt_num(b.get("records")),
+            "classes": fmt_num(b.get("classes")),
+        }
+        for b in detail.get("by_class_size") or []
+        if isinstance(b, Mapping)
+    ]
+    by_model = detail.get("by_model") if isinstance(detail.get("by_model"), Mapping) else {}
+    suppressed_by_model = [{"model": str(m), "records": fmt_num(v)} for m, v in by_model.items()]
 
     histogram = class_size_histogram_html(
         _sub(s.get("risk_before"), "class_sizes"), _sub(s.get("risk_after"), "class_sizes"), k=k
@@ -378,6 +427,9 @@ def anonymity_view(summary: Mapping[str, Any] | None) -> dict[str, Any] | None:
         "risk": risk,
         "risk_notes": risk_notes,
         "utility": utility,
+        "classification": classification,
+        "suppressed_by_size": suppressed_by_size,
+        "suppressed_by_model": suppressed_by_model,
         "histogram": histogram,
         "k": k,
         "raw_json": json.dumps(s, indent=2, default=str),
