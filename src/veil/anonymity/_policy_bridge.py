@@ -4,7 +4,16 @@ The policy (``veil.deid.Policy``) is read by duck typing: ``policy.columns`` map
 specs with ``.role`` and ``.hierarchy``; ``policy.privacy`` has ``k``, ``l``, ``t``,
 ``suppression_limit``, ``algorithm``, ``objective`` and ``raw`` (the YAML mapping, where
 ``time_limit``, ``average_risk``, ``suppressed: drop | mask`` (default drop),
-``suppressed_value``, ``sampling_fraction`` and ``options`` are also read).
+``suppressed_value``, ``sampling_fraction``, ``population``, ``utility_target`` and ``options``
+are also read).
+
+``population: PATH`` is a population table (CSV/Parquet, read with :func:`veil.io.read`; a
+relative path is resolved against the policy file's folder) with at least the quasi-identifier
+columns, one row per person: it adds the k-map model ``KMap(k, population)`` with the policy's
+``k`` and gives the report its journalist risk.  ``utility_target: COLUMN`` (not a
+quasi-identifier) adds the classification utility of the release to the summary: the same
+classifier trained on the original and on the release, with the quasi-identifiers as features,
+scored on held-out original records (:func:`veil.anonymity.classification_utility`).
 """
 
 from __future__ import annotations
@@ -18,8 +27,9 @@ import pandas as pd
 
 from veil.anonymity._anonymize import anonymize
 from veil.anonymity._config import AnonymizationConfig, l_model, t_model
-from veil.anonymity._models import AverageRisk, PrivacyModel
-from veil.errors import ConfigError, PolicyError
+from veil.anonymity._models import AverageRisk, KMap, PrivacyModel
+from veil.anonymity._result import to_jsonable
+from veil.errors import ConfigError, PolicyError, VeilError
 from veil.schema._roles import Role
 
 __all__ = ["enforce", "enforce_masked", "config_from_policy"]
@@ -35,6 +45,54 @@ def _get(spec: Any, key: str, default: Any = None) -> Any:
     if isinstance(spec, Mapping):
         return spec.get(key, default)
     return getattr(spec, key, default)
+
+
+def _population(raw: Mapping[str, Any], base_dir: Path, qi: list[str], k: Any) -> pd.DataFrame:
+    """Read ``privacy.population`` (ConfigError when missing, unreadable or lacking a QI)."""
+    from veil.io import read
+
+    path = Path(str(raw["population"]))
+    if not path.is_absolute():
+        path = base_dir / path
+    if k is None:
+        raise ConfigError("privacy.population (k-map) needs privacy.k")
+    if not path.is_file():
+        raise ConfigError(f"privacy.population: file not found: {path}")
+    try:
+        pop = read(path)
+    except VeilError as exc:
+        raise ConfigError(f"privacy.population: cannot read {path}: {exc}") from exc
+    miss = [c for c in qi if c not in pop.columns]
+    if miss:
+        raise ConfigError(
+            f"privacy.population: {path.name} lacks quasi-identifier column(s) "
+            f"{', '.join(map(repr, miss))}"
+        )
+    return pop[qi]
+
+
+def utility_target(df: pd.DataFrame, policy: Any) -> str | None:
+    """The policy's ``privacy.utility_target`` after checking it (None when not set).
+
+    Raises
+    ------
+    ConfigError
+        The column is not in the table or is a quasi-identifier.
+    """
+    targets = getattr(policy, "privacy", None)
+    raw = dict(getattr(targets, "raw", {}) or {})
+    target = raw.get("utility_target")
+    if target is None:
+        return None
+    target = str(target)
+    if target not in df.columns:
+        raise ConfigError(f"privacy.utility_target: column {target!r} is not in the table")
+    if _roles(df, policy).get(target) is Role.QUASI:
+        raise ConfigError(
+            f"privacy.utility_target: column {target!r} is a quasi-identifier; the target must "
+            "be another column (the quasi-identifiers are the features)"
+        )
+    return target
 
 
 def config_from_policy(df: pd.DataFrame, policy: Any) -> AnonymizationConfig:
@@ -87,6 +145,9 @@ def config_from_policy(df: pd.DataFrame, policy: Any) -> AnonymizationConfig:
     limit = getattr(targets, "suppression_limit", None)
     if raw.get("average_risk") is not None:
         models.append(AverageRisk(raw["average_risk"]))
+    if raw.get("population") is not None:
+        models.append(KMap(k, _population(raw, base_dir, list(qi), k)))
+    utility_target(df, policy)
     mode = str(raw.get("suppressed", "drop")).lower()
     if mode not in ("drop", "mask"):
         raise PolicyError(f"privacy.suppressed must be 'drop' or 'mask', got {mode!r}")
@@ -150,8 +211,16 @@ def enforce_masked(
     are not a released equivalence class.
     """
     config = config_from_policy(df, policy)
+    target = utility_target(df, policy)
     result = anonymize(df, config)
     summary = result.summary()
+    if target is not None:
+        from veil.anonymity._classification_utility import classification_utility
+
+        cu = classification_utility(
+            df, result.data, target, config.qi_names, hierarchies=config.quasi_identifiers
+        )
+        summary["classification_utility"] = to_jsonable({"target": target, **cu})
     summary["release_records"] = int(len(result.data))
     summary["suppressed_records"] = "dropped" if config.drop_suppressed else "masked"
     if config.drop_suppressed:

@@ -167,6 +167,8 @@ PRIVACY = Record(
         "average_risk": _num(0, 1, lo_open=True),
         "time_limit": _num(0, float("inf"), lo_open=True),
         "sampling_fraction": _num(0, 1, lo_open=True),
+        "population": Field(_str),
+        "utility_target": Field(_str),
         "suppressed": _choice("drop", "mask"),
         "options": Field(lambda v: None if isinstance(v, Mapping) else "must be a mapping"),
     }

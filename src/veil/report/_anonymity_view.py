@@ -119,8 +119,9 @@ def _risk_rows(before: Any, after: Any) -> tuple[list[dict[str, str]], list[str]
             if attacker == "journalist":
                 add("journalist risk", lambda r: None, fmt_pct, cls="muted")
                 notes.append(
-                    "Journalist risk needs a population table (k-map); none was given, so the "
-                    "prosecutor figures are the upper bound."
+                    "Journalist risk needs a population table (k-map, policy key "
+                    "privacy.population); none was given, so the prosecutor figures are the "
+                    "upper bound."
                 )
             continue
         add(
