@@ -211,7 +211,11 @@ def original_utilities(enc: EncodedTable) -> dict[str, float]:
     by definition; ``dm``, ``dm_star`` and ``aecs`` are those of the original equivalence
     classes over the quasi-identifiers.
     """
-    return all_utilities(enc, enc.base, np.zeros(enc.base.n_classes, dtype=bool))
+    out = all_utilities(enc, enc.base, np.zeros(enc.base.n_classes, dtype=bool))
+    for name in ("loss", "precision", "entropy"):  # 0 at level 0: drop float round-off
+        if abs(out[name]) < 1e-6:
+            out[name] = 0.0
+    return out
 
 
 def size_utilities(sizes: np.ndarray) -> dict[str, float]:
