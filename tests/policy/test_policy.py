@@ -108,6 +108,8 @@ BAD_CASES = [
     ("  k: 5", "  k: 5\n  algorithm: magic", "privacy.algorithm", "algorithm", "must be one of"),
     ("l: {column: Illness", "l: {column: Age", "privacy.l.column", "l: {", "sensitive"),
     ("version: 1", "version: 2", "version", "version", "unsupported"),
+    ("  k: 5", "  k: 5\n  population: 3", "privacy.population", "population", "text"),
+    ("  k: 5", "  k: 5\n  utility_target: [a]", "privacy.utility_target", "utility_t", "text"),
     ('suppress: "Age < 18"', 'suppress: "Age <<< 18"', "suppress", "suppress", ""),
     (
         "  id:      {role: identifier, operator: drop}",
