@@ -177,3 +177,23 @@ def test_randomized_response_interval_message_names_a_real_method(mech):
         mech.confidence_interval(0.05)
     assert "estimate_interval" not in str(err.value)
     assert mech.estimate_halfwidth(1000, 0.05) > 0
+
+
+def test_integer_sum_is_exact_beyond_int64_products_and_refuses_a_dtype_it_overflows():
+    """n * bound >= 2**62 used to wrap in int64 (a sum of 0 for 1,024 values at 2**52)."""
+    import warnings
+
+    from veil.errors import InsecureRandomWarning
+
+    x = np.full(1024, 2.0**52)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # numpy's overflow warning
+        warnings.simplefilter("ignore", InsecureRandomWarning)  # (a RuntimeWarning too)
+        outs = [
+            int(dp.tools.sum(x, epsilon=1.0, bounds=(0, 2**52), dtype=int, random_state=s))
+            for s in range(20)
+        ]
+        with pytest.raises(InputError, match="does not fit dtype int32"):
+            dp.tools.sum(x, epsilon=1.0, bounds=(0, 2**52), dtype=np.int32, random_state=0)
+    # the noise has scale 2**52 and the release is clipped to [0, 2**62]
+    assert all(2**62 - 40 * 2**52 <= o <= 2**62 for o in outs)

@@ -2,7 +2,8 @@
 
 Every estimator takes ``epsilon`` (and explicit bounds / ``data_norm``), follows the
 scikit-learn contract (clone, get_params/set_params, Pipeline, cross-validation) and charges a
-:class:`veil.dp.BudgetAccountant` only after a successful fit.  Also reachable as
+:class:`veil.dp.BudgetAccountant` after validating the input and before drawing any noise
+(a failed fit keeps no model; see :mod:`veil.ml._budget`).  Also reachable as
 ``veil.dp.models`` for diffprivlib users.  DP-SGD for PyTorch lives in :mod:`veil.ml.dpsgd`
 (optional ``torch`` extra).
 """

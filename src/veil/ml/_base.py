@@ -7,8 +7,9 @@ Privacy-relevant defaults (see docs/ml.md):
   :func:`read_bounds_from_data`) reads them from the training data and emits a
   :class:`~veil.errors.PrivacyLeakWarning`: the release is then no longer differentially
   private with respect to the bounds (diffprivlib's behaviour, made deliberate).
-* The budget is checked against the accountant *before* anything is computed and spent only
-  after a successful fit, so a failed fit never claims privacy nor consumes budget.
+* The budget is spent *before* any private value is computed (after the input is validated:
+  bad input spends nothing), and a fit that fails keeps no model (``atomic_fit``); a failure
+  after the noise is drawn is not refunded, since the failure itself depends on the noise.
 """
 
 from __future__ import annotations

@@ -1,4 +1,12 @@
-"""Budget bookkeeping shared by the estimators: check before, spend after, all or nothing."""
+"""Budget bookkeeping shared by the estimators: spend before any noise, keep no failed model.
+
+A fit validates its input first (a failure there spends nothing), then :class:`Charge` spends
+the budget *before* any private value is computed, and :func:`atomic_fit` leaves the estimator
+as it was if anything after that fails.  Spending first is what makes failures safe: once noise
+is drawn, an exception (a warning turned into an error whose message holds a noisy value, a
+solver that did not converge on this data, an interrupt) is itself an output of the data and
+the noise, and a budget refunded on failure could be drained for free by failing on purpose.
+"""
 
 from __future__ import annotations
 
@@ -15,9 +23,9 @@ def atomic_fit(fit: _F) -> _F:
     The estimator's ``__dict__`` is copied before ``fit`` runs and put back if ``fit`` raises
     (a bad ``priors`` found after the noise was drawn, a warning turned into an error, a
     ``KeyboardInterrupt``).  A fresh estimator then has no fitted attribute, and a fitted one
-    keeps its previous model whole, never a mix of old and new noisy attributes; together
-    with :class:`Charge` (spend only when the block succeeds) a failed fit releases nothing
-    and spends nothing.
+    keeps its previous model whole, never a mix of old and new noisy attributes.  The budget
+    is not refunded: :class:`Charge` spends it before any noise is drawn, so a fit that fails
+    after that point has paid for whatever its failure reveals.
 
     Examples
     --------
@@ -58,7 +66,10 @@ def resolve_accountant(accountant: Any) -> Any:
 
 
 class Charge:
-    """Check a budget up front and spend it only when the fit succeeds.
+    """Spend a budget *before* the private computation in the ``with`` block.
+
+    ``accountant.spend`` checks and records the spend in one step (:class:`BudgetError`
+    if it does not fit, before any work); nothing is refunded if the block then raises.
 
     Examples
     --------
@@ -74,11 +85,10 @@ class Charge:
         self.accountant = resolve_accountant(accountant)
         self.epsilon = float(epsilon)
         self.delta = float(delta)
-        self.accountant.check(self.epsilon, self.delta)  # raises BudgetError before any work
 
     def __enter__(self) -> Charge:
+        self.accountant.spend(self.epsilon, self.delta)  # raises BudgetError before any work
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        if exc_type is None:
-            self.accountant.spend(self.epsilon, self.delta)
+        return None

@@ -124,7 +124,7 @@ class GaussianNB(DPClassifierMixin, ClassifierMixin, BaseEstimator):
     random_state : None, int or Generator
         ``None`` uses the secure generator; a seed is for tests only.
     accountant : BudgetAccountant, optional
-        Charged ``epsilon`` after a successful fit (checked before).
+        Charged ``epsilon`` before any noise is drawn (after the input is validated).
 
     Attributes
     ----------

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from veil._checks import user_stacklevel
 from veil.dp._accountant import BudgetAccountant
 from veil.dp.mechanisms._base import as_float
 from veil.errors import ConfigError, DiffprivlibCompatibilityWarning, InputError, NoiseScaleError
@@ -37,7 +38,7 @@ def warn_unused(unused: dict[str, Any]) -> None:
         warnings.warn(
             f"parameter {name!r} is ignored (accepted for diffprivlib compatibility)",
             DiffprivlibCompatibilityWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
 
 
@@ -82,7 +83,7 @@ def check_unused(unused: dict[str, Any], func: Callable[..., Any]) -> None:
         warnings.warn(
             f"parameter {key!r} is ignored (accepted for diffprivlib compatibility)",
             DiffprivlibCompatibilityWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
 
 

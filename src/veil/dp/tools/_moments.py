@@ -75,7 +75,8 @@ def _lap(value: float, sens: float, eps: float, rng: Any) -> float:
 def _geo(value: int, sens: float, eps: float, rng: Any) -> int:
     if sens == 0:
         return int(value)
-    return int(value + discrete_laplace(Fraction(sens) / Fraction(eps), 1, rng)[0])
+    # Python ints: exact for any total (numpy int64 arithmetic would wrap silently)
+    return int(value) + int(discrete_laplace(Fraction(sens) / Fraction(eps), 1, rng)[0])
 
 
 def _moment(
@@ -153,11 +154,14 @@ def _moment(
 
     out = apply_axis(arr, axes, keepdims, cell)
     if integer and kind == "sum":
-        return (
-            np.asarray(out).round().astype(dtype)
-            if np.ndim(out)
-            else np.dtype(dtype).type(round(out))
-        )
+        rounded = np.asarray(out, dtype=np.float64).round()
+        info = np.iinfo(np.dtype(dtype))
+        if rounded.size and (rounded.min() < info.min or rounded.max() > info.max):
+            raise InputError(
+                f"the noisy sum does not fit dtype {np.dtype(dtype).name} (numpy would wrap it "
+                "silently); use a wider integer dtype or dtype=float"
+            )
+        return rounded.astype(dtype) if np.ndim(out) else np.dtype(dtype).type(int(rounded))
     return out
 
 
@@ -175,10 +179,18 @@ def _population_var(x: np.ndarray, lo: float, hi: float) -> float:
     return float(x.var())
 
 
-def _truncated(v: np.ndarray, lo: float, hi: float) -> tuple[np.ndarray, int, int]:
-    """numpy's ``dtype=int`` cast of every clipped value (towards zero) and the bounds of the
-    result: ``trunc`` is monotone, so each cast value lies in ``[trunc(lo), trunc(hi)]``."""
-    return np.trunc(np.clip(v, lo, hi)).astype(np.int64), math.trunc(lo), math.trunc(hi)
+def _truncated(v: np.ndarray, lo: float, hi: float) -> tuple[int, int, int]:
+    """Sum of numpy's ``dtype=int`` cast of every clipped value (towards zero), exact, and the
+    bounds of each cast value: ``trunc`` is monotone, so each lies in ``[trunc(lo), trunc(hi)]``.
+
+    The sum is an exact Python int: in int64 while ``n * max(|trunc(lo)|, |trunc(hi)|)`` cannot
+    overflow, else summed as Python ints (the truncated floats are integers, converted exactly).
+    """
+    t = np.trunc(np.clip(v, lo, hi))
+    tlo, thi = math.trunc(lo), math.trunc(hi)
+    if t.size * max(abs(tlo), abs(thi), 1) < 2**62:
+        return int(t.astype(np.int64).sum()), tlo, thi
+    return _builtin_sum(int(x) for x in t.tolist()), tlo, thi
 
 
 def _int_sum(v: np.ndarray, lo: float, hi: float, e: float, rng: Any) -> float:
@@ -186,8 +198,8 @@ def _int_sum(v: np.ndarray, lo: float, hi: float, e: float, rng: Any) -> float:
     ``sum(dtype=int)``), so replacing one record moves the integer sum by at most
     ``trunc(hi) - trunc(lo)``, the sensitivity of the exact discrete Laplace noise.  (Rounding
     the total instead is not private: ``round(0.5) = 0`` but ``round(1.5) = 2``.)"""
-    t, tlo, thi = _truncated(v, lo, hi)
-    out = _geo(int(t.sum()), thi - tlo, e, rng)
+    total, tlo, thi = _truncated(v, lo, hi)
+    out = _geo(total, thi - tlo, e, rng)
     return float(np.clip(out, v.size * tlo, v.size * thi))
 
 
@@ -196,8 +208,8 @@ def _nan_cell(
 ) -> float:
     size = v.size
     if kind == "sum" and integer:  # as _int_sum; a record may also switch to or from NaN
-        t, tlo, thi = _truncated(v[~np.isnan(v)], lo, hi)
-        out = _geo(int(t.sum()), max(thi - tlo, abs(tlo), abs(thi)), e, rng)
+        total, tlo, thi = _truncated(v[~np.isnan(v)], lo, hi)
+        out = _geo(total, max(thi - tlo, abs(tlo), abs(thi)), e, rng)
         return float(np.clip(out, size * min(tlo, 0), size * max(thi, 0)))
     x = np.clip(v[~np.isnan(v)], lo, hi)
     if kind == "sum":
