@@ -88,3 +88,47 @@ def test_t_closeness_reference_is_the_whole_input(
     pol = Policy.from_yaml(tmp_path / "policy.yaml")
     res = anonymize(df, config_from_policy(df, pol))
     assert res.n_suppressed == 4 and res.node == {"g": 0}
+
+
+def test_ordered_categorical_t_check_uses_the_category_order() -> None:
+    """The engine orders an ordered Categorical by its categories; the post-run check must
+    measure the same ordered distance (text order would put 'high' < 'low' < 'mid')."""
+    import numpy as np
+
+    from veil.deid import apply
+    from veil.deid._targets import _class_value_counts
+
+    s = pd.Categorical(
+        ["low"] * 3 + ["mid"] * 3 + ["high"] * 4, categories=["low", "mid", "high"], ordered=True
+    )
+    counts, q = _class_value_counts(np.zeros(10, dtype=np.int64), pd.Series(s))
+    np.testing.assert_array_equal(counts[0], [3, 3, 4])  # low, mid, high: category order
+    assert q.tolist() == pytest.approx([0.3, 0.3, 0.4])
+    # end to end: A (mostly low) and B (mostly high) break t = 0.12 and are suppressed; C and D
+    # are 0.095 from the table in category order but 0.152 in text order
+    counts = {"A": (45, 3, 2), "B": (2, 3, 45), "C": (16, 22, 12), "D": (16, 22, 12)}
+    g, levels = [], []
+    for key, (lo, mid, hi) in counts.items():
+        g += [key] * 50
+        levels += ["low"] * lo + ["mid"] * mid + ["high"] * hi
+    df = pd.DataFrame(
+        {"g": g, "s": pd.Categorical(levels, categories=["low", "mid", "high"], ordered=True)}
+    )
+    policy = {
+        "version": 1,
+        "default_role": "insensitive",
+        "columns": {
+            "g": {"role": "quasi", "hierarchy": {"A": ["*"], "B": ["*"], "C": ["*"], "D": ["*"]}},
+            "s": {"role": "sensitive"},
+        },
+        "privacy": {
+            "k": 2,
+            "t": {"column": "s", "t": 0.12, "distance": "ordered"},
+            "suppression_limit": 0.6,
+            "algorithm": "optimal",
+        },
+    }
+    release, report = apply(df, policy)
+    assert sorted(set(release["g"])) == ["C", "D"]  # the engine kept C and D
+    t = report["targets"]["t"]
+    assert t["met"] and t["achieved"] == pytest.approx(0.095, abs=1e-9)

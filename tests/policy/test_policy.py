@@ -110,6 +110,8 @@ BAD_CASES = [
     ("version: 1", "version: 2", "version", "version", "unsupported"),
     ("  k: 5", "  k: 5\n  population: 3", "privacy.population", "population", "text"),
     ("  k: 5", "  k: 5\n  utility_target: [a]", "privacy.utility_target", "utility_t", "text"),
+    ("  k: 5", "  k: 5\n  population: pop.csv", "privacy.population", "population", "needs"),
+    ("  k: 5", "  k: 5\n  utility_target: y", "privacy.utility_target", "utility_t", "needs"),
     ('suppress: "Age < 18"', 'suppress: "Age <<< 18"', "suppress", "suppress", ""),
     (
         "  id:      {role: identifier, operator: drop}",

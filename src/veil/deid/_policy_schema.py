@@ -237,3 +237,14 @@ def validate_policy(data: Any, source: str, lines: dict) -> None:
     key = data.get("key")
     if isinstance(key, Mapping) and len(key) != 1:
         raise policy_error(source, lines, ("key",), "give exactly one of env or file")
+    privacy = data.get("privacy")
+    if isinstance(privacy, Mapping) and not privacy.get("algorithm"):
+        for engine_only in ("population", "utility_target"):  # read by the engine only
+            if engine_only in privacy:
+                raise policy_error(
+                    source,
+                    lines,
+                    ("privacy", engine_only),
+                    "needs privacy.algorithm (optimal or heuristic): without it the targets "
+                    "are only verified and this key would be ignored",
+                )

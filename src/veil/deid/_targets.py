@@ -36,14 +36,24 @@ def _class_value_counts(
     n_rel = len(v)
     if reference is not None:
         v = pd.concat([v, reference.reset_index(drop=True)], ignore_index=True)
-    try:
-        uniq = np.sort(v.dropna().unique())
-        vcodes = np.searchsorted(uniq, v.to_numpy())
-        vcodes = np.where(v.isna().to_numpy(), len(uniq), vcodes)
-        m = len(uniq) + int(v.isna().any())
-    except TypeError:
-        vcodes, uniq = pd.factorize(v, use_na_sentinel=False)
-        m = len(uniq)
+    if isinstance(v.dtype, pd.CategoricalDtype) and v.dtype.ordered:
+        # the category order, as the engine (anonymity._stats.encode_sensitive): text order
+        # would measure the ordered distance between other neighbours than the engine did
+        cat = v.cat.remove_unused_categories()
+        vcodes = cat.cat.codes.to_numpy().astype(np.int64)
+        m = len(cat.cat.categories)
+        if (vcodes < 0).any():
+            vcodes[vcodes < 0] = m
+            m += 1
+    else:
+        try:
+            uniq = np.sort(v.dropna().unique())
+            vcodes = np.searchsorted(uniq, v.to_numpy())
+            vcodes = np.where(v.isna().to_numpy(), len(uniq), vcodes)
+            m = len(uniq) + int(v.isna().any())
+        except TypeError:
+            vcodes, uniq = pd.factorize(v, use_na_sentinel=False)
+            m = len(uniq)
     vcodes = np.asarray(vcodes, dtype=np.int64)
     n_classes = int(codes.max()) + 1 if len(codes) else 0
     flat = np.bincount(codes * m + vcodes[:n_rel], minlength=n_classes * m)
