@@ -209,3 +209,41 @@ def test_html_escapes_names_and_values() -> None:
     _, rep = apply(df, {"columns": {"<script>x</script>": "quasi", "age": "quasi"}})
     html = render_html(rep)
     assert "<script>" not in html and "&lt;script&gt;" in html
+
+
+def test_report_hides_the_inputs_rare_values_and_extremes() -> None:
+    """The input's distributions in the report protect small cells (the policy's k): a
+    diagnosis held by one suppressed record and the oldest person's exact age must not
+    appear, though every value held by at least k records still does."""
+    rng = np.random.default_rng(9)
+    n = 600
+    df = pd.DataFrame(
+        {
+            "age": rng.integers(20, 80, n).astype(float),
+            "sex": rng.choice(["F", "M"], n),
+            "ill": rng.choice(["flu", "cold", "asthma"], n),
+        }
+    )
+    df.loc[0, ["age", "ill"]] = [117.0, "RAREDISEASE"]
+    policy = {
+        "default_role": "insensitive",
+        "columns": {
+            "age": {"role": "quasi", "operator": {"name": "generalize", "bins": [0, 40, 60, 200]}},
+            "sex": {"role": "quasi"},
+            "ill": {"role": "sensitive"},
+        },
+        "suppress": ["age > 100"],  # the outlier is not released
+        "privacy": {"k": 5},
+    }
+    release, rep = apply(df, policy)
+    assert len(release) == n - 1
+    text = json.dumps(rep) + render_html(rep)
+    assert "RAREDISEASE" not in text
+    ill = rep["distributions"]["ill"]["original"]
+    assert {"flu", "cold", "asthma"} <= set(ill["labels"]) and "(other)" in ill["labels"]
+    assert sum(ill["counts"]) == n
+    age = rep["distributions"]["age"]["original"]
+    assert age["tails_pooled"] and age["edges"][-1] < 117
+    assert sum(age["counts"]) == n  # the tails are counted in the end bins
+    # each shown end is an age that more than k people reach: no one is singled out
+    assert (df["age"] >= age["edges"][-1]).sum() > 5 and (df["age"] <= age["edges"][0]).sum() > 5

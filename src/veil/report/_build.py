@@ -27,17 +27,23 @@ def _distributions(
     release: pd.DataFrame,
     columns: list[str],
     factors: tuple[Factors, Factors] | None = None,
+    min_count: int = DEFAULT_K,
 ) -> dict[str, Any]:
+    """Input and release distributions of ``columns``.  The input's small cells are protected
+    (``min_count``, the policy's k): the report may travel with the release, and the input's
+    rare values, minimum and maximum are exactly what the release hides."""
     fo, fr = factors if factors is not None else (Factors(original), Factors(release))
     out: dict[str, Any] = {}
     for col in columns[:MAX_PLOTS]:
-        before = distribution(original[col], factorized=fo(col))
+        before = distribution(original[col], factorized=fo(col), min_count=min_count)
         after = None
         if col in release.columns:
             edges = before.get("edges") if before["kind"] == "numeric" else None
             s1 = release[col]
             numeric = pd.api.types.is_numeric_dtype(s1) and not pd.api.types.is_bool_dtype(s1)
-            if edges is not None and numeric and bool((fr(col)[0] >= 0).any()):
+            if before.get("tails_pooled") and edges is not None and numeric:
+                after = distribution(s1, edges, factorized=fr(col), clip_to_edges=True)
+            elif edges is not None and numeric and bool((fr(col)[0] >= 0).any()):
                 lo, hi = (
                     float(np.nanmin(s1.to_numpy(dtype=float, na_value=np.nan))),
                     float(np.nanmax(s1.to_numpy(dtype=float, na_value=np.nan))),
@@ -107,5 +113,5 @@ def build_report(
             "after": risk_indicators(release, qis, k, factors=fr),
         },
         "information_loss": information_loss(original, release, factors=(fo, fr)),
-        "distributions": _distributions(original, release, plotted, (fo, fr)),
+        "distributions": _distributions(original, release, plotted, (fo, fr), k),
     }

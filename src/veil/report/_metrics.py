@@ -222,36 +222,63 @@ def _text_counts(s: pd.Series, f: Factorized) -> pd.Series:
 
 
 def distribution(
-    s: pd.Series, edges: Sequence[float] | None = None, *, factorized: Factorized | None = None
+    s: pd.Series,
+    edges: Sequence[float] | None = None,
+    *,
+    factorized: Factorized | None = None,
+    min_count: int = 0,
+    clip_to_edges: bool = False,
 ) -> dict[str, Any]:
     """A small JSON-able summary of a column's distribution for plotting.
 
     Numeric columns become a histogram (``edges`` + ``counts``); others the counts of the
     ``MAX_CATEGORIES`` most frequent values, the rest pooled as ``(other)``.  ``factorized``:
     the column's :func:`~veil.report._factors.factorize` result when already computed.
+
+    ``min_count`` protects small cells (for the *input* table, whose distribution would
+    otherwise publish what the release hides): a value held by fewer than ``min_count``
+    records is never named (it is pooled into ``(other)``), and histogram edges are computed
+    between the ``min_count``-th smallest and largest values, the tails counted in the end
+    bins (``tails_pooled``), so neither the minimum nor the maximum is shown.
+    ``clip_to_edges`` counts values outside the given ``edges`` in the end bins (a release
+    drawn on the input's protected edges).
     """
     f = factorized if factorized is not None else factorize(s)
     missing = int((f[0] < 0).sum())
+    min_count = max(int(min_count), 0)
     if _is_num(s) and len(f[1]) > MAX_CATEGORIES:
         x = s.dropna().to_numpy(dtype=float)
+        pooled = False
         if edges is None:
+            if min_count and len(x) > 2 * min_count:
+                part = np.partition(x, (min_count, len(x) - 1 - min_count))
+                lo, hi = part[min_count], part[len(x) - 1 - min_count]
+                if hi > lo:
+                    x, pooled = np.clip(x, lo, hi), True
             edges = np.histogram_bin_edges(x, bins=HIST_BINS) if len(x) else np.array([0.0, 1.0])
+        elif clip_to_edges and len(x):
+            x, pooled = np.clip(x, float(edges[0]), float(edges[-1])), True
         counts, e = np.histogram(x, bins=np.asarray(edges, dtype=float))
-        return {
+        out: dict[str, Any] = {
             "kind": "numeric",
             "edges": [float(v) for v in e],
             "counts": counts.tolist(),
             "missing": missing,
         }
+        if pooled:
+            out["tails_pooled"] = True
+        return out
     if pd.api.types.is_datetime64_any_dtype(s):
         vc = s.dropna().dt.strftime("%Y").astype(str).value_counts()
     else:
         vc = _text_counts(s, f)
-    top = vc.iloc[:MAX_CATEGORIES]
+    named = vc[vc >= min_count] if min_count else vc
+    top = named.iloc[:MAX_CATEGORIES]
     labels, counts = [str(i) for i in top.index], [int(v) for v in top.to_numpy()]
-    if len(vc) > MAX_CATEGORIES:
+    rest = int(vc.sum()) - int(sum(counts))
+    if rest:
         labels.append("(other)")
-        counts.append(int(vc.iloc[MAX_CATEGORIES:].sum()))
+        counts.append(rest)
     keys = [_leading_number(v) for v in labels]
     if any(k is None for k in keys if k is not np.inf):
         return {"kind": "categorical", "labels": labels, "counts": counts, "missing": missing}
