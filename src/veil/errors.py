@@ -49,6 +49,15 @@ class KeyMissingError(VeilError):
     """A secret key needed for pseudonymization/tokenization/decryption is not available."""
 
 
+class KeyNotConfiguredError(KeyMissingError):
+    """No key was configured at all (no key file, no policy ``key``, ``$VEIL_KEY`` unset).
+
+    Distinct from a key that was configured but cannot be used (unreadable, too short, an
+    explicitly named environment variable that is unset): operators that can work without a
+    key (keyless fake replacement) fall back only in this case, never on a broken key.
+    """
+
+
 class UnsatisfiableError(VeilError):
     """The requested privacy targets cannot be met by any allowed transformation."""
 

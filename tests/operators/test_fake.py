@@ -149,3 +149,33 @@ def test_locale() -> None:
 def test_bad_params(params: dict) -> None:
     with pytest.raises(ConfigError):
         get_operator("fake", params)
+
+
+def test_a_configured_key_that_cannot_be_used_is_an_error_not_a_seed_fallback(
+    tmp_path, monkeypatch
+) -> None:
+    """A too-short key file used to be swallowed: the fakes then came from the policy's seed,
+    which anyone holding the policy can recompute (a dictionary attack on the fakes)."""
+    from veil.deid import apply
+    from veil.errors import KeyMissingError
+
+    df = pd.DataFrame({"name": ["Alice Smith", "Bob Jones"]})
+    policy = {"seed": 42, "columns": {"name": {"role": "identifier",
+              "operator": {"name": "fake", "kind": "name"}}}}  # fmt: skip
+    short = tmp_path / "short.key"
+    short.write_text("shortkey123")
+    with pytest.raises(KeyMissingError, match="too short"):
+        apply(df, policy, key_file=short)
+    monkeypatch.delenv("VEIL_KEY", raising=False)
+    with pytest.raises(KeyMissingError, match="MY_KEY"):  # a named variable that is unset
+        apply(df, {**policy, "key": {"env": "MY_KEY"}})
+    # no key configured at all: seed-derived fakes, and the report says they are recomputable
+    release, report = apply(df, policy)
+    assert any("recompute" in w for w in report["warnings"])
+    again, _ = apply(df, policy)
+    assert release["name"].tolist() == again["name"].tolist()
+    good = tmp_path / "good.key"
+    good.write_text("ab" * 32)
+    keyed, report = apply(df, policy, key_file=good)
+    assert keyed["name"].tolist() != release["name"].tolist()
+    assert not any("recompute" in w for w in report["warnings"])

@@ -192,6 +192,7 @@ def apply(
             }
         )
     removed_by_operators = len(original) - len(work)
+    report["warnings"].extend(ctx.warnings)
 
     tick("record suppression", len(steps), total)
     removed_by_conditions = 0

@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from veil.errors import KeyMissingError
+from veil.errors import KeyMissingError, KeyNotConfiguredError
 
 __all__ = ["DEFAULT_KEY_ENV", "MIN_KEY_BYTES", "key_loader", "decode_key"]
 
@@ -86,9 +86,10 @@ def key_loader(
             name = env or DEFAULT_KEY_ENV
             value = os.environ.get(name)
             if value is None:
-                raise KeyMissingError(
-                    f"no key: environment variable {name} is not set (or give --key-file)"
-                )
+                # the default variable unset: no key configured at all; a variable the
+                # caller named is a configured key that is missing
+                error = KeyNotConfiguredError if env is None else KeyMissingError
+                raise error(f"no key: environment variable {name} is not set (or give --key-file)")
             key = decode_key(value, f"${name}")
         cache.append(key)
         return key

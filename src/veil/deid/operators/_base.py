@@ -11,7 +11,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 import pandas as pd
 
-from veil.errors import ConfigError, KeyMissingError
+from veil.errors import ConfigError, KeyNotConfiguredError
 
 __all__ = [
     "Operator",
@@ -60,6 +60,8 @@ class OperatorContext:
         ``generalize`` with only a ``level`` uses the column's hierarchy from here.
     seed
         The policy's seed, when given: makes keyless fake replacement repeatable across runs.
+    warnings
+        Messages an operator wants in the run's report (``report["warnings"]``).
     """
 
     secret_loader: Callable[[], bytes] | None = None
@@ -69,11 +71,12 @@ class OperatorContext:
     base_dir: str = "."
     hierarchies: dict[str, Any] = field(default_factory=dict)
     seed: int | None = None
+    warnings: list[str] = field(default_factory=list)
 
     def secret(self) -> bytes:
         """Return the secret key, or raise :class:`KeyMissingError`."""
         if self.secret_loader is None:
-            raise KeyMissingError(
+            raise KeyNotConfiguredError(
                 "this operator needs a secret key: set VEIL_KEY or give key: {env: NAME} "
                 "or key: {file: PATH} in the policy"
             )

@@ -22,7 +22,7 @@ from veil.deid.operators._util import (
     replace_column,
     string_dtype_for,
 )
-from veil.errors import ConfigError, InputError, KeyMissingError
+from veil.errors import ConfigError, InputError, KeyNotConfiguredError
 
 __all__ = ["Fake"]
 
@@ -212,16 +212,34 @@ class Fake(Operator):
 
     # ------------------------------------------------------------------ key / seeds
     def _salt(self, ctx: OperatorContext) -> bytes:
+        """The secret behind the value -> fake mapping.
+
+        The operator's own ``seed``, else the run's key (a key that was configured but cannot
+        be used is an error, never silently replaced), else the policy's seed, else fresh
+        randomness (no mapping across runs).  A seed-derived mapping is recomputable by anyone
+        who has the policy (a dictionary attack on the fakes): the run's report says so.
+        """
         if self.seed is not None:
+            self._seed_warning(ctx, "the operator's seed")
             return hashlib.sha256(f"veil/fake/seed:{self.seed}".encode()).digest()
-        if ctx.secret_loader is not None:
-            try:
-                return derive_key(ctx.secret(), "fake")
-            except KeyMissingError:
-                pass
+        try:
+            return derive_key(ctx.secret(), "fake")
+        except KeyNotConfiguredError:
+            pass  # no key at all: keyless fakes (other key errors propagate)
         if ctx.seed is not None:
+            self._seed_warning(ctx, "the policy's seed")
             return hashlib.sha256(f"veil/fake/seed:{ctx.seed}".encode()).digest()
         return ctx.rng.bytes(32)
+
+    @staticmethod
+    def _seed_warning(ctx: OperatorContext, source: str) -> None:
+        msg = (
+            f"fake replacement is derived from {source}, not from a secret key: anyone with the "
+            "policy can recompute the original -> fake mapping (set VEIL_KEY or give a key to "
+            "make it keyed)"
+        )
+        if msg not in ctx.warnings:
+            ctx.warnings.append(msg)
 
     def _gender(self, value: Any) -> str:
         if value is None or pd.isna(value):
