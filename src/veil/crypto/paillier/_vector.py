@@ -84,21 +84,57 @@ class PackingSpec:
         return k
 
     def encode(self, values: object) -> tuple[np.ndarray, tuple[int, ...]]:
-        """Offset-encode an array: returns (``uint64`` values ``u``, original shape)."""
+        """Offset-encode an array: returns (``uint64`` values ``u``, original shape).
+
+        The encoding is exact integer arithmetic: integer (and boolean) arrays are shifted
+        by ``frac_bits`` without passing through float64, and floats are scaled by the power
+        of two ``2**frac_bits`` (exact in float64) and rounded half-to-even with
+        :func:`numpy.rint`, an exact integer that is converted to ``int64`` exactly because
+        ``|v| < 2**62``.  The offset is added in ``int64``.
+        """
         arr = np.asarray(values)
         if arr.dtype.kind not in "biuf":
             raise InputError("encrypt_vector needs a numeric array")
-        flat = arr.reshape(-1).astype(np.float64)
-        if not np.all(np.isfinite(flat)):
-            raise InputError("cannot encrypt NaN or infinite values")
-        limit = float(1 << (self.int_bits + self.frac_bits))
-        scaled = np.rint(flat * float(1 << self.frac_bits))
-        if scaled.size and float(np.max(np.abs(scaled))) >= limit:
+        shape = tuple(int(s) for s in arr.shape)
+        bits = self.int_bits + self.frac_bits
+        flat = arr.reshape(-1)
+        if flat.dtype.kind in "bu":
+            too_big = flat.size and int(flat.max()) >= 1 << self.int_bits
+            v = None if too_big else flat.astype(np.int64) << self.frac_bits
+        elif flat.dtype.kind == "i":
+            lo, hi = (int(flat.min()), int(flat.max())) if flat.size else (0, 0)
+            too_big = max(-lo, hi) >= 1 << self.int_bits
+            v = None if too_big else flat.astype(np.int64) << self.frac_bits
+        else:
+            flat = flat.astype(np.float64)
+            if not np.all(np.isfinite(flat)):
+                raise InputError("cannot encrypt NaN or infinite values")
+            scaled = np.rint(flat * float(1 << self.frac_bits))  # exact: a power-of-two scale
+            too_big = scaled.size and float(np.max(np.abs(scaled))) >= float(1 << bits)
+            v = None if too_big else scaled.astype(np.int64)
+        if v is None:
             raise CryptoOverflowError(
                 f"values must satisfy |x| < 2**{self.int_bits} for this PackingSpec; "
                 "increase int_bits"
             )
-        return (scaled + limit).astype(np.uint64), tuple(int(s) for s in arr.shape)
+        return (v + np.int64(1 << bits)).astype(np.uint64), shape
+
+    def decode(self, values: list[int], shape: tuple[int, ...]) -> np.ndarray:
+        """Turn exact slot sums (offsets removed) into the output array.
+
+        ``frac_bits == 0``: an ``int64`` array, or an ``object`` array of Python ints when a
+        sum does not fit ``int64`` (possible only for ``int_bits`` close to 62 with several
+        terms).  Otherwise ``float64``, each value the nearest double to ``v / 2**frac_bits``.
+        """
+        fits = not values or (-(1 << 63) <= min(values) and max(values) < 1 << 63)
+        if self.frac_bits == 0:
+            out = np.array(values, dtype=np.int64 if fits else object)
+        elif fits:
+            out = np.array(values, dtype=np.int64).astype(np.float64) / float(1 << self.frac_bits)
+        else:  # Python int -> float is correctly rounded; the power-of-two division is exact
+            scale = float(1 << self.frac_bits)
+            out = np.array([float(v) / scale for v in values], dtype=np.float64)
+        return out.reshape(shape)
 
 
 class EncryptedVector:
@@ -242,7 +278,9 @@ class EncryptedVector:
 
     # -- decryption ---------------------------------------------------------------------------
     def decrypt(self, private_key: PaillierPrivateKey) -> np.ndarray:
-        """Decrypt to a ``float64`` array (``int64`` when ``frac_bits == 0``) of ``shape``.
+        """Decrypt to a ``float64`` array (integers when ``frac_bits == 0``) of ``shape``.
+
+        The slot sums are exact integers; see :meth:`PackingSpec.decode` for the output type.
 
         Raises
         ------
@@ -272,11 +310,4 @@ class EncryptedVector:
             remaining -= slots
             if remaining <= 0 and m:
                 raise CryptoError("unused slots are not empty (tampered ciphertext or shape)")
-        if (spec.max_parties << (spec.int_bits + spec.frac_bits)) >= 1 << 63:
-            scale = float(1 << spec.frac_bits)
-            big = np.array([v / scale for v in out], dtype=np.float64)
-            return big.reshape(self.shape)
-        ints = np.array(out, dtype=np.int64)
-        if spec.frac_bits == 0:
-            return ints.reshape(self.shape)
-        return (ints.astype(np.float64) / float(1 << spec.frac_bits)).reshape(self.shape)
+        return spec.decode(out, self.shape)
