@@ -134,7 +134,8 @@ def make_private(
         keeps the user's loader (shuffled fixed batches; the accounting is then the usual
         approximation).
     secure_rng : bool
-        Cryptographically secure noise and sampling; ``False`` (+ ``seed``) for tests.
+        Cryptographically secure noise and sampling; ``False`` (with a required ``seed``;
+        ``ConfigError`` without one) for reproducible tests only.
     clipping : {"ghost", "flat"}
         Ghost clipping for ``nn.Linear`` and ``nn.Conv1d`` / ``nn.Conv2d`` (faster) or
         materialised per-sample gradients.

@@ -81,7 +81,12 @@ class NoiseSource:
         Use a cryptographically secure generator.  ``False`` requires ``seed`` and is for
         reproducible tests only (an :class:`~veil.errors.InsecureRandomWarning` is emitted).
     seed : int, optional
-        Seed of the insecure generator.
+        Seed of the insecure generator; required when ``secure=False``, refused otherwise.
+
+    Raises
+    ------
+    ConfigError
+        ``secure=False`` without ``seed``, or ``seed`` with ``secure=True``.
     """
 
     def __init__(self, secure: bool = True, seed: int | None = None) -> None:
@@ -89,6 +94,13 @@ class NoiseSource:
             raise ConfigError("a seed makes the noise reproducible: pass secure_rng=False too")
         if secure:
             self._bits: Any = _secure_bits()
+        elif seed is None:
+            # a silent default seed would give every "insecure" run the same noise, which
+            # anyone could regenerate and subtract
+            raise ConfigError(
+                "secure_rng=False needs an explicit seed (it is for reproducible tests only); "
+                "pass seed=<int>, or keep secure_rng=True"
+            )
         else:
             warnings.warn(
                 "secure_rng=False: DP-SGD noise and sampling are reproducible and NOT secure; "
@@ -96,7 +108,7 @@ class NoiseSource:
                 InsecureRandomWarning,
                 stacklevel=3,
             )
-            self._bits = _TorchBits(0 if seed is None else seed)
+            self._bits = _TorchBits(seed)
         self.secure = bool(getattr(self._bits, "secure", False))
 
     def __repr__(self) -> str:
