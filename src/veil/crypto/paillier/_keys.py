@@ -9,6 +9,8 @@ short-exponent randomness of Damgard-Jurik-Nielsen (:mod:`._fixedbase`).
 from __future__ import annotations
 
 import hashlib
+import os
+import sys
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +42,38 @@ _MIN_INSECURE_BITS = 64
 _PRECOMPUTE_AFTER = 32
 
 
+def _user_stacklevel() -> int:
+    """``stacklevel`` of the first frame outside this package (warnings point at user code)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(here):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def check_key_length(n_length: int, insecure: bool, error: type[Exception]) -> None:
+    """The key-size policy shared by key generation and key loading.
+
+    Below 64 bits: refused.  Below 1024 bits: refused unless ``insecure``.  Below 2048 bits:
+    :class:`InsecureKeyWarning` unless ``insecure``.  ``error`` is the exception raised
+    (:class:`ConfigError` for a requested length, :class:`CryptoError` for a given key).
+    """
+    if n_length < _MIN_INSECURE_BITS:
+        raise error(f"a Paillier modulus must have at least {_MIN_INSECURE_BITS} bits")
+    if n_length < _MIN_SECURE_BITS and not insecure:
+        if n_length < _MIN_WARN_BITS:
+            raise error(
+                f"a {n_length}-bit Paillier key is insecure; use n_length >= 2048 "
+                "(3072 recommended) or pass insecure=True for tests"
+            )
+        warnings.warn(
+            f"a {n_length}-bit Paillier key gives less than 112-bit security; use 2048 bits "
+            "or more (3072 recommended), or pass insecure=True to silence this warning",
+            InsecureKeyWarning,
+            stacklevel=_user_stacklevel(),
+        )
+
+
 def _random_prime(bits: int) -> Any:
     gmp = require_gmpy2()
     while True:  # uniform over primes with the two top bits set
@@ -55,6 +89,15 @@ class PaillierPublicKey:
     ----------
     n : int
         The modulus, a product of two large primes.
+    insecure : bool, default False
+        Accept a modulus shorter than 1024 bits (tests, demos) and do not warn below 2048
+        bits: the key-size policy of :func:`generate_paillier_keypair`.
+
+    Raises
+    ------
+    CryptoError
+        ``n`` is not an integer, is even, is shorter than the key-size policy allows, is a
+        prime (probabilistic test) or a perfect square: such a modulus gives no secrecy.
 
     Attributes
     ----------
@@ -71,13 +114,19 @@ class PaillierPublicKey:
     8
     """
 
-    def __init__(self, n: int) -> None:
+    def __init__(self, n: int, *, insecure: bool = False) -> None:
         gmp = require_gmpy2()
         if isinstance(n, bool) or not isinstance(n, int) and not isinstance(n, type(gmp.mpz(0))):
             raise CryptoError("a Paillier modulus must be an integer")
         n = gmp.mpz(n)
         if n < 15 or n % 2 == 0:
             raise CryptoError("invalid Paillier modulus (must be an odd composite > 15)")
+        check_key_length(int(n.bit_length()), insecure, CryptoError)
+        if gmp.is_square(n) or gmp.is_prime(n, 25):
+            raise CryptoError(
+                "invalid Paillier modulus: n is a prime or a perfect square, so anyone can "
+                "decrypt (a Paillier modulus is a product of two distinct primes)"
+            )
         self.n = n
         self.nsquare = n * n
         self.g = n + 1
@@ -263,18 +312,7 @@ def generate_paillier_keypair(
         raise ConfigError("n_length must be an integer number of bits")
     if n_length < _MIN_INSECURE_BITS:
         raise ConfigError(f"n_length must be at least {_MIN_INSECURE_BITS} bits")
-    if n_length < _MIN_SECURE_BITS and not insecure:
-        if n_length < _MIN_WARN_BITS:
-            raise ConfigError(
-                f"a {n_length}-bit Paillier key is insecure; use n_length >= 2048 "
-                "(3072 recommended) or pass insecure=True for tests"
-            )
-        warnings.warn(
-            f"a {n_length}-bit Paillier key gives less than 112-bit security; use 2048 bits "
-            "or more (3072 recommended), or pass insecure=True to silence this warning",
-            InsecureKeyWarning,
-            stacklevel=2,
-        )
+    check_key_length(n_length, insecure, ConfigError)
     gmp = require_gmpy2()
     p_bits = n_length // 2
     while True:
@@ -283,5 +321,5 @@ def generate_paillier_keypair(
         n = p * q
         if p != q and n.bit_length() == n_length and gmp.gcd(n, (p - 1) * (q - 1)) == 1:
             break
-    public_key = PaillierPublicKey(n)
+    public_key = PaillierPublicKey(n, insecure=True)  # the length was checked above
     return public_key, PaillierPrivateKey(public_key, p, q)

@@ -57,7 +57,7 @@ def dumps(obj: object) -> str:
     --------
     >>> from veil.crypto.paillier import generate_paillier_keypair
     >>> pk, sk = generate_paillier_keypair(n_length=256, insecure=True)
-    >>> loads(dumps(pk)) == pk
+    >>> loads(dumps(pk), insecure=True) == pk
     True
     """
     doc: dict[str, Any] = {"scheme": _SCHEME, "version": _VERSION}
@@ -93,7 +93,9 @@ def dumps(obj: object) -> str:
     return json.dumps(doc)
 
 
-def loads(text: str | bytes, public_key: PaillierPublicKey | None = None) -> Any:
+def loads(
+    text: str | bytes, public_key: PaillierPublicKey | None = None, *, insecure: bool = False
+) -> Any:
     """Load a document written by :func:`dumps`, validating it.
 
     Parameters
@@ -102,11 +104,15 @@ def loads(text: str | bytes, public_key: PaillierPublicKey | None = None) -> Any
         The JSON document.
     public_key : PaillierPublicKey, optional
         Required for ciphertexts: the key they must have been encrypted under.
+    insecure : bool, default False
+        Accept keys shorter than 1024 bits and do not warn below 2048 bits (the key-size
+        policy of :func:`generate_paillier_keypair`, applied to loaded keys).
 
     Raises
     ------
     CryptoError
-        Malformed JSON, wrong types, out-of-range values, or a ciphertext for another key.
+        Malformed JSON, wrong types, out-of-range values, a ciphertext for another key, or a
+        key that is too short, prime or a perfect square.
     """
     try:
         doc = json.loads(text)
@@ -118,13 +124,13 @@ def loads(text: str | bytes, public_key: PaillierPublicKey | None = None) -> Any
         raise CryptoError(f"unsupported document version {doc.get('version')!r}")
     kind = doc.get("kind")
     if kind == "public_key":
-        return PaillierPublicKey(_int(doc, "n"))
+        return PaillierPublicKey(_int(doc, "n"), insecure=insecure)
     if kind == "private_key":
         gmp = require_gmpy2()
         n, p, q = _int(doc, "n"), _int(doc, "p"), _int(doc, "q")
         if not (gmp.is_prime(p, 40) and gmp.is_prime(q, 40)):
             raise CryptoError("invalid private key (factors are not prime)")
-        return PaillierPrivateKey(PaillierPublicKey(n), p, q)
+        return PaillierPrivateKey(PaillierPublicKey(n, insecure=insecure), p, q)
     if kind not in ("encrypted_number", "encrypted_vector"):
         raise CryptoError(f"unknown document kind {kind!r}")
     if public_key is None:

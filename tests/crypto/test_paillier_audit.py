@@ -1,0 +1,60 @@
+"""Audit findings on Paillier keys and ciphertexts: key validation, foreign ciphertexts,
+pickling, replay detection."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import gmpy2
+import pytest
+
+from veil.crypto.paillier import (
+    CryptoError,
+    InsecureKeyWarning,
+    PaillierPublicKey,
+    dumps,
+    generate_paillier_keypair,
+    loads,
+)
+
+
+@pytest.fixture(scope="module")
+def keys():  # type: ignore[no-untyped-def]
+    return generate_paillier_keypair(n_length=512, insecure=True)
+
+
+def _pk_doc(n: int) -> str:
+    return json.dumps({"scheme": "veil-paillier", "version": 1, "kind": "public_key", "n": str(n)})
+
+
+def test_loaded_public_keys_follow_the_key_size_policy(keys) -> None:  # type: ignore[no-untyped-def]
+    pk, sk = keys
+    with pytest.raises(CryptoError, match="512-bit"):  # refused as by generate_paillier_keypair
+        loads(dumps(pk))
+    with pytest.raises(CryptoError, match="512-bit"):
+        loads(dumps(sk))
+    with pytest.raises(CryptoError, match="512-bit"):
+        PaillierPublicKey(pk.n)
+    assert loads(dumps(pk), insecure=True) == pk
+    assert PaillierPublicKey(pk.n, insecure=True) == pk
+    pk1024, _ = generate_paillier_keypair(n_length=1024, insecure=True)
+    with pytest.warns(InsecureKeyWarning, match="1024-bit") as rec:
+        assert loads(dumps(pk1024)) == pk1024
+    assert rec[0].filename == __file__  # the warning points at the caller's line
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loads(dumps(pk1024), insecure=True)
+    with pytest.raises(CryptoError, match="at least 64 bits"):
+        loads(_pk_doc(2**61 - 1), insecure=True)  # the audit's 61-bit prime modulus
+
+
+def test_prime_or_square_modulus_refused() -> None:
+    p = gmpy2.next_prime(gmpy2.mpz(2) ** 600 + 12345)
+    q = gmpy2.next_prime(p)
+    for bad in (p, p * p, gmpy2.mpz(2) ** 521 - 1):  # primes and a perfect square
+        with pytest.raises(CryptoError, match="prime or a perfect square"):
+            loads(_pk_doc(int(bad)), insecure=True)
+        with pytest.raises(CryptoError, match="prime or a perfect square"):
+            PaillierPublicKey(int(bad), insecure=True)
+    assert PaillierPublicKey(int(p * q), insecure=True).n == p * q
