@@ -58,3 +58,27 @@ def test_prime_or_square_modulus_refused() -> None:
         with pytest.raises(CryptoError, match="prime or a perfect square"):
             PaillierPublicKey(int(bad), insecure=True)
     assert PaillierPublicKey(int(p * q), insecure=True).n == p * q
+
+
+def test_foreign_ciphertexts_must_be_units_mod_n(keys) -> None:  # type: ignore[no-untyped-def]
+    pk, sk = keys
+    import numpy as np
+
+    from veil.crypto.paillier import EncryptedNumber, EncryptedVector, PackingSpec
+
+    good = pk.encrypt(7).ciphertext()
+    for bad in (int(sk.p) * 12345, int(sk.q), 0, int(pk.nsquare), -int(good), int(pk.n)):
+        with pytest.raises(CryptoError, match="ciphertext"):
+            EncryptedNumber(pk, bad)
+        with pytest.raises(CryptoError, match="ciphertext"):
+            sk.raw_decrypt(bad)
+        with pytest.raises(CryptoError, match="ciphertext"):
+            EncryptedVector(pk, [bad], (1,), PackingSpec())
+    for bad in (1.5, "12", True, None):
+        with pytest.raises(CryptoError):
+            EncryptedNumber(pk, bad)  # type: ignore[arg-type]
+    assert sk.decrypt(EncryptedNumber(pk, int(good))) == 7  # foreign but valid: accepted
+    assert sk.decrypt(-EncryptedNumber(pk, good, 0, 7)) == -7
+    vec = pk.encrypt_vector(np.array([1.0, -2.0]))
+    again = EncryptedVector(pk, [int(c) for c in vec.ciphertexts], vec.shape, vec.spec)
+    assert sk.decrypt_vector(again).tolist() == [1.0, -2.0]

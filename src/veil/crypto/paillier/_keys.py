@@ -14,6 +14,8 @@ import sys
 import warnings
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from veil.errors import ConfigError
 
 from .._errors import CryptoError, CryptoOverflowError, InsecureKeyWarning
@@ -149,6 +151,30 @@ class PaillierPublicKey:
         """Short public identifier of the key (SHA-256 of ``n``, 16 hex digits)."""
         return hashlib.sha256(str(int(self.n)).encode()).hexdigest()[:16]
 
+    def check_ciphertext(self, ciphertext: object) -> Any:
+        """Validate a ciphertext given from outside; returns it as an ``mpz``.
+
+        A Paillier ciphertext is a unit modulo ``n^2``: ``0 < c < n^2`` and ``gcd(c, n) = 1``.
+        Anything else decrypts to garbage (or, through a factor of ``n``, reveals it) and has
+        no inverse for negation.  Ciphertexts produced by this package skip the check.
+
+        Raises
+        ------
+        CryptoError
+            Not an integer, out of range, or not invertible modulo ``n``.
+        """
+        gmp = require_gmpy2()
+        if isinstance(ciphertext, bool) or not isinstance(
+            ciphertext, (int, np.integer, type(self.n))
+        ):
+            raise CryptoError(f"a ciphertext must be an integer, not {type(ciphertext).__name__}")
+        c = gmp.mpz(int(ciphertext))
+        if not 0 < c < self.nsquare:
+            raise CryptoError("ciphertext out of range (must lie in (0, n^2))")
+        if gmp.gcd(c, self.n) != 1:
+            raise CryptoError("invalid ciphertext (not invertible modulo n)")
+        return c
+
     # -- randomness ---------------------------------------------------------------------------
     def precompute(self) -> None:
         """Build the fixed-base randomness table now (done automatically after a few
@@ -197,7 +223,7 @@ class PaillierPublicKey:
             raise CryptoOverflowError(
                 f"value does not fit the {self.n_length}-bit plaintext space (|m| > n/2)"
             )
-        return EncryptedNumber(self, self.raw_encrypt(m % self.n), scale, abs(m))
+        return EncryptedNumber._trusted(self, self.raw_encrypt(m % self.n), scale, abs(m), True)
 
     def encrypt_vector(self, values: object, spec: PackingSpec | None = None) -> EncryptedVector:
         """Encrypt a numpy array with slot packing (see :class:`EncryptedVector`)."""
@@ -250,11 +276,12 @@ class PaillierPrivateKey:
         return hash(self.public_key)
 
     def raw_decrypt(self, ciphertext: int) -> Any:
-        """Decrypt an integer ciphertext to the residue ``m`` in ``[0, n)`` (CRT)."""
+        """Decrypt an integer ciphertext to the residue ``m`` in ``[0, n)`` (CRT).
+
+        The ciphertext is validated first (:meth:`PaillierPublicKey.check_ciphertext`).
+        """
         gmp = require_gmpy2()
-        c = gmp.mpz(ciphertext)
-        if not 0 < c < self.public_key.nsquare:
-            raise CryptoError("ciphertext out of range (must lie in (0, n^2))")
+        c = self.public_key.check_ciphertext(ciphertext)
         mp = (gmp.powmod(c % self.psquare, self.p - 1, self.psquare) - 1) // self.p * self.hp
         mq = (gmp.powmod(c % self.qsquare, self.q - 1, self.qsquare) - 1) // self.q * self.hq
         mp, mq = mp % self.p, mq % self.q

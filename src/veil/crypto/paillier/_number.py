@@ -19,14 +19,13 @@ import numpy as np
 from veil.errors import InputError
 
 from .._errors import CryptoError, CryptoOverflowError
-from .._gmp import gmpy2, require_gmpy2
+from .._gmp import require_gmpy2
 
 if TYPE_CHECKING:
     from ._keys import PaillierPublicKey
 
 __all__ = ["EncryptedNumber", "encode_scalar", "FLOAT_FRAC_BITS"]
 
-_ZERO = require_gmpy2().mpz(0) if gmpy2 is not None else 0
 
 #: Default fixed-point fractional bits for floats (the resolution of float64 near 1.0).
 FLOAT_FRAC_BITS = 52
@@ -64,7 +63,9 @@ class EncryptedNumber:
     """A Paillier ciphertext with its public scale and magnitude bound.
 
     Supports ``+`` and ``-`` with other encrypted numbers or plaintext numbers, ``*`` and
-    ``/`` by plaintext numbers, and unary ``-``.
+    ``/`` by plaintext numbers, and unary ``-``.  A ciphertext given to the constructor is
+    validated (``0 < c < n^2``, ``gcd(c, n) = 1``, else :class:`CryptoError`); those produced
+    by encryption and homomorphic operations are not re-checked.
 
     Examples
     --------
@@ -87,11 +88,20 @@ class EncryptedNumber:
         obfuscated: bool = True,
     ) -> None:
         self.public_key = public_key
-        mpz = require_gmpy2().mpz
-        self._c = ciphertext if type(ciphertext) is type(_ZERO) else mpz(ciphertext)
+        self._c = public_key.check_ciphertext(ciphertext)
         self.scale = int(scale)
         self.bound = int(public_key.max_int if bound is None else bound)
         self._obfuscated = obfuscated
+
+    @classmethod
+    def _trusted(
+        cls, public_key: PaillierPublicKey, c: Any, scale: int, bound: int, obfuscated: bool
+    ) -> EncryptedNumber:
+        """Wrap a ciphertext produced by this package (a unit mod ``n^2``): no validation."""
+        obj = cls.__new__(cls)
+        obj.public_key, obj._c, obj.scale, obj.bound = public_key, c, scale, bound
+        obj._obfuscated = obfuscated
+        return obj
 
     def __repr__(self) -> str:
         return f"<EncryptedNumber scale=2**-{self.scale} key={self.public_key.fingerprint}>"
@@ -120,7 +130,7 @@ class EncryptedNumber:
                 "the result could exceed the plaintext space (|m| > n/2) and would wrap "
                 "around; use a larger key or smaller values"
             )
-        return EncryptedNumber(self.public_key, c, scale, bound, obfuscated=False)
+        return EncryptedNumber._trusted(self.public_key, c, scale, bound, False)
 
     def rescale(self, scale: int) -> EncryptedNumber:
         """Return the same value at a larger public scale (multiplies ``m`` by a power of 2)."""

@@ -41,15 +41,6 @@ def _small_int(doc: dict[str, Any], key: str) -> int:
     return value
 
 
-def _check_ciphertext(c: int, pk: PaillierPublicKey) -> Any:
-    gmp = require_gmpy2()
-    if not 0 < c < pk.nsquare:
-        raise CryptoError("ciphertext out of range (must lie in (0, n^2))")
-    if gmp.gcd(c, pk.n) != 1:
-        raise CryptoError("invalid ciphertext (not invertible modulo n)")
-    return gmp.mpz(c)
-
-
 def dumps(obj: object) -> str:
     """Serialize a key, :class:`EncryptedNumber` or :class:`EncryptedVector` to JSON.
 
@@ -138,7 +129,7 @@ def loads(
     if doc.get("key") != public_key.fingerprint:
         raise CryptoError("the ciphertext was encrypted under a different public key")
     if kind == "encrypted_number":
-        c = _check_ciphertext(_int(doc, "c"), public_key)
+        c = public_key.check_ciphertext(_int(doc, "c"))
         scale, bound = _small_int(doc, "scale"), _int(doc, "bound")
         if scale < 0 or not 0 <= bound <= public_key.max_int:
             raise CryptoError("invalid scale or bound")
@@ -156,5 +147,5 @@ def loads(
         spec = PackingSpec(**{k: _small_int(spec_doc, k) for k in spec_doc})
     except ValueError as exc:
         raise CryptoError(f"invalid packing spec: {exc}") from None
-    cipher = [_check_ciphertext(_int({"c": c}, "c"), public_key) for c in cts]
+    cipher = [_int({"c": c}, "c") for c in cts]  # validated by the constructor
     return EncryptedVector(public_key, cipher, tuple(shape), spec, _small_int(doc, "n_terms"))

@@ -142,7 +142,9 @@ class EncryptedVector:
 
     Create with :meth:`encrypt` (or ``public_key.encrypt_vector``); add with ``+`` (another
     encrypted vector or a plaintext array) and multiply by a non-negative integer weight;
-    decrypt with ``private_key.decrypt_vector``.
+    decrypt with ``private_key.decrypt_vector``.  Ciphertexts given to the constructor are
+    validated one by one (``0 < c < n^2``, ``gcd(c, n) = 1``, else :class:`CryptoError`);
+    those produced by encryption and homomorphic operations are not re-checked.
 
     Examples
     --------
@@ -168,8 +170,35 @@ class EncryptedVector:
         *,
         obfuscated: bool = True,
     ) -> None:
+        check = public_key.check_ciphertext
+        self._setup(public_key, [check(c) for c in ciphertexts], shape, spec, n_terms, obfuscated)
+
+    @classmethod
+    def _trusted(
+        cls,
+        public_key: PaillierPublicKey,
+        ciphertexts: list[Any],
+        shape: tuple[int, ...],
+        spec: PackingSpec,
+        n_terms: int,
+        obfuscated: bool,
+    ) -> EncryptedVector:
+        """Wrap ciphertexts produced by this package (units mod ``n^2``): no per-item check."""
+        obj = cls.__new__(cls)
+        obj._setup(public_key, ciphertexts, shape, spec, n_terms, obfuscated)
+        return obj
+
+    def _setup(
+        self,
+        public_key: PaillierPublicKey,
+        ciphertexts: list[Any],
+        shape: tuple[int, ...],
+        spec: PackingSpec,
+        n_terms: int,
+        obfuscated: bool,
+    ) -> None:
         self.public_key = public_key
-        self.ciphertexts = list(ciphertexts)
+        self.ciphertexts = ciphertexts
         self.shape = tuple(shape)
         self.spec = spec
         self.n_terms = int(n_terms)
@@ -217,7 +246,7 @@ class EncryptedVector:
         if len(plains) > 8:
             public_key.precompute()
         cts = [public_key.raw_encrypt(m) for m in plains]
-        return cls(public_key, cts, shape, spec, 1)
+        return cls._trusted(public_key, cts, shape, spec, 1, True)
 
     # -- homomorphic operations ---------------------------------------------------------------
     def _check(self, other: EncryptedVector) -> None:
@@ -253,7 +282,7 @@ class EncryptedVector:
             cts = [c * ((1 + m * n) % nsq) % nsq for c, m in zip(self.ciphertexts, plains)]
         else:
             return NotImplemented
-        return EncryptedVector(self.public_key, cts, self.shape, self.spec, terms, obfuscated=False)
+        return EncryptedVector._trusted(self.public_key, cts, self.shape, self.spec, terms, False)
 
     __radd__ = __add__
 
@@ -264,7 +293,7 @@ class EncryptedVector:
         gmp = require_gmpy2()
         nsq = self.public_key.nsquare
         cts = [gmp.powmod(c, int(k), nsq) for c in self.ciphertexts]
-        return EncryptedVector(self.public_key, cts, self.shape, self.spec, terms, obfuscated=False)
+        return EncryptedVector._trusted(self.public_key, cts, self.shape, self.spec, terms, False)
 
     __rmul__ = __mul__
 
