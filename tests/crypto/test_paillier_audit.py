@@ -82,3 +82,33 @@ def test_foreign_ciphertexts_must_be_units_mod_n(keys) -> None:  # type: ignore[
     vec = pk.encrypt_vector(np.array([1.0, -2.0]))
     again = EncryptedVector(pk, [int(c) for c in vec.ciphertexts], vec.shape, vec.spec)
     assert sk.decrypt_vector(again).tolist() == [1.0, -2.0]
+
+
+def test_public_objects_pickle_after_use_private_key_refuses(keys) -> None:  # type: ignore[no-untyped-def]
+    import copy
+    import pickle
+
+    import numpy as np
+
+    pk, sk = generate_paillier_keypair(n_length=512, insecure=True)
+    num = pk.encrypt(-3.5) * 2
+    pk.precompute()
+    vec = pk.encrypt_vector(np.arange(40.0))
+    assert pk._randomness is not None and pk._randomness.precomputed
+    for proto in range(pickle.HIGHEST_PROTOCOL + 1):
+        pk2 = pickle.loads(pickle.dumps(pk, protocol=proto))
+        assert pk2 == pk and sk.decrypt(pk2.encrypt(11)) == 11
+        assert sk.decrypt(pickle.loads(pickle.dumps(num, protocol=proto))) == -7.0
+        vec2 = pickle.loads(pickle.dumps(vec, protocol=proto))
+        assert sk.decrypt_vector(vec2).tolist() == list(range(40))
+    assert len(pickle.dumps(pk)) < 2000  # the 16 MiB-class table and the base are not pickled
+    assert sk.decrypt(copy.deepcopy(num) + copy.copy(num)) == -14.0
+    assert sk.decrypt_vector(copy.deepcopy(vec)).tolist() == list(range(40))
+    assert copy.deepcopy(pk) == pk
+    for proto in range(pickle.HIGHEST_PROTOCOL + 1):
+        with pytest.raises(CryptoError, match="dumps"):
+            pickle.dumps(sk, protocol=proto)
+    with pytest.raises(CryptoError, match="dumps"):
+        pickle.dumps({"key": sk})
+    sk2 = copy.deepcopy(sk)  # in-memory copies write nothing anywhere: allowed
+    assert sk2 == sk and sk2.decrypt(num) == -7.0 and copy.copy(sk) == sk

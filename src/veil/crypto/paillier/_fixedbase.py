@@ -43,8 +43,7 @@ class FixedBaseRandomness:
     """
 
     def __init__(self, n: int, exponent_bits: int | None = None, window: int = 8) -> None:
-        gmp = require_gmpy2()
-        self._gmp = gmp
+        gmp = require_gmpy2()  # the module is never stored: keys stay picklable
         self.n = gmp.mpz(n)
         self.nsquare = self.n * self.n
         self.exponent_bits = int(exponent_bits or max(int(n).bit_length() // 2, 128))
@@ -82,10 +81,11 @@ class FixedBaseRandomness:
         """Return a fresh obfuscator ``(h^n)^x mod n^2`` with a uniform secret ``x``."""
         x = random_bits(self.exponent_bits)
         table = self._table
+        gmp = require_gmpy2()
         if table is None:
-            return self._gmp.powmod(self.base, x, self.nsquare)
+            return gmp.powmod(self.base, x, self.nsquare)
         w, mask, nsq = self.window, (1 << self.window) - 1, self.nsquare
-        acc = self._gmp.mpz(1)
+        acc = gmp.mpz(1)
         row = 0
         while x:
             d = x & mask

@@ -140,6 +140,16 @@ class PaillierPublicKey:
     def __repr__(self) -> str:
         return f"<PaillierPublicKey {self.fingerprint}, {self.n_length} bits>"
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the randomness source (fixed base and its table, up to tens of MiB) is a cache
+        # rebuilt on demand: a copy or an unpickled key draws its own fresh base
+        state = dict(self.__dict__)
+        state["_randomness"], state["_count"] = None, 0
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, PaillierPublicKey) and other.n == self.n
 
@@ -235,7 +245,11 @@ class PaillierPublicKey:
 class PaillierPrivateKey:
     """Paillier private key: the primes ``p`` and ``q`` with CRT decryption constants.
 
-    The primes never appear in ``repr`` or error messages.
+    The primes never appear in ``repr`` or error messages, and the key refuses to be pickled
+    (:class:`CryptoError`): a pickle would carry ``p`` and ``q`` in the clear implicitly (for
+    example through :mod:`multiprocessing` or a cache).  Serialize it explicitly with
+    :func:`veil.crypto.paillier.dumps`.  ``copy.copy`` and ``copy.deepcopy`` work (nothing is
+    written anywhere).
 
     Examples
     --------
@@ -268,6 +282,22 @@ class PaillierPrivateKey:
 
     def __repr__(self) -> str:
         return f"<PaillierPrivateKey for {self.public_key.fingerprint}>"
+
+    def __reduce_ex__(self, protocol: object) -> Any:
+        raise CryptoError(
+            "a PaillierPrivateKey is not picklable: the pickle would hold the primes p and q "
+            "in the clear without saying so; serialize it explicitly with "
+            "veil.crypto.paillier.dumps(private_key) (plain JSON: store it as a secret, e.g. "
+            "mode 0600 as `veil crypto keygen` does) and load it with loads"
+        )
+
+    def __copy__(self) -> PaillierPrivateKey:
+        return self  # immutable
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> PaillierPrivateKey:
+        from copy import deepcopy
+
+        return PaillierPrivateKey(deepcopy(self.public_key, memo), self.p, self.q)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, PaillierPrivateKey) and other.p == self.p and other.q == self.q

@@ -103,6 +103,12 @@ class EncryptedNumber:
         obj._obfuscated = obfuscated
         return obj
 
+    def __getstate__(self) -> tuple[Any, ...]:
+        return (self.public_key, self._c, self.scale, self.bound, self._obfuscated)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self.public_key, self._c, self.scale, self.bound, self._obfuscated = state
+
     def __repr__(self) -> str:
         return f"<EncryptedNumber scale=2**-{self.scale} key={self.public_key.fingerprint}>"
 
