@@ -197,3 +197,32 @@ def test_zcdp_accountant():
     r.spend_pure(1.0)
     with pytest.raises(BudgetError):
         r.spend(0.01)
+
+
+def test_save_is_atomic_and_leaves_no_temporary_file(tmp_path):
+    """A save that fails half-way keeps the previous state; no fixed '<name>.tmp' is used (a
+    second process saving at the same time, or a planted symlink, would share it)."""
+    acc = dp.BudgetAccountant(epsilon=2)
+    acc.spend(0.5, 0)
+    path = tmp_path / "acc.json"
+    acc.save(path)
+    (tmp_path / "acc.json.tmp").symlink_to(tmp_path / "planted")
+    acc.spend(0.25, 0)
+
+    class Boom(Exception):
+        pass
+
+    def failing_write(fh):
+        fh.write(b"{half")
+        raise Boom
+
+    import veil.io._write as w
+
+    real = w.atomic_write
+    with pytest.raises(Boom):
+        real(path, failing_write)
+    assert dp.BudgetAccountant.load(path).total().epsilon == pytest.approx(0.5)
+    acc.save(path)
+    assert dp.BudgetAccountant.load(path).total().epsilon == pytest.approx(0.75)
+    assert not (tmp_path / "planted").exists()  # the symlink was not followed
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["acc.json", "acc.json.tmp"]

@@ -175,7 +175,7 @@ def test_a_configured_key_that_cannot_be_used_is_an_error_not_a_seed_fallback(
     again, _ = apply(df, policy)
     assert release["name"].tolist() == again["name"].tolist()
     good = tmp_path / "good.key"
-    good.write_text("ab" * 32)
+    good.write_text("ab12" * 16)
     keyed, report = apply(df, policy, key_file=good)
     assert keyed["name"].tolist() != release["name"].tolist()
     assert not any("recompute" in w for w in report["warnings"])

@@ -80,3 +80,21 @@ def test_column_operator_needs_existing_column() -> None:
         get_operator("mask").apply(people(), "nope", ctx())
     with pytest.raises(ConfigError):
         get_operator("mask").apply(people(), None, ctx())
+
+
+def test_key_decoding_refuses_placeholders_and_keeps_binary_keys_whole(tmp_path) -> None:
+    import os
+
+    from veil.deid._keys import decode_key, key_loader
+
+    with pytest.raises(KeyMissingError, match="repeats one byte"):
+        decode_key("00" * 32, "test")
+    with pytest.raises(KeyMissingError, match="repeats one byte"):
+        decode_key(b"\x00" * 32, "test")
+    assert decode_key("3c9a" * 16 + "\n", "test") == bytes.fromhex("3c9a" * 16)
+    # a binary key whose first or last bytes are whitespace is used byte for byte
+    raw = b"\n\t" + os.urandom(28) + b" \n"
+    raw = raw if not raw.isascii() else raw + b"\xff"
+    f = tmp_path / "bin.key"
+    f.write_bytes(raw)
+    assert key_loader(file=f)() == raw

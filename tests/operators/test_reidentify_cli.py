@@ -87,7 +87,7 @@ def test_wrong_key_fails_and_writes_nothing(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setenv("OTHER_KEY", "ff" * 32)
+    monkeypatch.setenv("OTHER_KEY", "ff3e" * 16)
     out = tmp_path / "back.csv"
     rc = main(
         [

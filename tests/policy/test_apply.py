@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from veil.deid import Policy, apply
 from veil.errors import InputError, KeyMissingError, PolicyError
 
-KEY = "5a" * 32
+KEY = "5a17" * 16
 
 
 @pytest.fixture

@@ -28,7 +28,15 @@ def decode_key(text: str | bytes, source: str) -> bytes:
     ``source`` names where the key came from (an environment variable or file name) for error
     messages; the key itself never appears in a message.
     """
-    raw = text.strip() if isinstance(text, bytes) else text.strip().encode()
+    if isinstance(text, bytes):
+        # a text key file (hex, base64:, a passphrase) may end with a newline; a binary key is
+        # used byte for byte (stripping would shorten a key that ends in a whitespace byte)
+        try:
+            raw = text.decode("ascii").strip().encode() if text.isascii() else text
+        except UnicodeDecodeError:  # pragma: no cover - isascii() guarantees ASCII
+            raw = text
+    else:
+        raw = text.strip().encode()
     if not raw:
         raise KeyMissingError(f"the key in {source} is empty")
     key: bytes = raw
@@ -45,6 +53,11 @@ def decode_key(text: str | bytes, source: str) -> bytes:
         raise KeyMissingError(
             f"the key in {source} is too short: need at least {MIN_KEY_BYTES} bytes "
             "(generate one with: python -c 'import secrets; print(secrets.token_hex(32))')"
+        )
+    if len(set(key)) == 1:
+        raise KeyMissingError(
+            f"the key in {source} repeats one byte (a placeholder such as all zeros, not a "
+            "secret): generate one with: python -c 'import secrets; print(secrets.token_hex(32))'"
         )
     return key
 
@@ -65,7 +78,7 @@ def key_loader(
     Examples
     --------
     >>> import os
-    >>> os.environ["DOCTEST_KEY"] = "00" * 32
+    >>> os.environ["DOCTEST_KEY"] = "3c9a" * 16
     >>> load = key_loader(env="DOCTEST_KEY")
     >>> len(load())
     32

@@ -402,11 +402,13 @@ class BudgetAccountant:
         return cls.from_dict(state)
 
     def save(self, path: str | Path) -> None:
-        """Write the state as JSON (atomically)."""
-        p = Path(path)
-        tmp = p.with_name(p.name + ".tmp")
-        tmp.write_text(self.to_json(), encoding="utf-8")
-        tmp.replace(p)
+        """Write the state as JSON (atomically: a unique temporary file in the same folder,
+        flushed to disk, then renamed; concurrent saves never mix, and a crash leaves the
+        previous state intact)."""
+        from veil.io._write import atomic_write
+
+        data = self.to_json().encode("utf-8")
+        atomic_write(path, lambda fh: fh.write(data))
 
     @classmethod
     def load(cls, path: str | Path) -> BudgetAccountant:
