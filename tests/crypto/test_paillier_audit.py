@@ -112,3 +112,27 @@ def test_public_objects_pickle_after_use_private_key_refuses(keys) -> None:  # t
         pickle.dumps({"key": sk})
     sk2 = copy.deepcopy(sk)  # in-memory copies write nothing anywhere: allowed
     assert sk2 == sk and sk2.decrypt(num) == -7.0 and copy.copy(sk) == sk
+
+
+def test_replay_check_covers_every_ciphertext(keys) -> None:  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    from veil.crypto.paillier import EncryptedVector, aggregate, decrypt_aggregate
+
+    pk, sk = keys  # 8 slots per 512-bit ciphertext: 20 values -> 3 ciphertexts
+    a, b = np.arange(20.0), -np.arange(20.0) / 4
+    va, vb = pk.encrypt_vector(a), pk.encrypt_vector(b)
+    with pytest.raises(CryptoError, match="replay"):  # byte-identical resubmission
+        aggregate([dumps(va), dumps(vb), dumps(va)], pk)
+    with pytest.raises(CryptoError, match="replay"):
+        aggregate([va, vb, va], pk)
+    # a partial copy: the first ciphertext replaced, the last one copied byte for byte
+    fresh = pk.encrypt_vector(np.zeros(20)).ciphertexts[0]
+    copied = EncryptedVector(pk, [fresh, *va.ciphertexts[1:]], va.shape, va.spec)
+    with pytest.raises(CryptoError, match="contribution 2 repeats a ciphertext of contribution 0"):
+        aggregate([va, vb, copied], pk)
+    # documented limit: a re-randomised copy cannot be told apart from a fresh contribution
+    rerandomised = EncryptedVector(pk, list(va.ciphertexts), va.shape, va.spec)
+    rerandomised.obfuscate()
+    total = aggregate([va, vb, rerandomised], pk)
+    assert decrypt_aggregate(sk, total).tolist() == (2 * a + b).tolist()

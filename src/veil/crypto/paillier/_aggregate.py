@@ -4,16 +4,26 @@ Protocol (honest-but-curious aggregator): the key holder publishes a public key;
 ``n`` parties encrypts its vector (:func:`encrypt_contribution`) and sends the JSON to the
 aggregator; the aggregator adds the ciphertexts (:func:`aggregate`) without being able to
 decrypt anything; only the key holder decrypts the sum.  The packing ``max_parties`` headroom
-is checked when adding, and a contribution submitted twice is refused.
+is checked when adding.
+
+Replays: a contribution that repeats, byte for byte, any ciphertext of an earlier contribution
+(a resubmission of the same message, or a partial copy) is refused.  Honest encryptions
+never collide, so this refuses no honest party.  A *re-randomised* copy (``c * r^n mod n^2``
+for a fresh ``r``, e.g. ``vector.obfuscate()``) encrypts the same values with different bytes
+and cannot be told apart from a fresh contribution without sender authentication (signed
+messages, one submission per authenticated party) or zero-knowledge proofs, which this
+honest-but-curious protocol does not have: it is accepted and counted twice.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 
 import numpy as np
 
 from .._errors import CryptoError
+from .._gmp import require_gmpy2
 from ._keys import PaillierPrivateKey, PaillierPublicKey
 from ._serialize import dumps, loads
 from ._vector import EncryptedVector, PackingSpec
@@ -47,20 +57,30 @@ def aggregate(
     ------
     CryptoError
         No contributions, a malformed message, mismatched keys, shapes or packing specs,
-        a duplicated contribution, or more parties than the packing headroom allows.
+        a contribution that repeats a ciphertext of an earlier one byte for byte (replay:
+        every ciphertext is compared, a re-randomised copy is not detected, see the module
+        docstring), or more parties than the packing headroom allows.
     """
+    gmp = require_gmpy2()
     total: EncryptedVector | None = None
-    seen: set[int] = set()
+    seen: dict[bytes, int] = {}  # 16-byte digest of each ciphertext -> contribution index
     for i, item in enumerate(contributions):
         vec = loads(item, public_key) if isinstance(item, (str, bytes)) else item
         if not isinstance(vec, EncryptedVector):
             raise CryptoError(f"contribution {i} is not an encrypted vector")
         if vec.public_key != public_key:
             raise CryptoError(f"contribution {i} was encrypted under a different public key")
-        fp = hash(tuple(int(c) for c in vec.ciphertexts[:2]))
-        if fp in seen:
-            raise CryptoError(f"contribution {i} was already submitted (replay)")
-        seen.add(fp)
+        digests = {
+            hashlib.blake2b(gmp.to_binary(gmp.mpz(c)), digest_size=16).digest()
+            for c in vec.ciphertexts
+        }
+        for d in digests:
+            if d in seen:
+                raise CryptoError(
+                    f"contribution {i} repeats a ciphertext of contribution {seen[d]} byte for "
+                    "byte (replay)"
+                )
+        seen.update(dict.fromkeys(digests, i))
         total = vec if total is None else total + vec
     if total is None:
         raise CryptoError("no contributions to aggregate")
