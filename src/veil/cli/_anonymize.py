@@ -124,6 +124,33 @@ def _unmet_message(targets: dict[str, Any], algorithm: str | None) -> str:
     )
 
 
+def _swap_in(staged: Path, out_dir: Path, names: list[str]) -> None:
+    """Move the staged files into ``out_dir`` as one set: a previous run's files are moved
+    aside first and put back if anything fails (an interrupt included), so ``out_dir`` never
+    holds a new release next to an old report."""
+    old = Path(tempfile.mkdtemp(prefix=".veil-old-", dir=out_dir))
+    aside: list[str] = []
+    placed: list[str] = []
+    try:
+        for name in names:
+            if (out_dir / name).exists():
+                os.replace(out_dir / name, old / name)
+                aside.append(name)
+        for name in names:
+            os.replace(staged / name, out_dir / name)
+            placed.append(name)
+    except BaseException:
+        for name in placed:
+            with contextlib.suppress(OSError):
+                os.unlink(out_dir / name)
+        for name in aside:
+            with contextlib.suppress(OSError):
+                os.replace(old / name, out_dir / name)
+        raise
+    finally:
+        shutil.rmtree(old, ignore_errors=True)
+
+
 def run(args: argparse.Namespace) -> int:
     from veil.deid import Policy, apply
     from veil.errors import InputError, UnsatisfiableError
@@ -183,8 +210,7 @@ def run(args: argparse.Namespace) -> int:
         report["artifacts"] = artifacts
         write_json(report, tmp / "report.json")
         (tmp / "report.html").write_text(html, encoding="utf-8")
-        for name in [inp.name, *artifacts, "report.json", "report.html"]:
-            os.replace(tmp / name, out_dir / name)
+        _swap_in(tmp, out_dir, [inp.name, *artifacts, "report.json", "report.html"])
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         if created:
