@@ -11,8 +11,13 @@ torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
 
-from veil.errors import ConfigError, InsecureRandomWarning  # noqa: E402
-from veil.ml.dpsgd import NoiseSource, make_private  # noqa: E402
+from veil.errors import ConfigError, InputError, InsecureRandomWarning  # noqa: E402
+from veil.ml.dpsgd import (  # noqa: E402
+    NoiseSource,
+    PerSampleGrads,
+    make_private,
+    validate_module,
+)
 
 pytestmark = pytest.mark.torch
 
@@ -38,3 +43,136 @@ def test_insecure_rng_without_a_seed_is_refused() -> None:
     with pytest.warns(InsecureRandomWarning):
         b = NoiseSource(secure=False, seed=2).normal((64,), std=1.0)
     assert not torch.equal(a, b)
+
+
+class _TimeMajorHead(nn.Module):
+    """(B, T, 3) -> transposed to (T, B, 3) -> Linear: the batch is not dimension 0."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(3, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.lin(x.transpose(0, 1)).sum(0)
+
+
+class _Flattened(nn.Module):
+    """(B, T, 3) -> (B*T, 3) -> Linear: the batch is merged with time."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(3, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.lin(x.reshape(-1, 3)).reshape(x.shape[0], -1).sum(1)
+
+
+class _TimeMajorNorm(nn.Module):
+    """The torch.func path: LayerNorm on a (T, B, 3) tensor."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.LayerNorm(3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.lin(x.transpose(0, 1)).sum(0)
+
+
+class _GruHead(nn.Module):
+    def __init__(self, batch_first: bool) -> None:
+        super().__init__()
+        self.gru = nn.GRU(3, 5, batch_first=batch_first)
+        self.head = nn.Linear(5, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out, _ = self.gru(x)
+        return self.head(out).mean(1 if self.gru.batch_first else 0)
+
+
+@pytest.mark.parametrize("model_cls", [_TimeMajorHead, _Flattened, _TimeMajorNorm])
+@pytest.mark.parametrize("clipping", ["ghost", "flat"])
+def test_batch_moved_off_dimension_zero_is_refused(model_cls: type, clipping: str) -> None:
+    # B = 4 samples, T = 6 steps: the engine used to clip 6 (or 24) "units" instead of 4
+    # samples, so one sample's influence on the clipped sum was not bounded by C
+    model = model_cls()
+    psg = PerSampleGrads(model, clipping=clipping)
+    try:
+        with pytest.raises(InputError, match=r"lin .*dimension 0"):
+            model(torch.randn(4, 6, 3)).sum().backward()
+    finally:
+        psg.remove()
+
+
+def test_batch_first_false_recurrent_layers_are_refused() -> None:
+    # T = B = 4 was accepted silently (per-time-step clipping); T != B only failed by luck
+    with pytest.raises(ConfigError, match="batch_first=True"):
+        validate_module(_GruHead(batch_first=False))
+    with pytest.raises(ConfigError, match="batch_first=True"):
+        PerSampleGrads(_GruHead(batch_first=False))
+    for lstm in (nn.LSTM(3, 4), nn.RNN(3, 4, num_layers=2)):
+        with pytest.raises(ConfigError, match="batch_first"):
+            validate_module(lstm)
+    validate_module(_GruHead(batch_first=True))
+
+
+def test_layer_called_outside_the_model_is_refused() -> None:
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    psg = PerSampleGrads(model)
+    try:
+        with pytest.raises(InputError, match="batch size is unknown"):
+            model[0](torch.randn(5, 3)).sum().backward()
+        model(torch.randn(5, 3)).sum().backward()  # through the model: fine
+        assert psg.batch_size() == 5
+    finally:
+        psg.remove()
+
+
+def _clipped_sum(model: nn.Module, x: object, clip: float) -> dict:
+    psg = PerSampleGrads(model)
+    try:
+        model(x).square().sum().backward()
+        sums, _, _ = psg.clipped_sum(clip, scale=1.0)
+        return {p: v.detach().clone() for p, v in sums.items()}
+    finally:
+        psg.remove()
+
+
+def test_batch_size_is_taken_from_tuple_and_dict_inputs_and_clipping_is_per_sample() -> None:
+    class DictModel(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.gru = nn.GRU(3, 5, batch_first=True)
+            self.head = nn.Linear(5, 2)
+
+        def forward(self, batch: dict) -> torch.Tensor:
+            out, _ = self.gru(batch["x"])
+            return self.head(out[:, -1]) * batch["w"].unsqueeze(1)
+
+    torch.manual_seed(0)
+    model = DictModel().double()
+    x = torch.randn(4, 4, 3, dtype=torch.float64) * 5  # T = B = 4
+    w = torch.rand(4, dtype=torch.float64) + 0.5
+    clip = 0.1
+    full = _clipped_sum(model, {"x": x, "w": w}, clip)
+    # sensitivity: removing any one sample moves the clipped sum by at most C
+    for i in range(4):
+        keep = [j for j in range(4) if j != i]
+        part = _clipped_sum(model, {"x": x[keep], "w": w[keep]}, clip)
+        diff = torch.sqrt(sum((full[p] - part[p]).square().sum() for p in full))
+        assert float(diff) <= clip * (1 + 1e-6)
+
+    class PairModel(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = nn.Linear(3, 2)
+
+        def forward(self, pair: tuple) -> torch.Tensor:
+            return self.lin(pair[0]) + pair[1]
+
+    pair_model = PairModel()
+    psg = PerSampleGrads(pair_model)
+    try:
+        pair_model((torch.randn(7, 3), torch.randn(7, 2))).sum().backward()
+        assert psg.batch_size() == 7
+    finally:
+        psg.remove()

@@ -20,6 +20,13 @@ Two strategies, chosen per leaf module (a module that owns trainable parameters)
   gradients in the expanded leaves.  RNN / LSTM / GRU use a functional re-implementation of
   the recurrence (``aten::lstm`` has no vmap rule).
 
+All three clip one gradient per row of dimension 0 of each layer's input, so the batch must be
+dimension 0 everywhere: a pre-hook on the instrumented model records dimension 0 of its first
+tensor input, and every layer refuses (``InputError``) an input with another number of rows
+(a transpose to time-major, a reshape merging batch and time).  A moved dimension of the same
+length as the batch cannot be detected; recurrent layers with ``batch_first=False`` are
+refused by :func:`validate_module` for that reason.
+
 Example
 -------
 >>> import torch
@@ -127,6 +134,22 @@ class _State:
     def __init__(self) -> None:
         self.inside = False
         self.enabled = True
+        self.depth = 0  # nesting of calls of the instrumented (root) module
+        self.batch: int | None = None  # dim 0 of the root module's input, during its forward
+        self.batch_why = "the model was not called"
+
+
+def _find_tensor(obj: Any) -> torch.Tensor | None:
+    """First tensor in ``obj`` (depth first through tuples, lists and dict values)."""
+    if isinstance(obj, torch.Tensor):
+        return obj
+    items = obj.values() if isinstance(obj, dict) else obj
+    if isinstance(obj, (tuple, list, dict)):
+        for item in items:
+            found = _find_tensor(item)
+            if found is not None:
+                return found
+    return None
 
 
 def _first_tensor(args: tuple) -> torch.Tensor:
@@ -175,6 +198,65 @@ class PerSampleGrads:
             sub.forward = self._make_forward(layer)
             self.layers.append(layer)
         self.params: list[nn.Parameter] = [p for lay in self.layers for p in lay.params.values()]
+        self._hooks = [
+            module.register_forward_pre_hook(self._root_pre, with_kwargs=True),
+            module.register_forward_hook(self._root_post, always_call=True),
+        ]
+
+    # ------------------------------------------------------------------ the model's batch
+    def _root_pre(self, module: nn.Module, args: tuple, kwargs: dict) -> None:
+        """Record the batch size: dimension 0 of the first tensor given to the model."""
+        state = self._state
+        if state.inside:
+            return
+        state.depth += 1
+        if state.depth > 1:
+            return
+        x = _find_tensor((args, kwargs))
+        if x is None or x.dim() == 0:
+            state.batch = None
+            state.batch_why = (
+                "the model's input has no tensor"
+                if x is None
+                else "the model's first tensor input is a scalar"
+            )
+        else:
+            state.batch = int(x.shape[0])
+
+    def _root_post(self, module: nn.Module, args: tuple, output: Any) -> None:
+        state = self._state
+        if state.inside:
+            return
+        state.depth = max(0, state.depth - 1)
+        if state.depth == 0:
+            state.batch = None
+            state.batch_why = "a layer was called outside the model's forward"
+
+    def _check_batch(self, layer: _Layer, x: torch.Tensor, dim: int = 0) -> int:
+        """Dimension ``dim`` of a layer input must be the model's batch (privacy: per-sample
+        clipping clips per row of that dimension)."""
+        state = self._state
+        if x.dim() <= dim:
+            raise InputError(
+                f"{layer.name}: expected a batched input (batch on dimension 0), "
+                f"got shape {tuple(x.shape)}"
+            )
+        rows = int(x.shape[dim])
+        if state.batch is None:
+            raise InputError(
+                f"{layer.name}: the batch size is unknown ({state.batch_why}); call the "
+                "instrumented model itself with a tensor whose dimension 0 is the batch"
+            )
+        if rows != state.batch:
+            raise InputError(
+                f"{layer.name} ({type(layer.module).__name__}) got an input of shape "
+                f"{tuple(x.shape)}: {rows} rows on dimension 0, but the model's batch has "
+                f"{state.batch} samples.  DP-SGD clips one gradient per row of dimension 0 of "
+                "every layer with parameters, so keep the batch on dimension 0 everywhere "
+                "(no transpose, permute or reshape that moves or merges it; recurrent layers "
+                "with batch_first=True)"
+            )
+        return rows
 
     # ------------------------------------------------------------------ forward patches
     def _make_forward(self, layer: _Layer) -> Any:
@@ -187,6 +269,7 @@ class PerSampleGrads:
             def linear_forward(x: torch.Tensor) -> torch.Tensor:
                 if not (state.enabled and torch.is_grad_enabled()):
                     return orig(x)
+                self._check_batch(layer, x)
                 return _LinearCapture.apply(x, sub.weight, sub.bias, layer.records)
 
             return linear_forward
@@ -202,6 +285,7 @@ class PerSampleGrads:
                         f"{layer.name}: expected a batched {sub.weight.dim()}-D input, "
                         f"got shape {tuple(x.shape)}"
                     )
+                self._check_batch(layer, x)
                 return _ConvCapture.apply(x, sub.weight, sub.bias, layer.records, conf)
 
             return conv_forward
@@ -214,9 +298,7 @@ class PerSampleGrads:
             if layer.kind == "rnn":
                 return self._rnn_call(layer, args, kwargs)
             x = _first_tensor(args)
-            if x.dim() == 0:
-                raise InputError(f"{layer.name}: expected a batch dimension first")
-            bsz = x.shape[0]
+            bsz = self._check_batch(layer, x)
             if bsz == 0:
                 return self._empty_call(layer, args, kwargs)
             expanded = {
@@ -271,8 +353,10 @@ class PerSampleGrads:
             raise InputError(
                 f"{layer.name}: expected a batched 3-D input, got shape {tuple(x.shape)}"
             )
-        bd = 0 if sub.batch_first else 1
-        bsz = x.shape[bd]
+        if not sub.batch_first:  # refused by validate_module; the flag was changed since
+            raise ConfigError(f"{layer.name}: construct recurrent layers with batch_first=True")
+        bd = 0
+        bsz = self._check_batch(layer, x, bd)
         if bsz == 0:
             return self._empty_call(layer, args, kwargs)
         expanded = {
@@ -304,6 +388,9 @@ class PerSampleGrads:
             layer.module.__dict__.pop("forward", None)
             layer.records.clear()
         self.layers = []
+        for handle in self._hooks:
+            handle.remove()
+        self._hooks = []
 
     def batch_size(self) -> int:
         """Batch size seen by the last forward/backward (checks that all layers agree)."""

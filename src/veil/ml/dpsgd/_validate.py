@@ -32,8 +32,10 @@ _FIX = "replace it by GroupNorm, e.g. `model = veil.ml.dpsgd.fix_module(model)`"
 def validate_module(module: nn.Module) -> None:
     """Raise :class:`~veil.errors.ConfigError` when ``module`` cannot be trained with DP-SGD.
 
-    Refused: BatchNorm (mixes samples), InstanceNorm tracking running statistics, modules
-    that own trainable parameters *and* have sub-modules with trainable parameters (e.g.
+    Refused: BatchNorm (mixes samples), InstanceNorm tracking running statistics, RNN /
+    LSTM / GRU with ``batch_first=False`` (the batch must be dimension 0 of every layer's
+    input; :func:`fix_module` leaves it, since the caller's data layout must change too),
+    modules that own trainable parameters *and* have sub-modules with trainable parameters (e.g.
     ``nn.MultiheadAttention``, whose ``out_proj`` weight is used without calling it), and
     parameters shared between modules.
     """
@@ -51,6 +53,14 @@ def validate_module(module: nn.Module) -> None:
             raise ConfigError(
                 f"{label} ({type(sub).__name__}) tracks running statistics, a non-private "
                 "aggregate: construct it with track_running_stats=False"
+            )
+        if isinstance(sub, nn.RNNBase) and not sub.batch_first:
+            raise ConfigError(
+                f"{label} ({type(sub).__name__}) has batch_first=False: its input and output "
+                "are (time, batch, features), and a time length equal to the batch size cannot "
+                "be told apart from the batch, so per-sample clipping could silently clip per "
+                "time step.  Construct it with batch_first=True and feed (batch, time, "
+                "features), keeping the batch on dimension 0 in every layer"
             )
         own = [p for p in sub.parameters(recurse=False) if p.requires_grad]
         if own and any(p.requires_grad for child in sub.children() for p in child.parameters()):
