@@ -15,6 +15,7 @@ from veil.errors import ConfigError, InputError, InsecureRandomWarning  # noqa: 
 from veil.ml.dpsgd import (  # noqa: E402
     NoiseSource,
     PerSampleGrads,
+    dp_optimizer,
     make_private,
     validate_module,
 )
@@ -176,3 +177,85 @@ def test_batch_size_is_taken_from_tuple_and_dict_inputs_and_clipping_is_per_samp
         assert psg.batch_size() == 7
     finally:
         psg.remove()
+
+
+def _two_batches() -> tuple:
+    g = torch.Generator().manual_seed(0)
+    xs = [torch.randn(8, 4, generator=g) for _ in range(2)]
+    ys = [torch.randint(0, 2, (8,), generator=g) for _ in range(2)]
+    return xs, ys
+
+
+@pytest.mark.parametrize("middle", [nn.LayerNorm, nn.Tanh])  # torch.func leaf or none
+def test_accumulating_two_batches_before_step_is_refused(middle: type) -> None:
+    # two 8-sample backward passes used to make one step where sample i of batch 1 was
+    # clipped together with sample i of batch 2 (and accounted as one sample)
+    model = nn.Sequential(nn.Linear(4, 4), middle(4) if middle is nn.LayerNorm else middle())
+    model.append(nn.Linear(4, 2))
+    data = TensorDataset(torch.randn(64, 4), torch.randint(0, 2, (64,)))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with pytest.warns(InsecureRandomWarning):
+        model, opt, _ = make_private(
+            model,
+            opt,
+            DataLoader(data, batch_size=8),
+            noise_multiplier=1.0,
+            max_grad_norm=1.0,
+            secure_rng=False,
+            seed=0,
+        )
+    xs, ys = _two_batches()
+    opt.zero_grad()
+    for x, y in zip(xs, ys):
+        nn.functional.cross_entropy(model(x), y).backward()
+    with pytest.raises(ConfigError, match="max_physical_batch_size"):
+        opt.step()
+    assert opt.steps == 0 and opt.accountant.history == []
+    # the usual loop still works after zero_grad(), as does a forward that is never
+    # back-propagated (evaluation with gradients enabled)
+    for x, y in zip(xs, ys):
+        opt.zero_grad()
+        model(x)
+        nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+    assert opt.steps == 2
+    with pytest.warns(InsecureRandomWarning):
+        tf_opt = dp_optimizer(
+            nn.Linear(4, 2),
+            l2_norm_clip=1.0,
+            noise_multiplier=1.0,
+            sample_rate=0.1,
+            secure_rng=False,
+            seed=0,
+        )
+    tf_model = tf_opt.grads.module
+    for x, y in zip(xs, ys):
+        nn.functional.cross_entropy(tf_model(x), y).backward()
+    with pytest.raises(ConfigError, match="2 forward/backward passes"):
+        tf_opt.step()
+
+
+def test_virtual_steps_still_accumulate_chunks_into_one_step() -> None:
+    g = torch.Generator().manual_seed(1)
+    data = TensorDataset(torch.randn(120, 4, generator=g), torch.randint(0, 2, (120,), generator=g))
+    model = nn.Sequential(nn.Linear(4, 4), nn.LayerNorm(4), nn.Linear(4, 2))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with pytest.warns(InsecureRandomWarning):
+        model, opt, loader = make_private(
+            model,
+            opt,
+            DataLoader(data, batch_size=60),
+            noise_multiplier=1.0,
+            max_grad_norm=1.0,
+            secure_rng=False,
+            seed=0,
+            max_physical_batch_size=16,
+        )
+    chunks = 0
+    for x, y in loader:
+        opt.zero_grad()
+        nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+        chunks += 1
+    assert opt.steps == len(loader) == 2
+    assert chunks >= 2 * 3  # ~60 samples per logical batch in chunks of <= 16

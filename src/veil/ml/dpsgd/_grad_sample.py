@@ -63,17 +63,20 @@ class _LinearCapture(torch.autograd.Function):
     """``F.linear`` that records ``(x, grad_output)`` and returns no weight gradient."""
 
     @staticmethod
-    def forward(ctx: Any, x: torch.Tensor, weight: torch.Tensor, bias: Any, store: list) -> Any:
+    def forward(
+        ctx: Any, x: torch.Tensor, weight: torch.Tensor, bias: Any, store: list, mark: Any
+    ) -> Any:
         ctx.save_for_backward(x, weight)
-        ctx.store = store
+        ctx.store, ctx.mark = store, mark
         return F.linear(x, weight, bias)
 
     @staticmethod
     def backward(ctx: Any, g: torch.Tensor) -> Any:
         x, weight = ctx.saved_tensors
         ctx.store.append((x, g))
+        ctx.mark()
         gx = g @ weight if ctx.needs_input_grad[0] else None
-        return gx, None, None, None
+        return gx, None, None, None, None
 
 
 class _ConvCapture(torch.autograd.Function):
@@ -81,10 +84,16 @@ class _ConvCapture(torch.autograd.Function):
 
     @staticmethod
     def forward(
-        ctx: Any, x: torch.Tensor, weight: torch.Tensor, bias: Any, store: list, conf: tuple
+        ctx: Any,
+        x: torch.Tensor,
+        weight: torch.Tensor,
+        bias: Any,
+        store: list,
+        conf: tuple,
+        mark: Any,
     ) -> Any:
         ctx.save_for_backward(x, weight)
-        ctx.store, ctx.conf = store, conf
+        ctx.store, ctx.conf, ctx.mark = store, conf, mark
         stride, padding, dilation = conf
         fn = F.conv2d if weight.dim() == 4 else F.conv1d
         return fn(x, weight, bias, stride, padding, dilation)
@@ -93,12 +102,13 @@ class _ConvCapture(torch.autograd.Function):
     def backward(ctx: Any, g: torch.Tensor) -> Any:
         x, weight = ctx.saved_tensors
         ctx.store.append((x, g))
+        ctx.mark()
         gx = None
         if ctx.needs_input_grad[0]:
             stride, padding, dilation = ctx.conf
             fn = torch.nn.grad.conv2d_input if weight.dim() == 4 else torch.nn.grad.conv1d_input
             gx = fn(x.shape, weight, g, stride, padding, dilation)
-        return gx, None, None, None, None
+        return gx, None, None, None, None, None
 
 
 def _conv_ok(sub: nn.Module) -> bool:
@@ -137,6 +147,13 @@ class _State:
         self.depth = 0  # nesting of calls of the instrumented (root) module
         self.batch: int | None = None  # dim 0 of the root module's input, during its forward
         self.batch_why = "the model was not called"
+        self.pass_id = 0  # forward passes through the model
+        self.passes: set[int] = set()  # those back-propagated since the last clear()
+
+    def marker(self) -> Any:
+        """Callback for backward: the current forward pass reached the gradients."""
+        pid, passes = self.pass_id, self.passes
+        return lambda *_: passes.add(pid)
 
 
 def _find_tensor(obj: Any) -> torch.Tensor | None:
@@ -212,6 +229,7 @@ class PerSampleGrads:
         state.depth += 1
         if state.depth > 1:
             return
+        state.pass_id += 1
         x = _find_tensor((args, kwargs))
         if x is None or x.dim() == 0:
             state.batch = None
@@ -270,7 +288,7 @@ class PerSampleGrads:
                 if not (state.enabled and torch.is_grad_enabled()):
                     return orig(x)
                 self._check_batch(layer, x)
-                return _LinearCapture.apply(x, sub.weight, sub.bias, layer.records)
+                return _LinearCapture.apply(x, sub.weight, sub.bias, layer.records, state.marker())
 
             return linear_forward
 
@@ -286,7 +304,9 @@ class PerSampleGrads:
                         f"got shape {tuple(x.shape)}"
                     )
                 self._check_batch(layer, x)
-                return _ConvCapture.apply(x, sub.weight, sub.bias, layer.records, conf)
+                return _ConvCapture.apply(
+                    x, sub.weight, sub.bias, layer.records, conf, state.marker()
+                )
 
             return conv_forward
 
@@ -320,6 +340,7 @@ class PerSampleGrads:
                 if isinstance(a, torch.Tensor) and (a.dim() == 0 or a.shape[0] != bsz):
                     raise InputError(f"{layer.name}: tensor arguments disagree on batch size")
             out = vmap(one, in_dims=in_dims, randomness="different")(expanded, *args)
+            self._mark_leaves(expanded.values())
             layer.records.append(expanded)
             return out
 
@@ -336,6 +357,7 @@ class PerSampleGrads:
             self._state.inside = False
         layer.records.append(0)
         anchor = torch.zeros((), requires_grad=True)
+        self._mark_leaves([anchor])
         return tree_map(
             lambda t: (
                 t + anchor.to(t.dtype) * 0
@@ -373,14 +395,21 @@ class PerSampleGrads:
         out = vmap(one, in_dims=(0, bd, hx_dims), out_dims=(bd, h_dims), randomness="different")(
             expanded, x, hx
         )
+        self._mark_leaves(expanded.values())
         layer.records.append(expanded)
         return out
 
     # ------------------------------------------------------------------ bookkeeping
+    def _mark_leaves(self, leaves: Any) -> None:
+        mark = self._state.marker()
+        for leaf in leaves:
+            leaf.register_hook(mark)
+
     def clear(self) -> None:
         """Forget captured activations / per-sample gradients."""
         for layer in self.layers:
             layer.records.clear()
+        self._state.passes.clear()
 
     def remove(self) -> None:
         """Restore the original ``forward`` of every instrumented module."""
@@ -393,7 +422,20 @@ class PerSampleGrads:
         self._hooks = []
 
     def batch_size(self) -> int:
-        """Batch size seen by the last forward/backward (checks that all layers agree)."""
+        """Batch size seen by the last forward/backward (checks that all layers agree).
+
+        Refuses gradients of more than one forward pass: sample ``i`` of each pass would be
+        clipped together as one unit (so one unit could hold several records).
+        """
+        passes = len(self._state.passes)
+        if passes > 1:
+            raise ConfigError(
+                f"the captured gradients come from {passes} forward/backward passes through "
+                "the model: call opt.step() after each loss.backward() (and opt.zero_grad() "
+                "before the next forward).  Accumulating several batches into one step would "
+                "clip sample i of each batch together as a single unit; for a large logical "
+                "batch use make_private(..., max_physical_batch_size=k) (virtual steps)"
+            )
         sizes = set()
         for layer in self.layers:
             for rec in layer.records:
