@@ -4,6 +4,8 @@ with Poisson accounting, and the Embedding padding row."""
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -11,8 +13,14 @@ torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
 
-from veil.errors import ConfigError, InputError, InsecureRandomWarning  # noqa: E402
+from veil.errors import (  # noqa: E402
+    ConfigError,
+    InputError,
+    InsecureRandomWarning,
+    PrivacyLeakWarning,
+)
 from veil.ml.dpsgd import (  # noqa: E402
+    FixedBatchAccountingWarning,
     NoiseSource,
     PerSampleGrads,
     dp_optimizer,
@@ -259,3 +267,40 @@ def test_virtual_steps_still_accumulate_chunks_into_one_step() -> None:
         chunks += 1
     assert opt.steps == len(loader) == 2
     assert chunks >= 2 * 3  # ~60 samples per logical batch in chunks of <= 16
+
+
+def _fixed_batch_warnings(fn: object) -> list:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn()  # type: ignore[operator]
+    return [w for w in caught if issubclass(w.category, FixedBatchAccountingWarning)]
+
+
+def test_fixed_size_batches_warn_that_epsilon_is_an_approximation() -> None:
+    data = TensorDataset(torch.randn(40, 3), torch.randint(0, 2, (40,)))
+
+    def build(poisson: bool) -> None:
+        model = nn.Linear(3, 2)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        make_private(
+            model,
+            opt,
+            DataLoader(data, batch_size=8, shuffle=True),
+            noise_multiplier=1.0,
+            max_grad_norm=1.0,
+            poisson_sampling=poisson,
+        )
+
+    fixed = _fixed_batch_warnings(lambda: build(False))
+    assert len(fixed) == 1
+    assert issubclass(fixed[0].category, PrivacyLeakWarning)
+    assert "NOT a proven bound" in str(fixed[0].message)
+    assert "replace-one" in str(fixed[0].message)
+    assert fixed[0].filename == __file__  # points at the caller's line
+    assert _fixed_batch_warnings(lambda: build(True)) == []
+    tf = _fixed_batch_warnings(
+        lambda: dp_optimizer(
+            nn.Linear(3, 2), l2_norm_clip=1.0, noise_multiplier=1.0, sample_rate=0.2
+        )
+    )
+    assert len(tf) == 1 and tf[0].filename == __file__

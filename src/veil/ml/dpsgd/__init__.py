@@ -42,7 +42,7 @@ from ._engine import DPModule, PrivacyEngine, make_private
 from ._grad_sample import PerSampleGrads
 from ._loader import PoissonLoader
 from ._noise import NoiseSource
-from ._optimizer import DPOptimizer, dp_optimizer
+from ._optimizer import DPOptimizer, FixedBatchAccountingWarning, dp_optimizer
 from ._validate import fix_module, validate_module
 
 __all__ = [
@@ -51,6 +51,7 @@ __all__ = [
     "DPModule",
     "DPOptimizer",
     "dp_optimizer",
+    "FixedBatchAccountingWarning",
     "PerSampleGrads",
     "PoissonLoader",
     "NoiseSource",

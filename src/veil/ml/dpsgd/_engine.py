@@ -34,7 +34,12 @@ from veil.errors import ConfigError, InputError
 from ._grad_sample import PerSampleGrads
 from ._loader import PoissonLoader, StepSignal, check_finite
 from ._noise import NoiseSource
-from ._optimizer import DPOptimizer, _check_noise_multiplier, _check_positive
+from ._optimizer import (
+    DPOptimizer,
+    _check_noise_multiplier,
+    _check_positive,
+    warn_fixed_batches,
+)
 
 __all__ = ["make_private", "DPModule", "PrivacyEngine"]
 
@@ -131,8 +136,10 @@ def make_private(
         Planned epochs (for calibration).
     poisson_sampling : bool
         Replace the loader by a Poisson sampler (what the accountant assumes).  ``False``
-        keeps the user's loader (shuffled fixed batches; the accounting is then the usual
-        approximation).
+        keeps the user's loader (shuffled fixed batches): the epsilon is then computed with
+        the Poisson add/remove analysis all the same, the usual approximation but not a
+        guarantee (fixed batches need replace-one neighbours, sensitivity ``2 C``); a
+        :class:`FixedBatchAccountingWarning` says so.
     secure_rng : bool
         Cryptographically secure noise and sampling; ``False`` (with a required ``seed``;
         ``ConfigError`` without one) for reproducible tests only.
@@ -154,6 +161,11 @@ def make_private(
     ------
     ConfigError
         Unsupported layers (BatchNorm: use :func:`fix_module`), bad parameters.
+
+    Warns
+    -----
+    FixedBatchAccountingWarning
+        ``poisson_sampling=False``: the reported epsilon is an approximation.
     """
     if not isinstance(module, nn.Module):
         raise ConfigError(f"module must be a torch.nn.Module, got {type(module).__name__}")
@@ -218,6 +230,7 @@ def make_private(
     else:
         if max_physical_batch_size is not None:
             raise ConfigError("max_physical_batch_size needs poisson_sampling=True")
+        warn_fixed_batches(sample_rate, stacklevel=2)
         loader = _CheckedLoader(data_loader, signal, sample_rate)
     try:
         dp_opt = DPOptimizer(

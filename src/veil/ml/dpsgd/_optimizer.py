@@ -39,7 +39,32 @@ from ._grad_sample import PerSampleGrads
 from ._loader import StepSignal
 from ._noise import NoiseSource
 
-__all__ = ["DPOptimizer", "dp_optimizer"]
+__all__ = ["DPOptimizer", "dp_optimizer", "FixedBatchAccountingWarning"]
+
+
+class FixedBatchAccountingWarning(PrivacyLeakWarning):
+    """Fixed-size (shuffled) batches, epsilon reported with the Poisson-sampling analysis.
+
+    The RDP analysis of the sampled Gaussian mechanism (Mironov, Talwar & Zhang 2019) assumes
+    Poisson sampling and add/remove neighbours, where one record changes the clipped sum by at
+    most ``C``.  With fixed-size batches the honest neighbouring relation is replace-one,
+    under which one record changes the sum by up to ``2 C``, and shuffling is not Poisson
+    subsampling; the reported epsilon is the customary approximation (TF-Privacy's
+    ``compute_dp_sgd_privacy``, Opacus with ``poisson_sampling=False``), not a proven bound.
+    """
+
+
+def warn_fixed_batches(sample_rate: float, stacklevel: int) -> None:
+    """Issue :class:`FixedBatchAccountingWarning` (the reported epsilon is not a guarantee)."""
+    warnings.warn(
+        f"fixed-size batches: the reported epsilon (and any target_epsilon budget) uses the "
+        f"Poisson-sampling add/remove analysis at sample_rate={sample_rate:.4g}, the usual "
+        "approximation for shuffled batches, NOT a proven bound (for fixed-size batches the "
+        "honest neighbouring relation is replace-one, sensitivity 2*C).  For a guarantee use "
+        "make_private(..., poisson_sampling=True); see docs/dpsgd.md, 'What the epsilon covers'",
+        FixedBatchAccountingWarning,
+        stacklevel=stacklevel + 1,
+    )
 
 
 def _check_positive(name: str, value: Any) -> float:
@@ -338,6 +363,10 @@ def dp_optimizer(
     -----
     PrivacyLeakWarning
         When ``sample_rate`` is omitted (epsilon cannot be reported).
+    FixedBatchAccountingWarning
+        When ``sample_rate`` is given: the batches are the caller's fixed-size batches, so the
+        reported epsilon is the Poisson approximation, not a guarantee (a subclass of
+        ``PrivacyLeakWarning``; filter it by class once you have read why).
 
     References
     ----------
@@ -362,6 +391,8 @@ def dp_optimizer(
             PrivacyLeakWarning,
             stacklevel=2,
         )
+    else:
+        warn_fixed_batches(sample_rate, stacklevel=2)
     noise = NoiseSource(secure=secure_rng, seed=seed)
     grads = PerSampleGrads(module, clipping=clipping)
     inner = torch.optim.SGD(grads.params, lr=lr, momentum=float(momentum))
