@@ -304,3 +304,42 @@ def test_fixed_size_batches_warn_that_epsilon_is_an_approximation() -> None:
         )
     )
     assert len(tf) == 1 and tf[0].filename == __file__
+
+
+@pytest.mark.parametrize("padding_idx", [0, -1])
+def test_embedding_padding_row_gets_no_per_sample_gradient(padding_idx: int) -> None:
+    # samples holding the padding index more than once used to get a non-zero padding-row
+    # gradient on the torch.func path (inflated norms, the padding row trained)
+    class Tagger(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb = nn.Embedding(7, 3, padding_idx=padding_idx)
+            self.head = nn.Linear(3, 2)
+
+        def forward(self, ids: torch.Tensor) -> torch.Tensor:
+            return self.head(self.emb(ids)).sum(1)
+
+    torch.manual_seed(0)
+    model = Tagger().double()
+    pad = padding_idx % 7
+    ids = torch.tensor([[1, 2, 3, 4], [3, pad, 4, pad], [pad, pad, pad, 5], [pad, 2, 2, 6]])
+    ref = []
+    for i in range(ids.shape[0]):
+        model.zero_grad()
+        model(ids[i : i + 1]).square().sum().backward()
+        ref.append([p.grad.detach().clone() for p in model.parameters()])
+    ref_norms = torch.stack([torch.sqrt(sum(g.square().sum() for g in gs)) for gs in ref])
+    psg = PerSampleGrads(model)
+    try:
+        model(ids).square().sum(1).mean().backward()
+        norms = psg.per_sample_norms(scale=4.0).detach()
+        torch.testing.assert_close(norms, ref_norms, rtol=1e-9, atol=1e-12)
+        clip = float(ref_norms.median())
+        sums, _, _ = psg.clipped_sum(clip, scale=4.0)
+        factors = (clip / (ref_norms + 1e-6)).clamp(max=1.0)
+        for k, p in enumerate(model.parameters()):
+            expected = sum(factors[i] * ref[i][k] for i in range(len(ref)))
+            torch.testing.assert_close(sums[p].detach(), expected, rtol=1e-9, atol=1e-12)
+        assert torch.equal(sums[model.emb.weight][pad], torch.zeros(3, dtype=torch.float64))
+    finally:
+        psg.remove()

@@ -111,6 +111,13 @@ class _ConvCapture(torch.autograd.Function):
         return gx, None, None, None, None, None
 
 
+def _padding_row(sub: nn.Module) -> int | None:
+    """Row of an Embedding / EmbeddingBag weight that never receives a gradient."""
+    if isinstance(sub, (nn.Embedding, nn.EmbeddingBag)) and sub.padding_idx is not None:
+        return int(sub.padding_idx) % sub.num_embeddings
+    return None
+
+
 def _conv_ok(sub: nn.Module) -> bool:
     return (
         type(sub) in (nn.Conv1d, nn.Conv2d)
@@ -484,6 +491,7 @@ class PerSampleGrads:
                 out.append(("full", full))
             return out
         full = {}
+        pad = _padding_row(layer.module)
         for rec in layer.records:
             if isinstance(rec, int):
                 continue
@@ -491,6 +499,10 @@ class PerSampleGrads:
                 grad = leaf.grad
                 if grad is None:
                     continue
+                if pad is not None and n == "weight":
+                    # as torch's embedding backward: the padding row gets no gradient (the
+                    # vmapped backward leaves one for samples with repeated padding tokens)
+                    grad = grad.index_fill(1, torch.tensor([pad], device=grad.device), 0)
                 grad = grad.reshape(n_units, -1, *grad.shape[1:]).sum(1)
                 full[n] = full[n] + grad if n in full else grad
         if full:
