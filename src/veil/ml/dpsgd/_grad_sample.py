@@ -46,96 +46,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 from torch.func import functional_call, vmap
 from torch.utils._pytree import tree_map
 
 from veil.errors import ConfigError, InputError
 
+from ._capture import ConvCapture, LinearCapture, conv_ok, conv_rows, padding_row
 from ._rnn import rnn_single, rnn_supported
 from ._validate import validate_module
 
 __all__ = ["PerSampleGrads"]
-
-
-class _LinearCapture(torch.autograd.Function):
-    """``F.linear`` that records ``(x, grad_output)`` and returns no weight gradient."""
-
-    @staticmethod
-    def forward(
-        ctx: Any, x: torch.Tensor, weight: torch.Tensor, bias: Any, store: list, mark: Any
-    ) -> Any:
-        ctx.save_for_backward(x, weight)
-        ctx.store, ctx.mark = store, mark
-        return F.linear(x, weight, bias)
-
-    @staticmethod
-    def backward(ctx: Any, g: torch.Tensor) -> Any:
-        x, weight = ctx.saved_tensors
-        ctx.store.append((x, g))
-        ctx.mark()
-        gx = g @ weight if ctx.needs_input_grad[0] else None
-        return gx, None, None, None, None
-
-
-class _ConvCapture(torch.autograd.Function):
-    """``conv{1,2}d`` (groups=1, zero padding) that records ``(x, grad_output)`` only."""
-
-    @staticmethod
-    def forward(
-        ctx: Any,
-        x: torch.Tensor,
-        weight: torch.Tensor,
-        bias: Any,
-        store: list,
-        conf: tuple,
-        mark: Any,
-    ) -> Any:
-        ctx.save_for_backward(x, weight)
-        ctx.store, ctx.conf, ctx.mark = store, conf, mark
-        stride, padding, dilation = conf
-        fn = F.conv2d if weight.dim() == 4 else F.conv1d
-        return fn(x, weight, bias, stride, padding, dilation)
-
-    @staticmethod
-    def backward(ctx: Any, g: torch.Tensor) -> Any:
-        x, weight = ctx.saved_tensors
-        ctx.store.append((x, g))
-        ctx.mark()
-        gx = None
-        if ctx.needs_input_grad[0]:
-            stride, padding, dilation = ctx.conf
-            fn = torch.nn.grad.conv2d_input if weight.dim() == 4 else torch.nn.grad.conv1d_input
-            gx = fn(x.shape, weight, g, stride, padding, dilation)
-        return gx, None, None, None, None, None
-
-
-def _padding_row(sub: nn.Module) -> int | None:
-    """Row of an Embedding / EmbeddingBag weight that never receives a gradient."""
-    if isinstance(sub, (nn.Embedding, nn.EmbeddingBag)) and sub.padding_idx is not None:
-        return int(sub.padding_idx) % sub.num_embeddings
-    return None
-
-
-def _conv_ok(sub: nn.Module) -> bool:
-    return (
-        type(sub) in (nn.Conv1d, nn.Conv2d)
-        and sub.groups == 1
-        and sub.padding_mode == "zeros"
-        and not isinstance(sub.padding, str)
-    )
-
-
-def _conv_rows(sub: nn.Module, x: torch.Tensor, g: torch.Tensor) -> tuple:
-    """Conv input / output gradient as (B, L, Cin*k) patches and (B, L, Cout) rows."""
-    if x.dim() == 3:  # conv1d -> 2-D with a unit height
-        x, g = x.unsqueeze(2), g.unsqueeze(2)
-        k, d, p, s = (1, *sub.kernel_size), (1, *sub.dilation), (0, *sub.padding), (1, *sub.stride)
-    else:
-        k, d, p, s = sub.kernel_size, sub.dilation, sub.padding, sub.stride
-    cols = F.unfold(x, k, dilation=d, padding=p, stride=s)  # (B, Cin*k, L)
-    return cols.transpose(1, 2), g.flatten(2).transpose(1, 2)
 
 
 @dataclass
@@ -210,7 +131,7 @@ class PerSampleGrads:
                 continue
             if isinstance(sub, nn.Linear) and type(sub).forward is nn.Linear.forward:
                 kind = "linear"
-            elif _conv_ok(sub):
+            elif conv_ok(sub):
                 kind = "conv"
             elif isinstance(sub, nn.RNNBase):
                 if not rnn_supported(sub):
@@ -295,7 +216,7 @@ class PerSampleGrads:
                 if not (state.enabled and torch.is_grad_enabled()):
                     return orig(x)
                 self._check_batch(layer, x)
-                return _LinearCapture.apply(x, sub.weight, sub.bias, layer.records, state.marker())
+                return LinearCapture.apply(x, sub.weight, sub.bias, layer.records, state.marker())
 
             return linear_forward
 
@@ -311,7 +232,7 @@ class PerSampleGrads:
                         f"got shape {tuple(x.shape)}"
                     )
                 self._check_batch(layer, x)
-                return _ConvCapture.apply(
+                return ConvCapture.apply(
                     x, sub.weight, sub.bias, layer.records, conf, state.marker()
                 )
 
@@ -470,7 +391,7 @@ class PerSampleGrads:
             views = []
             for x, g in recs:
                 if layer.kind == "conv":
-                    x, g = _conv_rows(layer.module, x, g)
+                    x, g = conv_rows(layer.module, x, g)
                 xs = x.reshape(n_units, -1, x.shape[-1])
                 gs = g.reshape(n_units, -1, g.shape[-1])
                 views.append((xs, gs))
@@ -491,7 +412,7 @@ class PerSampleGrads:
                 out.append(("full", full))
             return out
         full = {}
-        pad = _padding_row(layer.module)
+        pad = padding_row(layer.module)
         for rec in layer.records:
             if isinstance(rec, int):
                 continue
