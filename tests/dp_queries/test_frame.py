@@ -318,3 +318,17 @@ def test_bounds_for_a_column_not_in_the_table_are_refused(people):
     with pytest.raises(ConfigError, match="no column 'agee'"):
         PrivateFrame(people, bounds={"agee": (0, 100)})
     assert PrivateFrame(people, bounds={"age": (0, 100)}).bounds == {"age": (0, 100)}
+
+
+def test_public_keys_by_column_are_every_combination() -> None:
+    from veil.dp import BudgetAccountant
+
+    df = pd.DataFrame({"a": ["x", "y", "x"], "b": [1, 2, 2], "v": [1.0, 2.0, 3.0]})
+    pf = PrivateFrame(df, accountant=BudgetAccountant(), random_state=0)
+    out = pf.groupby(["a", "b"], keys={"a": ["x", "y"], "b": [1, 2, 3]}).agg(n="count", epsilon=1e9)
+    assert list(zip(out["a"], out["b"])) == [(a, b) for a in "xy" for b in (1, 2, 3)]
+    assert out["n"].tolist() == [1, 1, 0, 0, 1, 0]
+    with pytest.raises(ConfigError, match="exactly the group columns"):
+        pf.groupby(["a", "b"], keys={"a": ["x"]}).agg(n="count", epsilon=1.0)
+    with pytest.raises(ConfigError, match="list of values"):
+        pf.groupby(["a", "b"], keys={"a": "x", "b": [1]}).agg(n="count", epsilon=1.0)

@@ -177,7 +177,8 @@ class PrivateFrame:
         by
             Group column name(s).
         keys
-            Public group keys: a list of values (one column), of tuples (several) or a
+            Public group keys: a list of values (one column), of tuples (several), a
+            ``{column: [values]}`` mapping (every combination, as ``veil query --keys``) or a
             DataFrame.  Listed keys without data appear with noise; other keys are dropped.
             ``None`` selects the keys privately (needs ``delta > 0``).
         max_groups, max_rows

@@ -24,8 +24,9 @@ Example
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -73,6 +74,21 @@ def key_frame(keys: Any, by: Sequence[str]) -> pd.DataFrame:
         if missing:
             raise ConfigError(f"keys table lacks the group column(s) {missing}")
         frame = keys.loc[:, list(by)].reset_index(drop=True)
+    elif isinstance(keys, Mapping):  # {column: [values]}: every combination (the CLI's --keys)
+        missing = [c for c in by if c not in keys]
+        extra = [c for c in keys if c not in by]
+        if missing or extra:
+            raise ConfigError(
+                f"keys by column must name exactly the group columns {list(by)}; "
+                f"missing {missing}, not grouped by {extra}"
+            )
+        values = []
+        for c in by:
+            v = keys[c]
+            if isinstance(v, (str, bytes)) or not hasattr(v, "__iter__"):
+                raise ConfigError(f"keys of {c!r} must be a list of values, got {v!r}")
+            values.append(list(v))
+        frame = pd.DataFrame(list(itertools.product(*values)), columns=list(by))
     elif len(by) == 1:
         if isinstance(keys, (str, bytes)) or not hasattr(keys, "__iter__"):
             raise ConfigError(f"keys of {by[0]!r} must be a list of values, got {keys!r}")
