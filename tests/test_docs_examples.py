@@ -1,0 +1,173 @@
+"""The README's Python examples run as printed and show what their comments say.
+
+Every ```python block of README.md is executed, in order, in one namespace (later blocks use
+``adult`` and ``H`` from earlier ones), from a scratch directory in which ``datasets/`` and
+``examples/`` are reachable, as a newcomer at the repository root would run them.  Top-level
+statements are checked against their trailing comments:
+
+* a comment starting with an error class (``# BudgetError, nothing computed``) means the
+  statement must raise that error;
+* a comment starting with a Python literal (``# 0.2237, 0.2, 298``, ``# True``,
+  ``# {'age': 4, ...}``) is the documented value: numbers must agree to the number of decimals
+  printed, everything else exactly.
+
+The DP-SGD block needs the optional ``torch`` extra and is a separate test that is skipped (with
+its reason shown by ``pytest -rs``) when torch is not installed.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import veil.errors
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+_FENCE = re.compile(r"^([ \t]*)```python[ \t]*\n(.*?)^[ \t]*```[ \t]*$", re.S | re.M)
+_ERROR_COMMENT = re.compile(r"#\s*([A-Z]\w*Error)\b")
+
+
+def _python_blocks() -> list[tuple[int, str]]:
+    """Return ``(line number, code)`` of every ```python block of the README."""
+    text = README.read_text(encoding="utf-8")
+    blocks = []
+    for m in _FENCE.finditer(text):
+        indent = len(m.group(1))
+        code = "\n".join(line[indent:] for line in m.group(2).splitlines())
+        blocks.append((text[: m.start(2)].count("\n") + 1, code))
+    return blocks
+
+
+def _documented_value(comment: str) -> tuple[str, Any] | None:
+    """Return ``(text, value)`` of the longest prefix of a comment that is a Python literal."""
+    comment = comment.strip()
+    for end in range(len(comment), 0, -1):
+        text = comment[:end].strip()
+        try:
+            return text, ast.literal_eval(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+    return None
+
+
+def _decimals(literal: str) -> int:
+    return len(literal.split(".")[1]) if "." in literal else 0
+
+
+def _agrees(actual: Any, documented: Any, literal: str) -> bool:
+    """Compare a value with its documented literal (numbers to the printed precision)."""
+    if isinstance(documented, bool) or actual is None:
+        return actual == documented
+    if isinstance(documented, (int, float)):
+        tol = 0.5 * 10.0 ** -_decimals(literal) + 1e-12
+        return abs(float(actual) - documented) <= tol
+    if isinstance(documented, (tuple, list)):
+        parts = _split_top(literal)
+        if len(parts) == 1:  # "(a, b)" or "[a, b]": look inside the brackets
+            parts = _split_top(literal.strip()[1:-1])
+        actual_seq = list(actual)
+        return len(actual_seq) == len(documented) and all(
+            _agrees(a, d, p) for a, d, p in zip(actual_seq, documented, parts, strict=True)
+        )
+    if isinstance(documented, dict):
+        return dict(actual) == documented
+    return actual == documented
+
+
+def _split_top(text: str) -> list[str]:
+    """Split a literal's text at top-level commas (for per-element precision)."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur)
+    return parts
+
+
+def _run_block(code: str, first_line: int, ns: dict[str, Any]) -> int:
+    """Execute one block statement by statement; return the number of checked comments."""
+    lines = code.splitlines()
+    checked = 0
+    for stmt in ast.parse(code).body:
+        where = f"README.md:{first_line + stmt.lineno - 1}"
+        last = lines[stmt.end_lineno - 1]
+        comment = last.split("#", 1)[1] if "#" in last and not isinstance(stmt, ast.For) else ""
+        error = _ERROR_COMMENT.match("#" + comment) if comment else None
+        if error:
+            exc = getattr(veil.errors, error.group(1))
+            with pytest.raises(exc):
+                exec(compile(ast.Module([stmt], []), where, "exec"), ns)
+            checked += 1
+            continue
+        if isinstance(stmt, ast.Expr):
+            value = eval(compile(ast.Expression(stmt.value), where, "eval"), ns)
+            found = _documented_value(comment) if comment else None
+            if found is not None:
+                literal, documented = found
+                assert _agrees(value, documented, literal), (
+                    f"{where}: got {value!r}, README says {literal}"
+                )
+                checked += 1
+        else:
+            exec(compile(ast.Module([stmt], []), where, "exec"), ns)
+    return checked
+
+
+@pytest.fixture()
+def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in ("datasets", "examples"):
+        (tmp_path / name).symlink_to(ROOT / name, target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _is_torch_block(code: str) -> bool:
+    return "import torch" in code
+
+
+def test_readme_has_python_examples() -> None:
+    blocks = _python_blocks()
+    assert len(blocks) >= 8
+    assert sum(_is_torch_block(c) for _, c in blocks) == 1
+
+
+@pytest.mark.filterwarnings("ignore::veil.errors.PrivacyLeakWarning")
+def test_readme_python_blocks_run_as_documented(scratch: Path) -> None:
+    ns: dict[str, Any] = {"__name__": "__main__"}
+    checked = 0
+    for first_line, code in _python_blocks():
+        if not _is_torch_block(code):
+            checked += _run_block(code, first_line, ns)
+    # the documented values that the comments carry are really compared
+    assert checked >= 7
+    assert ns["report"]["targets"]["all_met"] is True
+    assert (scratch / "visits.csv").exists()  # written for the `veil query` example
+    assert ns["acc"].remaining()[0] < 1e-9  # "~0": the ML example spent the whole budget
+
+
+def test_readme_dpsgd_block_runs_as_documented(scratch: Path) -> None:
+    pytest.importorskip("torch", reason="README DP-SGD example needs the torch extra")
+    (first_line, code) = next((n, c) for n, c in _python_blocks() if _is_torch_block(c))
+    ns: dict[str, Any] = {"__name__": "__main__"}
+    _run_block(code, first_line, ns)
+    opt, model, loss_fn = ns["opt"], ns["model"], ns["loss_fn"]
+    assert opt.get_epsilon(1e-5) <= 3.0
+    # "one more step would raise BudgetError"
+    x, y = ns["x"][:100], ns["y"][:100]
+    opt.zero_grad()
+    loss_fn(model(x), y).backward()
+    with pytest.raises(veil.errors.BudgetError):
+        opt.step()
