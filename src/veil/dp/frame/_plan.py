@@ -303,7 +303,19 @@ class QueryPlan:
         return codes, keyframe, value_rows, n_rows
 
     def _select(self, codes, persons, keyframe, rng):
-        """Private partition selection; returns remapped codes, kept keys and kept row index."""
+        """Private partition selection; returns remapped codes, kept keys and kept row index.
+
+        Candidates are the groups holding at least one person *after* filtering and
+        contribution bounding.  ``keyframe`` also lists groups whose rows were all removed (by
+        ``where``, a missing person id or the bounding); with a count of 0 such a group must
+        never be released: otherwise one person with rows in ``k > max_groups`` groups makes
+        ``k`` groups appear, each with probability up to ``delta'`` (``k delta'`` in all, not
+        ``delta``), and rows dropped by a filter could surface their keys.  With the rule, a
+        neighbour changes the distinct count of at most ``max_groups`` candidates by one each
+        (``0 -> 1`` is released with probability at most ``delta'``, ``c -> c + 1`` moves the
+        discrete Laplace by one step of ratio ``e^eps'``): ``(eps_sel, delta_sel)`` by basic
+        composition over those groups.
+        """
         n_groups = len(keyframe)
         if persons is None:
             distinct = np.bincount(codes, minlength=n_groups)
@@ -311,7 +323,7 @@ class QueryPlan:
             distinct = persons_per_group(persons, codes, n_groups)
         scale = self.max_groups / self.eps_selection
         noisy = distinct + _noise.discrete_laplace(rng, scale, n_groups)
-        kept = noisy >= self.selection_threshold
+        kept = (distinct > 0) & (noisy >= self.selection_threshold)
         remap = np.full(n_groups, -1, dtype=np.int64)
         remap[kept] = np.arange(int(kept.sum()), dtype=np.int64)
         new_codes = remap[codes]
