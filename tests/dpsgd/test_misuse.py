@@ -343,3 +343,39 @@ def test_embedding_padding_row_gets_no_per_sample_gradient(padding_idx: int) -> 
         assert torch.equal(sums[model.emb.weight][pad], torch.zeros(3, dtype=torch.float64))
     finally:
         psg.remove()
+
+
+def test_gradient_checkpointing_and_a_scalar_first_argument_work():
+    """Checkpointing re-runs layer forwards during backward, after the model's forward has
+    returned; a scalar tensor before the input is not the batch."""
+    import torch
+    from torch import nn
+    from torch.utils.checkpoint import checkpoint
+
+    from veil.ml.dpsgd import make_private
+
+    class Net(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.a = nn.Linear(4, 8)
+            self.b = nn.Linear(8, 2)
+
+        def forward(self, temp, x):
+            h = checkpoint(lambda t: torch.relu(self.a(t)), x, use_reentrant=False)
+            return self.b(h) / temp
+
+    torch.manual_seed(0)
+    x, y = torch.randn(32, 4), torch.randint(0, 2, (32,))
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=8)
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, opt, loader = make_private(
+        model, opt, loader, noise_multiplier=1.0, max_grad_norm=1.0, secure_rng=False, seed=1
+    )
+    steps = 0
+    for xb, yb in loader:
+        opt.zero_grad()
+        nn.functional.cross_entropy(model(torch.tensor(2.0), xb), yb).backward()
+        opt.step()
+        steps += 1
+    assert steps > 0 and all(torch.isfinite(p).all() for p in model.parameters())

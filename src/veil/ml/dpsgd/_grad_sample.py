@@ -85,9 +85,10 @@ class _State:
 
 
 def _find_tensor(obj: Any) -> torch.Tensor | None:
-    """First tensor in ``obj`` (depth first through tuples, lists and dict values)."""
+    """First tensor with at least one dimension in ``obj`` (depth first through tuples, lists
+    and dict values; scalar tensors, e.g. a temperature passed first, are skipped)."""
     if isinstance(obj, torch.Tensor):
-        return obj
+        return obj if obj.dim() > 0 else None
     items = obj.values() if isinstance(obj, dict) else obj
     if isinstance(obj, (tuple, list, dict)):
         for item in items:
@@ -159,13 +160,9 @@ class PerSampleGrads:
             return
         state.pass_id += 1
         x = _find_tensor((args, kwargs))
-        if x is None or x.dim() == 0:
+        if x is None:
             state.batch = None
-            state.batch_why = (
-                "the model's input has no tensor"
-                if x is None
-                else "the model's first tensor input is a scalar"
-            )
+            state.batch_why = "the model's input has no tensor with a batch dimension"
         else:
             state.batch = int(x.shape[0])
 
@@ -174,9 +171,8 @@ class PerSampleGrads:
         if state.inside:
             return
         state.depth = max(0, state.depth - 1)
-        if state.depth == 0:
-            state.batch = None
-            state.batch_why = "a layer was called outside the model's forward"
+        # the batch of the last pass stays known after the forward returns: gradient
+        # checkpointing re-runs layer forwards during backward, on the same batch
 
     def _check_batch(self, layer: _Layer, x: torch.Tensor, dim: int = 0) -> int:
         """Dimension ``dim`` of a layer input must be the model's batch (privacy: per-sample
@@ -362,7 +358,10 @@ class PerSampleGrads:
                 "the model: call opt.step() after each loss.backward() (and opt.zero_grad() "
                 "before the next forward).  Accumulating several batches into one step would "
                 "clip sample i of each batch together as a single unit; for a large logical "
-                "batch use make_private(..., max_physical_batch_size=k) (virtual steps)"
+                "batch use make_private(..., max_physical_batch_size=k) (virtual steps).  A "
+                "loss that calls the model more than once per step (two augmented views of one "
+                "batch) is not supported either: the engine cannot tell two views of the same "
+                "samples (one unit each) from two different batches"
             )
         sizes = set()
         for layer in self.layers:
