@@ -39,3 +39,24 @@ def test_interrupted_swap_keeps_the_previous_run_whole(tmp_path: Path, monkeypat
     assert rc != 0 and calls["new"] == 2  # interrupted (the CLI turns ^C into an exit code)
     after = {p.name: p.read_bytes() for p in out.iterdir()}
     assert after == before  # the old release with its own report, nothing new, no temp folder
+
+
+def test_a_previous_runs_artifacts_do_not_outlive_their_release(tmp_path: Path) -> None:
+    """A column mapping (or a PCA basis) written by an earlier run must not sit next to a new
+    release made without it."""
+    src = tmp_path / "t.csv"
+    pd.DataFrame({"age": [30, 40, 50, 60], "city": list("abab")}).to_csv(src, index=False)
+    pol = tmp_path / "p.yaml"
+    pol.write_text(
+        "version: 1\ncolumns:\n  age: insensitive\n"
+        "  city: {role: insensitive, operator: {name: rename_columns, prefix: v}}\n"
+    )
+    out = tmp_path / "out"
+    assert main(["anonymize", str(src), "--policy", str(pol), "--out", str(out)]) == 0
+    assert (out / "column_mapping.csv").is_file()
+    pol.write_text("version: 1\ncolumns:\n  age: insensitive\n  city: insensitive\n")
+    (out / "notes.txt").write_text("mine")  # a file Veil did not write is left alone
+    assert main(["anonymize", str(src), "--policy", str(pol), "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == [
+        "notes.txt", "report.html", "report.json", "t.csv"
+    ]  # fmt: skip

@@ -332,3 +332,7 @@ def test_public_keys_by_column_are_every_combination() -> None:
         pf.groupby(["a", "b"], keys={"a": ["x"]}).agg(n="count", epsilon=1.0)
     with pytest.raises(ConfigError, match="list of values"):
         pf.groupby(["a", "b"], keys={"a": "x", "b": [1]}).agg(n="count", epsilon=1.0)
+    with pytest.raises(ConfigError, match="combinations"):
+        pf.groupby(["a", "b"], keys={"a": range(10_000), "b": range(10_000)}).agg(
+            n="count", epsilon=1.0
+        )

@@ -124,31 +124,56 @@ def _unmet_message(targets: dict[str, Any], algorithm: str | None) -> str:
     )
 
 
+def _previous_artifacts(out_dir: Path) -> list[str]:
+    """Artifact files a previous run listed in ``out_dir/report.json`` (plain names only)."""
+    import json
+
+    try:
+        listed = json.loads((out_dir / "report.json").read_text(encoding="utf-8"))["artifacts"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    if not isinstance(listed, list):
+        return []
+    return [a for a in listed if isinstance(a, str) and a == Path(a).name and a not in ("", ".")]
+
+
 def _swap_in(staged: Path, out_dir: Path, names: list[str]) -> None:
-    """Move the staged files into ``out_dir`` as one set: a previous run's files are moved
-    aside first and put back if anything fails (an interrupt included), so ``out_dir`` never
-    holds a new release next to an old report."""
+    """Move the staged files into ``out_dir`` as one set.
+
+    The previous run's files (its release, reports and the artifacts its report lists, such
+    as a PCA basis or a column mapping, which must not outlive their release) are moved aside
+    first; after a complete swap they are deleted.  If anything fails, an interrupt included,
+    the new files are removed and the old ones put back; the aside folder is kept (and named
+    in the error) if even that fails, so nothing of the previous run is lost.
+    """
     old = Path(tempfile.mkdtemp(prefix=".veil-old-", dir=out_dir))
+    previous = list(dict.fromkeys([*names, *_previous_artifacts(out_dir)]))
     aside: list[str] = []
     placed: list[str] = []
     try:
-        for name in names:
-            if (out_dir / name).exists():
+        for name in previous:
+            if (out_dir / name).is_file():
                 os.replace(out_dir / name, old / name)
                 aside.append(name)
         for name in names:
             os.replace(staged / name, out_dir / name)
             placed.append(name)
-    except BaseException:
+    except BaseException as exc:
+        restored = True
         for name in placed:
             with contextlib.suppress(OSError):
                 os.unlink(out_dir / name)
         for name in aside:
-            with contextlib.suppress(OSError):
+            try:
                 os.replace(old / name, out_dir / name)
+            except OSError:
+                restored = False
+        if restored:
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            exc.add_note(f"the previous run's files are kept in {old}")
         raise
-    finally:
-        shutil.rmtree(old, ignore_errors=True)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def run(args: argparse.Namespace) -> int:

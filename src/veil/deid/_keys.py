@@ -28,15 +28,10 @@ def decode_key(text: str | bytes, source: str) -> bytes:
     ``source`` names where the key came from (an environment variable or file name) for error
     messages; the key itself never appears in a message.
     """
-    if isinstance(text, bytes):
-        # a text key file (hex, base64:, a passphrase) may end with a newline; a binary key is
-        # used byte for byte (stripping would shorten a key that ends in a whitespace byte)
-        try:
-            raw = text.decode("ascii").strip().encode() if text.isascii() else text
-        except UnicodeDecodeError:  # pragma: no cover - isascii() guarantees ASCII
-            raw = text
-    else:
-        raw = text.strip().encode()
+    # surrounding whitespace (a newline at the end of a key file) is not part of the key; this
+    # also applies to binary key files, as it always has: keys written before must keep
+    # giving the same pseudonyms and tokens
+    raw = text.strip() if isinstance(text, bytes) else text.strip().encode()
     if not raw:
         raise KeyMissingError(f"the key in {source} is empty")
     key: bytes = raw

@@ -67,6 +67,9 @@ def encode_groups(df: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, pd.D
     return codes, pd.DataFrame({c: np.asarray(keys[c]) for c in by})
 
 
+_MAX_KEY_COMBINATIONS = 10_000_000  # rows of a {column: [values]} cross product
+
+
 def key_frame(keys: Any, by: Sequence[str]) -> pd.DataFrame:
     """Validate public keys and return them as a DataFrame with the group columns."""
     if isinstance(keys, pd.DataFrame):
@@ -88,6 +91,12 @@ def key_frame(keys: Any, by: Sequence[str]) -> pd.DataFrame:
             if isinstance(v, (str, bytes)) or not hasattr(v, "__iter__"):
                 raise ConfigError(f"keys of {c!r} must be a list of values, got {v!r}")
             values.append(list(v))
+        combos = math.prod(len(v) for v in values)
+        if combos > _MAX_KEY_COMBINATIONS:
+            raise ConfigError(
+                f"keys by column give {combos:,} combinations (more than "
+                f"{_MAX_KEY_COMBINATIONS:,}); list the key tuples that exist instead"
+            )
         frame = pd.DataFrame(list(itertools.product(*values)), columns=list(by))
     elif len(by) == 1:
         if isinstance(keys, (str, bytes)) or not hasattr(keys, "__iter__"):
