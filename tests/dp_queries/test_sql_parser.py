@@ -135,3 +135,22 @@ def test_quoted_identifiers_may_be_keywords() -> None:
 def test_non_string_query() -> None:
     with pytest.raises(ConfigError):
         parse(42)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "condition",
+    ["(" * 5000 + "age > 1" + ")" * 5000, "NOT " * 5000 + "age > 1", "(NOT " * 3000 + "age > 1"],
+)
+def test_deep_nesting_is_a_config_error_not_a_recursion_error(condition: str) -> None:
+    with pytest.raises(ConfigError, match="nested more than"):
+        parse(f"SELECT COUNT(*) FROM data WHERE {condition}")
+    with pytest.raises(ConfigError, match="nested more than"):
+        parse_condition(condition)
+
+
+def test_moderate_nesting_still_parses() -> None:
+    expr = parse_condition("(" * 50 + "NOT " * 40 + "age > 1" + ")" * 50)
+    for _ in range(40):
+        assert isinstance(expr, Not)
+        expr = expr.operand
+    assert isinstance(expr, Comparison)

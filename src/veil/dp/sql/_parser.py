@@ -81,10 +81,15 @@ def _unsupported(construct: str, tok: Token) -> ConfigError:
     )
 
 
+#: Deepest nesting of parentheses and NOT accepted in a condition.
+_MAX_DEPTH = 100
+
+
 class _Parser:
     def __init__(self, sql: str) -> None:
         self.toks = tokenize(sql)
         self.i = 0
+        self.depth = 0  # nesting of parentheses and NOT in a condition
 
     # -- helpers ---------------------------------------------------------------------------
     @property
@@ -277,17 +282,26 @@ class _Parser:
         return terms[0] if len(terms) == 1 else And(tuple(terms))
 
     def not_expr(self) -> Expr:
+        if self.tok.is_keyword("NOT") or self.tok.is_punct("("):
+            if self.depth >= _MAX_DEPTH:  # a ConfigError, not a RecursionError
+                raise self.error(f"conditions nested more than {_MAX_DEPTH} deep")
+            self.depth += 1
+            try:
+                return self._nested()
+            finally:
+                self.depth -= 1
+        return self.predicate()
+
+    def _nested(self) -> Expr:
         if self.tok.is_keyword("NOT"):
             self.advance()
             return Not(self.not_expr())
-        if self.tok.is_punct("("):
-            if self.toks[self.i + 1].is_keyword("SELECT"):
-                raise _unsupported("a subquery", self.tok)
-            self.advance()
-            inner = self.expr()
-            self.expect_punct(")")
-            return inner
-        return self.predicate()
+        if self.toks[self.i + 1].is_keyword("SELECT"):
+            raise _unsupported("a subquery", self.tok)
+        self.advance()
+        inner = self.expr()
+        self.expect_punct(")")
+        return inner
 
     def operand(self) -> Operand:
         tok = self.tok
