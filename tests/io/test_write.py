@@ -107,3 +107,12 @@ def test_lone_column_with_holes_keeps_its_rows(tmp_path):
     assert (tmp_path / "one.csv").read_text().splitlines()[2] == '""'
     back = read(tmp_path / "one.csv")
     assert len(back) == 3 and back["a"].isna().tolist() == [False, True, False]
+
+
+def test_output_path_that_is_a_folder_is_named_in_the_error(tmp_path: Path) -> None:
+    target = tmp_path / "out.csv"
+    target.mkdir()
+    with pytest.raises(InputError, match="out.csv"):
+        write(pd.DataFrame({"a": [1]}), target)
+    assert target.is_dir() and not any(target.iterdir())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv"]  # no temporary left

@@ -49,6 +49,8 @@ def atomic_write(path: str | os.PathLike[str], writer: Callable[[IO[bytes]], Non
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise InputError(f"output folder does not exist: {folder}")
+    if target.is_dir():  # os.replace would fail naming the temporary file, not the target
+        raise InputError(f"output path is a folder, not a file: {target}")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as fh:
