@@ -233,3 +233,31 @@ def test_examples_parse() -> None:
 def test_key_needs_exactly_one_source(tmp_path: Path, key: str) -> None:
     with pytest.raises(PolicyError, match=r"line 1: key: give exactly one of env or file"):
         Policy.from_yaml(_write(tmp_path, f"key: {key}\ncolumns:\n  a: quasi\n"))
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("a: &a [*a]\n", "alias refers to itself"),
+        ("a: &a {b: *a}\n", "alias refers to itself"),
+        ("x: " + "[" * 10000 + "\n", "nested too deeply"),
+        ("version: " + "9" * 5000 + "\n", "invalid value"),
+        (  # "billion laughs": 10^9 nodes through aliases
+            "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
+            + "".join(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 9)),
+            "more than",
+        ),
+    ],
+)
+def test_hostile_yaml_is_a_policy_error(text: str, fragment: str) -> None:
+    from veil.deid._policy_yaml import load_with_lines
+
+    with pytest.raises(PolicyError, match=fragment):
+        load_with_lines(text, "p.yaml")
+
+
+def test_shared_alias_without_a_cycle_still_loads() -> None:
+    from veil.deid._policy_yaml import load_with_lines
+
+    data, _ = load_with_lines("a: &a [1, 2]\nb: [*a, *a]\n", "p.yaml")
+    assert data == {"a": [1, 2], "b": [[1, 2], [1, 2]]}

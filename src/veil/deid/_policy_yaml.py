@@ -16,6 +16,10 @@ __all__ = ["load_with_lines", "format_path", "policy_error"]
 
 Path_ = tuple[Any, ...]
 
+#: Most YAML nodes a policy may expand to (aliases included): a "billion laughs" file is an
+#: error, not an hour of work.
+MAX_NODES = 1_000_000
+
 
 def format_path(path: Path_) -> str:
     """``("columns", "Age", "operator", 0)`` -> ``columns.Age.operator[0]``."""
@@ -52,32 +56,54 @@ def load_with_lines(text: str, source: str) -> tuple[Any, dict[Path_, int]]:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         line = f", line {mark.line + 1}" if mark is not None else ""
         raise PolicyError(f"{source}{line}: invalid YAML: {problem}") from None
+    except RecursionError:
+        raise PolicyError(f"{source}: invalid YAML: nested too deeply") from None
     lines: dict[Path_, int] = {}
     constructor = yaml.constructor.SafeConstructor()
+    open_nodes: set[int] = set()  # collections being built: an alias to one is a cycle
+    count = 0
 
     def build(n: yaml.Node, path: Path_) -> Any:
+        nonlocal count
         lines.setdefault(path, n.start_mark.line + 1)
-        if isinstance(n, yaml.MappingNode):
-            out: dict[Any, Any] = {}
-            for knode, vnode in n.value:
-                key = build(knode, path + ("<key>",))
-                if isinstance(key, (list, dict)):
-                    raise policy_error(source, lines, path, "mapping keys must be scalars")
-                if key in out:
-                    line = knode.start_mark.line + 1
-                    raise PolicyError(
-                        f"{source}, line {line}: {format_path(path + (key,))}: duplicate key"
-                    )
-                lines[path + (key,)] = knode.start_mark.line + 1
-                out[key] = build(vnode, path + (key,))
-            return out
-        if isinstance(n, yaml.SequenceNode):
-            return [build(item, path + (i,)) for i, item in enumerate(n.value)]
+        count += 1
+        if count > MAX_NODES:
+            raise policy_error(
+                source, lines, path, f"the policy expands to more than {MAX_NODES} YAML nodes"
+            )
+        if isinstance(n, (yaml.MappingNode, yaml.SequenceNode)):
+            if id(n) in open_nodes:
+                raise policy_error(source, lines, path, "an alias refers to itself")
+            open_nodes.add(id(n))
+            try:
+                return build_collection(n, path)
+            finally:
+                open_nodes.discard(id(n))
         try:
             return constructor.construct_object(n, deep=True)
-        except yaml.YAMLError as exc:
+        except (yaml.YAMLError, ValueError) as exc:  # ValueError: e.g. an int of 5000 digits
             raise policy_error(source, lines, path, f"invalid value ({exc})") from None
 
-    data = build(node, ()) if node is not None else None
+    def build_collection(n: yaml.Node, path: Path_) -> Any:
+        if isinstance(n, yaml.SequenceNode):
+            return [build(item, path + (i,)) for i, item in enumerate(n.value)]
+        out: dict[Any, Any] = {}
+        for knode, vnode in n.value:
+            key = build(knode, path + ("<key>",))
+            if isinstance(key, (list, dict)):
+                raise policy_error(source, lines, path, "mapping keys must be scalars")
+            if key in out:
+                line = knode.start_mark.line + 1
+                raise PolicyError(
+                    f"{source}, line {line}: {format_path(path + (key,))}: duplicate key"
+                )
+            lines[path + (key,)] = knode.start_mark.line + 1
+            out[key] = build(vnode, path + (key,))
+        return out
+
+    try:
+        data = build(node, ()) if node is not None else None
+    except RecursionError:
+        raise PolicyError(f"{source}: invalid YAML: nested too deeply") from None
     lines.pop(("<key>",), None)
     return data, {k: v for k, v in lines.items() if "<key>" not in k}
