@@ -50,3 +50,14 @@ def test_keygen_1024_bits_needs_the_insecure_flag(
         main(["crypto", "keygen", "--bits", "1024", "--insecure", "--out", str(tmp_path / "b")])
         == 0
     )
+
+
+@pytest.mark.parametrize("bits", ["0", "-8", "17"])
+def test_keygen_refused_bits_leave_no_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], bits: str
+) -> None:
+    out = tmp_path / "keys"
+    assert main(["crypto", "keygen", "--bits", bits, "--insecure", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("veil: error:") and "\n" not in err
+    assert not out.exists()

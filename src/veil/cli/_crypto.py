@@ -46,7 +46,6 @@ def _keygen(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} exists and is not a directory")
-    out.mkdir(parents=True, exist_ok=True)
     for name in ("paillier_private.json", "paillier_public.json"):
         if (out / name).exists() and not args.force:
             raise ConfigError(f"{out / name} already exists (use --force to overwrite)")
@@ -57,6 +56,7 @@ def _keygen(args: argparse.Namespace) -> int:
         )
     for w in caught:
         print(f"veil: warning: {w.message}", file=sys.stderr)
+    out.mkdir(parents=True, exist_ok=True)  # only now: a refused --bits leaves no folder
     _atomic_write(out / "paillier_private.json", dumps(private_key), 0o600, args.force)
     _atomic_write(out / "paillier_public.json", dumps(public_key), 0o644, args.force)
     print(
