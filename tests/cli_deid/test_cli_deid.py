@@ -545,3 +545,14 @@ def test_scan_refuses_to_write_the_draft_over_its_input(
         assert captured.out == ""  # refused before any work
         assert src.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv", "link.csv"]
+
+
+def test_negative_seed_is_a_one_line_error(
+    tmp_path: Path, insurance_csv: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "release"
+    argv = ["anonymize", str(insurance_csv), "--policy", str(EXAMPLES / "insurance_ke.yaml")]
+    assert main([*argv, "--out", str(out), "--seed", "-1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("veil: error:") and "seed" in err and "\n" not in err
+    assert not out.exists()

@@ -192,3 +192,12 @@ def test_pseudonyms_consistent_and_distinct(vals: list[str], keyfile: Path) -> N
     for original, pseudo in zip(vals, release["id"]):
         assert mapping.setdefault(original, pseudo) == pseudo
     assert len(set(mapping.values())) == len(mapping)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "7", True])
+def test_bad_seed_is_a_config_error(seed: object) -> None:
+    from veil.errors import ConfigError
+
+    df = pd.DataFrame({"a": [1, 2]})
+    with pytest.raises(ConfigError, match="seed"):
+        apply(df, {"columns": {"a": {"role": "insensitive"}}}, seed=seed)  # type: ignore[arg-type]

@@ -14,7 +14,7 @@ import pandas as pd
 from veil.deid._policy import Policy
 from veil.deid._targets import verify_targets
 from veil.deid.operators import OperatorContext
-from veil.errors import InputError, PolicyError, UnsatisfiableError, VeilError
+from veil.errors import ConfigError, InputError, PolicyError, UnsatisfiableError, VeilError
 from veil.schema import Role
 
 __all__ = ["apply", "ApplyResult"]
@@ -123,7 +123,8 @@ def apply(
     key_file
         Secret-key file overriding the policy's ``key`` (keyed operators only).
     seed
-        Seed for the operators' non-DP randomness (overrides the policy's ``seed``).
+        Seed for the operators' non-DP randomness (overrides the policy's ``seed``); a
+        non-negative integer, else :class:`~veil.errors.ConfigError`.
     progress
         Optional callback ``(step description, done, total)``.
 
@@ -154,6 +155,10 @@ def apply(
 
     original = df.copy(deep=False)
     original.index = pd.RangeIndex(len(df))
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+        raise ConfigError(f"seed must be a non-negative integer, got {seed!r}")
+    if seed is not None and seed < 0:  # numpy would raise a bare ValueError
+        raise ConfigError(f"seed must be a non-negative integer, got {seed}")
     rng_seed = seed if seed is not None else pol.seed
     ctx = OperatorContext(
         secret_loader=pol.key_loader(key_file),
