@@ -61,3 +61,26 @@ def test_top_level_api_is_discoverable():
     names = dir(veil)
     for name in ("read", "write", "scan", "Policy", "apply", "__version__"):
         assert name in names
+
+
+def test_warnings_are_one_line_and_empty_out_is_refused(tmp_path, capsys) -> None:
+    import warnings
+
+    import pandas as pd
+
+    from veil.cli import main as cli
+
+    src = tmp_path / "t.csv"
+    pd.DataFrame({"q": list("aabb"), "s": list("xyxy")}).to_csv(src, index=False)
+    rc = cli.main(["check", str(src), "--qi", "q", "--k", "2", "--t", "s:0.9",
+                   "--t-distance", "ordered"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert rc == 0 and "veil: warning: t-closeness with the ordered distance" in err
+    assert "warnings.warn" not in err and ".py:" not in err  # no source path, no code line
+    assert warnings.showwarning is not cli._show_warning  # restored after the command
+    pol = tmp_path / "p.yaml"
+    pol.write_text("version: 1\ncolumns:\n  q: insensitive\n  s: insensitive\n")
+    assert cli.main(["anonymize", str(src), "--policy", str(pol), "--out", ""]) == 2
+    assert "--out must name a folder" in capsys.readouterr().err
+    assert cli.main(["crypto", "keygen", "--out", " "]) == 2
+    assert "--out must name a folder" in capsys.readouterr().err

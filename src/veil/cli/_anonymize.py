@@ -185,6 +185,8 @@ def run(args: argparse.Namespace) -> int:
     policy = Policy.from_yaml(args.policy)
     opts = {**policy.read_options(), **read_options(args)}
     inp = Path(args.input)
+    if not str(args.out).strip():
+        raise InputError("--out must name a folder (an empty path would mean the current one)")
     out_dir = Path(args.out)
     if out_dir.exists() and not out_dir.is_dir():
         raise InputError(f"--out must be a folder, but {out_dir} is a file")

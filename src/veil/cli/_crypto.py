@@ -43,6 +43,8 @@ def _keygen(args: argparse.Namespace) -> int:
             f"--bits {args.bits} is below 2048: such keys are breakable; pass --insecure for "
             "tests and demonstrations only (3072 recommended)"
         )
+    if not str(args.out).strip():
+        raise ConfigError("--out must name a folder (an empty path would mean the current one)")
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} exists and is not a directory")
@@ -57,8 +59,10 @@ def _keygen(args: argparse.Namespace) -> int:
     for w in caught:
         print(f"veil: warning: {w.message}", file=sys.stderr)
     out.mkdir(parents=True, exist_ok=True)  # only now: a refused --bits leaves no folder
-    _atomic_write(out / "paillier_private.json", dumps(private_key), 0o600, args.force)
+    # the public key first: a failure in between leaves a harmless public key, never a
+    # private key whose pair is incomplete
     _atomic_write(out / "paillier_public.json", dumps(public_key), 0o644, args.force)
+    _atomic_write(out / "paillier_private.json", dumps(private_key), 0o600, args.force)
     print(
         f"wrote {out / 'paillier_public.json'} and {out / 'paillier_private.json'} "
         f"({args.bits}-bit key {public_key.fingerprint})"

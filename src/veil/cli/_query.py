@@ -151,9 +151,14 @@ def _check_limits(args: argparse.Namespace) -> None:
             )
 
 
-def _too_small(args: argparse.Namespace) -> ConfigError:
+def _too_small(args: argparse.Namespace, exc: Exception | None = None) -> ConfigError:
     """The samplers refuse noise scales beyond 2^52 (or not finite): say which option did it."""
     also = " (and --delta)" if args.mechanism == "gaussian" else ""
+    if exc is not None and "too large" in str(exc):
+        return ConfigError(
+            f"--epsilon {args.epsilon:g}{also} is too large for this query: the noise scale "
+            "falls below 2^-900, where floating-point-safe noise is not defined; lower --epsilon"
+        )
     return ConfigError(
         f"--epsilon {args.epsilon:g}{also} is too small for this query: the noise it needs "
         "exceeds what the exact samplers can draw (a noise scale above 2^52); raise --epsilon"
@@ -249,8 +254,8 @@ def run(args: argparse.Namespace) -> int:
         plan = plan_sql(frame, args.sql, epsilon=args.epsilon, delta=args.delta, keys=keys)
         if not args.dry_run:
             out = plan.execute(with_ci=True, alpha=args.alpha)
-    except NoiseScaleError:
-        raise _too_small(args) from None
+    except NoiseScaleError as exc:
+        raise _too_small(args, exc) from None
     unit = (
         f"privacy unit: {args.privacy_unit} (max {plan.plan.max_groups} group(s), "
         f"{plan.plan.max_rows} row(s) per group)"

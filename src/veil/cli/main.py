@@ -14,6 +14,7 @@ import argparse
 import importlib
 import sys
 import traceback
+import warnings
 from collections.abc import Sequence
 
 from veil import __version__
@@ -81,6 +82,19 @@ def _accept_debug_everywhere(action: argparse._SubParsersAction) -> None:
                 _accept_debug_everywhere(sub_action)
 
 
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: object = None,
+    line: str | None = None,
+) -> None:
+    """Print a warning as one line (no source path and code line, which mean nothing here)."""
+    text = " ".join(str(message).split())
+    print(f"veil: warning: {text}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``veil`` command; returns the process exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -91,7 +105,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():
+            if not debug:  # one line per warning, like the errors (--debug keeps Python's form)
+                warnings.showwarning = _show_warning
+            return int(args.func(args) or 0)
     except VeilError as exc:
         if debug:
             traceback.print_exc()
