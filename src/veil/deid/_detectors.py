@@ -76,7 +76,9 @@ def detect_email(values: np.ndarray) -> np.ndarray:
 def detect_phone(values: np.ndarray) -> np.ndarray:
     """Phone numbers written as text: 7 to 15 digits with a '+', a leading 0 or separators.
 
-    Bare integers without separators are not phones (they are far more often counts or IDs).
+    Bare integers without separators are not phones (they are far more often counts or IDs);
+    neither are dates, SSNs, US ZIP+4 codes (``02139-4307``) or decimal numbers written as
+    text (``57819.85``, ``1234,56``).
 
     Examples
     --------
@@ -91,7 +93,9 @@ def detect_phone(values: np.ndarray) -> np.ndarray:
     ).to_numpy(bool)
     dateish = s.str.fullmatch(r"\d{1,4}[-./]\d{1,2}[-./]\d{1,4}").to_numpy(bool)
     ssn = s.str.fullmatch(r"\d{3}-\d{2}-\d{4}").to_numpy(bool)
-    return shape & (digits >= 7) & (digits <= 15) & styled & ~dateish & ~ssn
+    zip4 = s.str.fullmatch(r"\d{5}-\d{4}").to_numpy(bool)
+    decimal = s.str.fullmatch(r"\d+[.,]\d+").to_numpy(bool)
+    return shape & (digits >= 7) & (digits <= 15) & styled & ~dateish & ~ssn & ~zip4 & ~decimal
 
 
 def luhn_valid(digits: np.ndarray) -> np.ndarray:

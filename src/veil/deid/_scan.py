@@ -174,6 +174,38 @@ def _sample(s: pd.Series, n: int) -> pd.Series:
     return s.iloc[idx]
 
 
+#: Cell texts that stand for "no value" in text columns read without a matching missing marker
+#: (or built in memory): they are left out of the shares the identifier detectors compute, so a
+#: column of 95% ``""`` or ``"N/A"`` and 5% e-mail addresses is still a column of e-mails.
+_PLACEHOLDERS = frozenset(
+    {
+        "",
+        "-",
+        "--",
+        "---",
+        "\u2013",
+        "\u2014",
+        ".",
+        "?",
+        "n/a",
+        "na",
+        "n.a.",
+        "none",
+        "null",
+        "nil",
+        "nan",
+        "missing",
+        "unknown",
+    }
+)
+
+
+def _without_placeholders(vc: pd.Series) -> pd.Series:
+    """Value counts without blank or placeholder texts (see ``_PLACEHOLDERS``)."""
+    keep = [not (isinstance(v, str) and v.strip().lower() in _PLACEHOLDERS) for v in vc.index]
+    return vc[np.asarray(keep, dtype=bool)] if not all(keep) else vc
+
+
 def _content_identifier(vc: pd.Series) -> tuple[str, float] | None:
     """Best matching detector and its frequency-weighted share of matching values."""
     values = np.asarray(vc.index, dtype=object)
@@ -363,12 +395,14 @@ def _classify(name: str, s: pd.Series, sample_rows: int) -> ColumnFinding:
     hint = header_hint(name)
     vc = _sample(s.dropna(), sample_rows).value_counts(sort=False)
     content = None
+    filled = _without_placeholders(vc)
     if (
         not pd.api.types.is_datetime64_any_dtype(s)
         and not pd.api.types.is_float_dtype(s)
         and not pd.api.types.is_bool_dtype(s)
+        and len(filled)
     ):
-        content = _content_identifier(vc)
+        content = _content_identifier(filled)
     if content is not None:
         kind, share = content
         agree = hint is not None and hint.role is Role.IDENTIFIER
@@ -386,8 +420,9 @@ def _classify(name: str, s: pd.Series, sample_rows: int) -> ColumnFinding:
         content is None
         and not pd.api.types.is_numeric_dtype(s)
         and not pd.api.types.is_datetime64_any_dtype(s)
+        and len(filled)
     ):
-        embedded = _embedded_identifier(vc)
+        embedded = _embedded_identifier(filled)
         if embedded is not None:
             kind, share = embedded
             why = f"{share:.0%} of values contain {_PLURAL[kind]} in free text"
