@@ -174,9 +174,14 @@ def mdav_anonymize(df: pd.DataFrame, config: AnonymizationConfig) -> Anonymizati
     if not np.isfinite(X).all():
         bad = [c for c, ok in zip(cols, np.isfinite(X).all(axis=0)) if not ok]
         raise InputError(f"mdav columns with missing or infinite values: {bad}")
-    mean = X.mean(axis=0)
-    std = X.std(axis=0)
-    Z = (X - mean) / np.where(std > 0, std, 1.0)
+    # Work on X / 2^(e-1) with 2^e > max|x| per column: exact (a power of two, itself finite),
+    # so |values| <= 2 and sums, means and variances cannot overflow however large the data
+    # (|x| near 1.8e308 made the mean inf, Z NaN and the grouping loop never end).
+    scale = np.ldexp(1.0, np.frexp(np.abs(X).max(axis=0))[1] - 1)
+    Xs = X / scale
+    mean = Xs.mean(axis=0)
+    std = Xs.std(axis=0)
+    Z = (Xs - mean) / np.where(std > 0, std, 1.0)
     groups = mdav_groups(Z, int(k))
     elapsed = time.perf_counter() - t0
     ng = int(groups.max()) + 1
@@ -186,7 +191,7 @@ def mdav_anonymize(df: pd.DataFrame, config: AnonymizationConfig) -> Anonymizati
         sums = [np.bincount(groups, weights=A[:, j], minlength=ng) for j in range(A.shape[1])]
         return np.column_stack(sums) / sizes[:, None]
 
-    Xa = group_means(X)[groups]
+    Xa = group_means(Xs)[groups] * scale
     sse = float(((Z - group_means(Z)[groups]) ** 2).sum())
     sst = float(((Z - Z.mean(axis=0)) ** 2).sum())
     release = df.copy()

@@ -211,7 +211,10 @@ def _is_numeric(s: pd.Series) -> bool:
 def _encode_numeric(name: str, s: pd.Series) -> tuple[Dim, np.ndarray]:
     if s.isna().any():
         raise InputError(f"quasi-identifier {name!r} has missing values")
-    if pd.api.types.is_integer_dtype(s.dtype):
+    if pd.api.types.is_unsigned_integer_dtype(s.dtype):
+        arr = s.to_numpy(dtype=np.uint64)  # exact; as int64, values >= 2**63 turned negative
+        exact_int = True
+    elif pd.api.types.is_integer_dtype(s.dtype):
         arr = s.to_numpy(dtype=np.int64)  # exact, even beyond 2**53
         exact_int = True
     else:
