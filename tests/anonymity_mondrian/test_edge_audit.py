@@ -7,6 +7,7 @@ import threading
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from veil.anonymity import mdav, mondrian
 
@@ -59,3 +60,12 @@ def test_mondrian_uint64_above_int64_range() -> None:
         lo, hi = (int(x) for x in iv.strip("[]").split(","))
         assert 2**63 <= lo <= int(v) <= hi
     assert rel["u"].nunique() > 1  # split, not one class for everything
+
+
+def test_non_text_column_names_get_a_clear_hint() -> None:
+    from veil.errors import InputError
+
+    df = pd.DataFrame({0: [1, 2, 3, 4], "b": [1, 1, 2, 2]})
+    with pytest.raises(InputError, match=r"rename them, e.g. df.rename\(columns=str\)"):
+        mondrian(df, [0, "b"], 2)
+    assert mondrian(df.rename(columns=str), ["0", "b"], 2).data.shape == (4, 2)

@@ -233,7 +233,14 @@ class AnonymizationConfig:
             raise InputError("the table is empty")
         missing = [c for c in [*self.qi_names, *self.sensitive] if c not in df.columns]
         if missing:
-            raise InputError(f"column(s) not in the table: {missing}")
+            as_text = {str(c) for c in df.columns if not isinstance(c, str)}
+            hint = (
+                "; column names are text here and the table has non-text names: rename them, "
+                "e.g. df.rename(columns=str)"
+                if any(m in as_text for m in missing)
+                else ""
+            )
+            raise InputError(f"column(s) not in the table: {missing}{hint}")
         if df.columns.duplicated().any():
             raise InputError("the table has duplicated column names")
         check_k_fits(self.all_models(), len(df))
