@@ -14,6 +14,7 @@ ISO 13616-1:2020, Financial services -- International bank account number (IBAN)
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Callable
 from functools import lru_cache
 
@@ -245,17 +246,92 @@ _EMBEDDED = {
 }
 
 
+#: A phone-shaped token inside prose: an optional '+' or '(', digits with spaces, dots,
+#: dashes or brackets between them, an optional extension; not glued to letters, '/', ':' or
+#: another number (so times, fractions and the halves of date ranges are not candidates).
+_PHONE_IN_TEXT = re.compile(
+    r"(?<![\w.,/:+-])(?:\+|\()?\d[\d \t().-]{5,22}\d(?:\s*(?:x|ext\.?|#)\s*\d{1,6})?"
+    r"(?![\w/:%]|[.,-]\d)"
+)
+#: Words just before a number that say it is a phone; with one, 7-8 digits are enough.
+_PHONE_CUE = re.compile(
+    r"(?i)(?:\b(?:tel|phone|mobile|mob|cell|call|fax|whatsapp|sms|text)\b|\u260e)\W{0,4}$"
+)
+#: Words or symbols before/after a number that make it something else (money, ISBN, ...).
+_NOT_PHONE_BEFORE = re.compile(
+    r"(?i)(?:[$€£¥₹]|\b(?:isbn(?:-1[03])?|usd|eur|gbp|kes|ksh|inr)\W{0,3})$"
+)
+_NOT_PHONE_AFTER = re.compile(r"(?i)^\s?(?:[$€£¥₹%]|(?:usd|eur|gbp|kes|ksh|inr)\b)")
+_THOUSANDS = re.compile(r"\d{1,3}(?:([ .])\d{3})(?:\1\d{3})*(?:[.,]\d{1,2})?")
+_DATE_IN = re.compile(
+    r"(?<!\d)(?:\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4})(?!\d)"
+)
+_NOT_A_PHONE = re.compile(
+    r"\d{1,4}[-./]\d{1,2}[-./]\d{1,4}|\d{3}-\d{2}-\d{4}|\d{5}-\d{4}|\d+[.,]\d+"
+)
+_DECIMALS = re.compile(r"\d[.,]\d+\s+\d+[.,]\d")
+_YEARS = re.compile(r"(?:1[89]|20)\d\d(?:[\s-]+(?:1[89]|20)\d\d)+")
+
+
+def _isbn_valid(digits: str) -> bool:
+    """ISBN-10 (weights 10..1, mod 11) or ISBN-13 (weights 1,3, mod 10) check digits."""
+    if len(digits) == 10:
+        return sum((10 - i) * int(c) for i, c in enumerate(digits)) % 11 == 0
+    if len(digits) == 13 and digits[:3] in ("978", "979"):
+        return sum((3 if i % 2 else 1) * int(c) for i, c in enumerate(digits)) % 10 == 0
+    return False
+
+
+def _phone_in(text: str) -> bool:
+    """Whether ``text`` contains a phone number (see :func:`detect_embedded`)."""
+    for m in _PHONE_IN_TEXT.finditer(text):
+        tok = m.group(0).strip()
+        core = re.sub(r"\s*(?:x|ext\.?|#)\s*\d{1,6}$", "", tok)
+        digits = re.sub(r"\D", "", core)
+        before, after = text[: m.start()], text[m.end() :]
+        need = 7 if _PHONE_CUE.search(before) else 9
+        if not need <= len(digits) <= 15 or _NOT_A_PHONE.fullmatch(core):
+            continue  # detect_phone's exclusions: dates, SSNs, ZIP+4 codes, decimals
+        if not core.startswith(("+", "0")) and not re.search(r"[\s().-]", core):
+            continue  # a bare integer is a count, an amount or a reference number
+        if _NOT_PHONE_BEFORE.search(before) or _NOT_PHONE_AFTER.search(after):
+            continue  # money or a book number
+        plain = not core.startswith(("+", "0", "("))
+        if plain and (
+            _THOUSANDS.fullmatch(core) or _YEARS.fullmatch(core) or _DECIMALS.search(core)
+        ):
+            continue  # 1 250 000 000, 1.234.567.890, "1999 2000 2001", "10.5 20.5 30.5"
+        if _DATE_IN.search(core) or re.fullmatch(_IPV4, core):
+            continue
+        if core.count("-") >= 3 and _isbn_valid(digits):
+            continue
+        return True
+    return False
+
+
 def detect_embedded(values: np.ndarray) -> dict[str, np.ndarray]:
-    """Free text containing e-mail addresses, URLs or SSNs somewhere inside: kind -> mask.
+    """Free text containing e-mail addresses, URLs, SSNs or phone numbers: kind -> mask.
+
+    Phones in prose are held to more than :func:`detect_phone` asks of a whole cell: at least
+    9 digits (7 right after a cue such as ``tel``, ``call`` or ``phone``), and no money
+    (``$``, ``EUR``, ``1 250 000 000``), dates, runs of years, IPv4 addresses or valid ISBNs.
 
     Examples
     --------
-    >>> m = detect_embedded(np.array(["call me: ann@x.org", "nothing here"], dtype=object))
-    >>> m["email"].tolist(), m["url"].tolist()
-    ([True, False], [False, False])
+    >>> m = detect_embedded(np.array(["call me: ann@x.org", "tel. (555) 123-4567",
+    ...                               "paid 1 250 000 000 in 2019"], dtype=object))
+    >>> m["email"].tolist(), m["phone"].tolist()
+    ([True, False, False], [False, True, False])
     """
     s = _s(values)
-    return {k: s.str.contains(rx, regex=True).to_numpy(bool) for k, rx in _EMBEDDED.items()}
+    out = {k: s.str.contains(rx, regex=True).to_numpy(bool) for k, rx in _EMBEDDED.items()}
+    phone = np.zeros(len(s), dtype=bool)
+    cand = s.str.contains(r"\d[\d \t().-]{5,}\d", regex=True).to_numpy(bool)
+    arr = s.to_numpy(object)
+    for i in np.flatnonzero(cand):
+        phone[i] = _phone_in(arr[i])
+    out["phone"] = phone & ~out["ssn"]
+    return out
 
 
 DETECTORS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
