@@ -74,6 +74,11 @@ def detect_email(values: np.ndarray) -> np.ndarray:
     return _s(values).str.fullmatch(_EMAIL).to_numpy(bool)
 
 
+#: Digit strings that are shaped like phones but are something else: dates, SSNs, US ZIP+4
+#: codes (``02139-4307``) and decimals written as text (``57819.85``, ``1234,56``).
+_NOT_A_PHONE = r"\d{1,4}[-./]\d{1,2}[-./]\d{1,4}|\d{3}-\d{2}-\d{4}|\d{5}-\d{4}|\d+[.,]\d+"
+
+
 def detect_phone(values: np.ndarray) -> np.ndarray:
     """Phone numbers written as text: 7 to 15 digits with a '+', a leading 0 or separators.
 
@@ -92,11 +97,8 @@ def detect_phone(values: np.ndarray) -> np.ndarray:
     styled = (
         s.str.startswith("+") | s.str.startswith("0") | s.str.contains(r"[\s().-]", regex=True)
     ).to_numpy(bool)
-    dateish = s.str.fullmatch(r"\d{1,4}[-./]\d{1,2}[-./]\d{1,4}").to_numpy(bool)
-    ssn = s.str.fullmatch(r"\d{3}-\d{2}-\d{4}").to_numpy(bool)
-    zip4 = s.str.fullmatch(r"\d{5}-\d{4}").to_numpy(bool)
-    decimal = s.str.fullmatch(r"\d+[.,]\d+").to_numpy(bool)
-    return shape & (digits >= 7) & (digits <= 15) & styled & ~dateish & ~ssn & ~zip4 & ~decimal
+    other = s.str.fullmatch(_NOT_A_PHONE).to_numpy(bool)
+    return shape & (digits >= 7) & (digits <= 15) & styled & ~other
 
 
 def luhn_valid(digits: np.ndarray) -> np.ndarray:
@@ -258,16 +260,15 @@ _PHONE_CUE = re.compile(
     r"(?i)(?:\b(?:tel|phone|mobile|mob|cell|call|fax|whatsapp|sms|text)\b|\u260e)\W{0,4}$"
 )
 #: Words or symbols before/after a number that make it something else (money, ISBN, ...).
+_CURRENCY_SIGN = "$€£¥₹"
+_CURRENCY_CODE = "usd|eur|gbp|kes|ksh|inr"
 _NOT_PHONE_BEFORE = re.compile(
-    r"(?i)(?:[$€£¥₹]|\b(?:isbn(?:-1[03])?|usd|eur|gbp|kes|ksh|inr)\W{0,3})$"
+    rf"(?i)(?:[{_CURRENCY_SIGN}]|\b(?:isbn(?:-1[03])?|{_CURRENCY_CODE})\W{{0,3}})$"
 )
-_NOT_PHONE_AFTER = re.compile(r"(?i)^\s?(?:[$€£¥₹%]|(?:usd|eur|gbp|kes|ksh|inr)\b)")
+_NOT_PHONE_AFTER = re.compile(rf"(?i)^\s?(?:[{_CURRENCY_SIGN}%]|(?:{_CURRENCY_CODE})\b)")
 _THOUSANDS = re.compile(r"\d{1,3}(?:([ .])\d{3})(?:\1\d{3})*(?:[.,]\d{1,2})?")
 _DATE_IN = re.compile(
     r"(?<!\d)(?:\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4})(?!\d)"
-)
-_NOT_A_PHONE = re.compile(
-    r"\d{1,4}[-./]\d{1,2}[-./]\d{1,4}|\d{3}-\d{2}-\d{4}|\d{5}-\d{4}|\d+[.,]\d+"
 )
 _DECIMALS = re.compile(r"\d[.,]\d+\s+\d+[.,]\d")
 _YEARS = re.compile(r"(?:1[89]|20)\d\d(?:[\s-]+(?:1[89]|20)\d\d)+")
@@ -290,7 +291,7 @@ def _phone_in(text: str) -> bool:
         digits = re.sub(r"\D", "", core)
         before, after = text[: m.start()], text[m.end() :]
         need = 7 if _PHONE_CUE.search(before) else 9
-        if not need <= len(digits) <= 15 or _NOT_A_PHONE.fullmatch(core):
+        if not need <= len(digits) <= 15 or re.fullmatch(_NOT_A_PHONE, core):
             continue  # detect_phone's exclusions: dates, SSNs, ZIP+4 codes, decimals
         if not core.startswith(("+", "0")) and not re.search(r"[\s().-]", core):
             continue  # a bare integer is a count, an amount or a reference number
