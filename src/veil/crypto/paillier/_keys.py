@@ -9,13 +9,12 @@ short-exponent randomness of Damgard-Jurik-Nielsen (:mod:`._fixedbase`).
 from __future__ import annotations
 
 import hashlib
-import os
-import sys
 import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from veil._checks import user_stacklevel
 from veil.errors import ConfigError
 
 from .._errors import CryptoError, CryptoOverflowError, InsecureKeyWarning
@@ -44,15 +43,6 @@ _MIN_INSECURE_BITS = 64
 _PRECOMPUTE_AFTER = 32
 
 
-def _user_stacklevel() -> int:
-    """``stacklevel`` of the first frame outside this package (warnings point at user code)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    frame, level = sys._getframe(1), 1
-    while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(here):
-        frame, level = frame.f_back, level + 1
-    return level
-
-
 def check_key_length(n_length: int, insecure: bool, error: type[Exception]) -> None:
     """The key-size policy shared by key generation and key loading.
 
@@ -72,7 +62,7 @@ def check_key_length(n_length: int, insecure: bool, error: type[Exception]) -> N
             f"a {n_length}-bit Paillier key gives less than 112-bit security; use 2048 bits "
             "or more (3072 recommended), or pass insecure=True to silence this warning",
             InsecureKeyWarning,
-            stacklevel=_user_stacklevel(),
+            stacklevel=user_stacklevel(),
         )
 
 
