@@ -105,13 +105,19 @@ def _utility_table(path: Path) -> None:
     df.to_csv(path, index=False)
 
 
-def test_utility_target_in_report(tmp_path: Path) -> None:
+def _anonymize_utility_table(tmp_path: Path, extra: str) -> tuple[dict, str]:
+    """Run `veil anonymize` (k=25, optimal) on the utility table: report's anonymity, HTML."""
     src = tmp_path / "t.csv"
     _utility_table(src)
-    pol = _policy(tmp_path, "  k: 25\n  algorithm: optimal\n  utility_target: y\n")
+    pol = _policy(tmp_path, "  k: 25\n  algorithm: optimal\n" + extra)
     out = tmp_path / "o"
     assert _run(src, pol, out) == 0
     a = json.loads((out / "report.json").read_text())["anonymity"]
+    return a, (out / "report.html").read_text()
+
+
+def test_utility_target_in_report(tmp_path: Path) -> None:
+    a, html = _anonymize_utility_table(tmp_path, "  utility_target: y\n")
     assert a["node"] == {"g": 1}
     cu = a["classification_utility"]
     assert cu["target"] == "y"
@@ -119,19 +125,13 @@ def test_utility_target_in_report(tmp_path: Path) -> None:
     # every g is '*' in the release: the model can only predict the majority class
     assert cu["release_accuracy"] == pytest.approx(cu["baseline_accuracy"])
     assert cu["baseline_accuracy"] < 1.0
-    html = (out / "report.html").read_text()
     assert 'class="classification"' in html and "majority-class baseline" in html
 
 
 def test_utility_target_off_by_default(tmp_path: Path) -> None:
-    src = tmp_path / "t.csv"
-    _utility_table(src)
-    pol = _policy(tmp_path, "  k: 25\n  algorithm: optimal\n")
-    out = tmp_path / "o"
-    assert _run(src, pol, out) == 0
-    a = json.loads((out / "report.json").read_text())["anonymity"]
+    a, html = _anonymize_utility_table(tmp_path, "")
     assert "classification_utility" not in a
-    assert 'class="classification"' not in (out / "report.html").read_text()
+    assert 'class="classification"' not in html
 
 
 @pytest.mark.parametrize(
