@@ -135,10 +135,7 @@ class PaillierPublicKey:
         # rebuilt on demand: a copy or an unpickled key draws its own fresh base
         state = dict(self.__dict__)
         state["_randomness"], state["_count"] = None, 0
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
+        return state  # the default __setstate__ restores it into __dict__
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, PaillierPublicKey) and other.n == self.n
