@@ -187,6 +187,18 @@ def test_batch_size_is_taken_from_tuple_and_dict_inputs_and_clipping_is_per_samp
         psg.remove()
 
 
+def _insecure_private(
+    model: nn.Module, data: TensorDataset, batch_size: int, **kw: object
+) -> tuple:
+    """``make_private`` of ``model`` with SGD (lr 0.1) over ``data`` in batches of
+    ``batch_size``, ``noise_multiplier=1``, ``max_grad_norm=1`` and seeded insecure noise (the
+    :class:`InsecureRandomWarning` is asserted); ``kw`` adds or overrides the rest."""
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    conf = {"noise_multiplier": 1.0, "max_grad_norm": 1.0, "secure_rng": False, "seed": 0, **kw}
+    with pytest.warns(InsecureRandomWarning):
+        return make_private(model, opt, DataLoader(data, batch_size=batch_size), **conf)
+
+
 def _two_batches() -> tuple:
     g = torch.Generator().manual_seed(0)
     xs = [torch.randn(8, 4, generator=g) for _ in range(2)]
@@ -201,17 +213,7 @@ def test_accumulating_two_batches_before_step_is_refused(middle: type) -> None:
     model = nn.Sequential(nn.Linear(4, 4), middle(4) if middle is nn.LayerNorm else middle())
     model.append(nn.Linear(4, 2))
     data = TensorDataset(torch.randn(64, 4), torch.randint(0, 2, (64,)))
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    with pytest.warns(InsecureRandomWarning):
-        model, opt, _ = make_private(
-            model,
-            opt,
-            DataLoader(data, batch_size=8),
-            noise_multiplier=1.0,
-            max_grad_norm=1.0,
-            secure_rng=False,
-            seed=0,
-        )
+    model, opt, _ = _insecure_private(model, data, 8)
     xs, ys = _two_batches()
     opt.zero_grad()
     for x, y in zip(xs, ys):
@@ -247,18 +249,7 @@ def test_virtual_steps_still_accumulate_chunks_into_one_step() -> None:
     g = torch.Generator().manual_seed(1)
     data = TensorDataset(torch.randn(120, 4, generator=g), torch.randint(0, 2, (120,), generator=g))
     model = nn.Sequential(nn.Linear(4, 4), nn.LayerNorm(4), nn.Linear(4, 2))
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    with pytest.warns(InsecureRandomWarning):
-        model, opt, loader = make_private(
-            model,
-            opt,
-            DataLoader(data, batch_size=60),
-            noise_multiplier=1.0,
-            max_grad_norm=1.0,
-            secure_rng=False,
-            seed=0,
-            max_physical_batch_size=16,
-        )
+    model, opt, loader = _insecure_private(model, data, 60, max_physical_batch_size=16)
     chunks = 0
     for x, y in loader:
         opt.zero_grad()
@@ -348,11 +339,7 @@ def test_embedding_padding_row_gets_no_per_sample_gradient(padding_idx: int) -> 
 def test_gradient_checkpointing_and_a_scalar_first_argument_work():
     """Checkpointing re-runs layer forwards during backward, after the model's forward has
     returned; a scalar tensor before the input is not the batch."""
-    import torch
-    from torch import nn
     from torch.utils.checkpoint import checkpoint
-
-    from veil.ml.dpsgd import make_private
 
     class Net(nn.Module):
         def __init__(self) -> None:
@@ -365,13 +352,8 @@ def test_gradient_checkpointing_and_a_scalar_first_argument_work():
             return self.b(h) / temp
 
     torch.manual_seed(0)
-    x, y = torch.randn(32, 4), torch.randint(0, 2, (32,))
-    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=8)
-    model = Net()
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    model, opt, loader = make_private(
-        model, opt, loader, noise_multiplier=1.0, max_grad_norm=1.0, secure_rng=False, seed=1
-    )
+    data = TensorDataset(torch.randn(32, 4), torch.randint(0, 2, (32,)))
+    model, opt, loader = _insecure_private(Net(), data, 8, seed=1)
     steps = 0
     for xb, yb in loader:
         opt.zero_grad()
