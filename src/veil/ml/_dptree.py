@@ -20,7 +20,8 @@ Privacy (unit: one row added or removed).
 * Leaves.  The leaves partition the rows, so the class counts of all leaves form one histogram
   of L1 sensitivity 1: Laplace(1/eps_leaf) on every count is ``eps_leaf``-DP.
 * Depth.  With ``max_depth=None`` the depth follows :func:`auto_depth` from ``n * epsilon``;
-  ``n`` is itself private, so it is a Laplace-noised count costing ``COUNT_SHARE * epsilon``.
+  ``n`` is itself private, so it is a Laplace-noised count costing ``COUNT_SHARE * epsilon``
+  (:mod:`veil.ml._noise`, shared with k-means).
 
 A tree therefore spends ``eps_count + D * eps_level + eps_leaf = epsilon``.
 """
@@ -32,17 +33,15 @@ from typing import Any
 import numpy as np
 
 from veil.dp._samplers import bernoulli_exp
-from veil.ml._noise import COUNT_SHARE, add_laplace, noisy_count
+from veil.ml._noise import add_laplace
 
 __all__ = [
-    "COUNT_SHARE",
     "LEAF_SHARE",
     "N_THRESHOLDS",
     "GreedyTree",
     "auto_depth",
     "build_tree",
     "leaf_distribution",
-    "noisy_count",
     "noisy_leaf_counts",
     "select_splits",
     "split_utilities",

@@ -21,14 +21,8 @@ from veil.ml._base import (
     resolve_classes,
 )
 from veil.ml._budget import Charge, atomic_fit
-from veil.ml._dptree import (
-    COUNT_SHARE,
-    auto_depth,
-    build_tree,
-    leaf_distribution,
-    noisy_count,
-)
-from veil.ml._noise import resolve_rng
+from veil.ml._dptree import auto_depth, build_tree, leaf_distribution
+from veil.ml._noise import COUNT_SHARE, noisy_count, resolve_rng
 
 __all__ = ["DecisionTreeClassifier", "RandomForestClassifier"]
 
