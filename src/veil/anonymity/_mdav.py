@@ -199,29 +199,24 @@ def mdav_anonymize(df: pd.DataFrame, config: AnonymizationConfig) -> Anonymizati
         release[c] = pd.Series(Xa[:, j], index=df.index)
     n = len(df)
     _, before = np.unique(X, axis=0, return_counts=True)
+    sf = config.sampling_fraction_for(n)
+    info_loss = sse / sst if sst > 0 else 0.0
+
+    def size_metrics(class_sizes: np.ndarray) -> dict[str, float]:
+        return {m: v for m, v in size_utilities(class_sizes).items() if m != "dm_star"}
+
     return AnonymizationResult(
         data=release,
         config=config,
         algorithm="mdav",
-        risk_before=risk_summary(before, sampling_fraction=config.sampling_fraction_for(n)),
-        risk_after=risk_summary(sizes, sampling_fraction=config.sampling_fraction_for(n)),
+        risk_before=risk_summary(before, sampling_fraction=sf),
+        risk_after=risk_summary(sizes, sampling_fraction=sf),
         suppressed=np.zeros(n, dtype=bool),
         partitions=groups,
         objective="info_loss",
-        objective_value=sse / sst if sst > 0 else 0.0,
-        utility={
-            "sse": sse,
-            "sst": sst,
-            "info_loss": sse / sst if sst > 0 else 0.0,
-            "dm": int((sizes.astype(np.int64) ** 2).sum()),
-            "aecs": n / ng,
-        },
-        utility_before={
-            "sse": 0.0,
-            "sst": sst,
-            "info_loss": 0.0,
-            **{m: v for m, v in size_utilities(before).items() if m != "dm_star"},
-        },
+        objective_value=info_loss,
+        utility={"sse": sse, "sst": sst, "info_loss": info_loss, **size_metrics(sizes)},
+        utility_before={"sse": 0.0, "sst": sst, "info_loss": 0.0, **size_metrics(before)},
         elapsed=elapsed,
         extra={
             "class_sizes": {"min": int(sizes.min()), "max": int(sizes.max()), "mean": n / ng},

@@ -182,32 +182,31 @@ def mondrian_anonymize(df: pd.DataFrame, config: AnonymizationConfig) -> Anonymi
         release[name] = pd.Series(arr, index=df.index, dtype=object)
     sizes = stats.sizes
     ncp = stats.global_ncp()
+
+    def size_metrics(class_sizes: np.ndarray) -> dict[str, float]:
+        su = size_utilities(class_sizes)
+        return {"dm": su["dm"], "aecs": su["aecs"], "cavg": su["aecs"] / k}
+
     utility = {
         "ncp": ncp,
         "column_ncp": {d.name: float(v) for d, v in zip(dims, stats.column_ncp())},
-        "dm": int((sizes.astype(np.int64) ** 2).sum()),
-        "aecs": n / n_classes,
-        "cavg": n / n_classes / k,
+        **size_metrics(sizes),
     }
+    sf = config.sampling_fraction_for(n)  # no k-map in Mondrian: no population sizes
+    before_sizes = original_class_sizes(X)
+    risk_before = risk_summary(before_sizes, sampling_fraction=sf)
+    utility_before = {  # the original table taken as a release
+        "ncp": 0.0,
+        "column_ncp": {d.name: 0.0 for d in dims},
+        **size_metrics(before_sizes),
+    }
+    risk_after = risk_summary(sizes, sampling_fraction=sf)
     extra_info = {
         "mondrian_mode": "relaxed" if relaxed else "strict",
         "qi_kinds": {d.name: d.kind for d in dims},
         "class_sizes": {"min": int(sizes.min()), "max": int(sizes.max()), "mean": n / n_classes},
         "total_s": time.perf_counter() - t0,
     }
-    sf = config.sampling_fraction_for(n)  # no k-map in Mondrian: no population sizes
-    before_sizes = original_class_sizes(X)
-    risk_before = risk_summary(before_sizes, sampling_fraction=sf)
-    sb = size_utilities(before_sizes)  # the original table taken as a release
-    utility_before = {
-        "ncp": 0.0,
-        "column_ncp": {d.name: 0.0 for d in dims},
-        "dm": sb["dm"],
-        "aecs": sb["aecs"],
-        "cavg": sb["aecs"] / k,
-    }
-    risk_after = risk_summary(sizes, sampling_fraction=sf)
-    extra_info["total_s"] = time.perf_counter() - t0
     return AnonymizationResult(
         data=release,
         config=config,
