@@ -174,16 +174,16 @@ class PerSampleGrads:
         # the batch of the last pass stays known after the forward returns: gradient
         # checkpointing re-runs layer forwards during backward, on the same batch
 
-    def _check_batch(self, layer: _Layer, x: torch.Tensor, dim: int = 0) -> int:
-        """Dimension ``dim`` of a layer input must be the model's batch (privacy: per-sample
+    def _check_batch(self, layer: _Layer, x: torch.Tensor) -> int:
+        """Dimension 0 of a layer input must be the model's batch (privacy: per-sample
         clipping clips per row of that dimension)."""
         state = self._state
-        if x.dim() <= dim:
+        if x.dim() == 0:
             raise InputError(
                 f"{layer.name}: expected a batched input (batch on dimension 0), "
                 f"got shape {tuple(x.shape)}"
             )
-        rows = int(x.shape[dim])
+        rows = int(x.shape[0])
         if state.batch is None:
             raise InputError(
                 f"{layer.name}: the batch size is unknown ({state.batch_why}); call the "
@@ -301,8 +301,7 @@ class PerSampleGrads:
             )
         if not sub.batch_first:  # refused by validate_module; the flag was changed since
             raise ConfigError(f"{layer.name}: construct recurrent layers with batch_first=True")
-        bd = 0
-        bsz = self._check_batch(layer, x, bd)
+        bsz = self._check_batch(layer, x)
         if bsz == 0:
             return self._empty_call(layer, args, kwargs)
         expanded = {
@@ -316,7 +315,7 @@ class PerSampleGrads:
             return rnn_single(sub, {**frozen, **params}, xi, hi)
 
         h_dims: Any = (1, 1) if isinstance(sub, nn.LSTM) else 1
-        out = vmap(one, in_dims=(0, bd, hx_dims), out_dims=(bd, h_dims), randomness="different")(
+        out = vmap(one, in_dims=(0, 0, hx_dims), out_dims=(0, h_dims), randomness="different")(
             expanded, x, hx
         )
         self._mark_leaves(expanded.values())
