@@ -22,7 +22,7 @@ of levels, then the lexicographically smallest level vector.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -198,15 +198,7 @@ class LatticeSearch:
     def _fallback(self, incumbent: SearchOutcome | None) -> SearchOutcome:
         """The incumbent, else the top node (the search ran out of time before any other)."""
         if incumbent is not None:
-            return SearchOutcome(
-                incumbent.node,
-                incumbent.table,
-                incumbent.evaluation,
-                incumbent.value,
-                self.n_checked,
-                self.n_total,
-                False,
-            )
+            return replace(incumbent, n_checked=self.n_checked, n_total=self.n_total, optimal=False)
         t, ev = self.check_top()
         v = self.obj.value(t, ev.violating)
         return SearchOutcome(self.enc.top, t, ev, v, self.n_checked, self.n_total, False)
