@@ -79,12 +79,7 @@ def check_unused(unused: dict[str, Any], func: Callable[..., Any]) -> None:
                 "parameter is not ignored: e.g. a misspelt accountant would charge the default "
                 "accountant)"
             )
-    for key in unused:
-        warnings.warn(
-            f"parameter {key!r} is ignored (accepted for diffprivlib compatibility)",
-            DiffprivlibCompatibilityWarning,
-            stacklevel=user_stacklevel(),
-        )
+    warn_unused(unused)
 
 
 def check_epsilon(epsilon: Any) -> float:
