@@ -21,16 +21,6 @@ from veil.crypto.paillier import (
 from veil.errors import ConfigError, InputError
 
 
-@pytest.fixture(scope="module")
-def keys():  # type: ignore[no-untyped-def]
-    return generate_paillier_keypair(n_length=512, insecure=True)
-
-
-@pytest.fixture(scope="module")
-def other_keys():  # type: ignore[no-untyped-def]
-    return generate_paillier_keypair(n_length=512, insecure=True)
-
-
 def test_seed_example_1024_bits_warns_and_works() -> None:
     with pytest.warns(InsecureKeyWarning, match="1024-bit"):
         public_key, private_key = generate_paillier_keypair(n_length=1024)

@@ -19,11 +19,6 @@ from veil.crypto.paillier import (
 )
 
 
-@pytest.fixture(scope="module")
-def keys():  # type: ignore[no-untyped-def]
-    return generate_paillier_keypair(n_length=512, insecure=True)
-
-
 def _pk_doc(n: int) -> str:
     return json.dumps({"scheme": "veil-paillier", "version": 1, "kind": "public_key", "n": str(n)})
 

@@ -7,12 +7,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from veil.crypto.paillier import CryptoOverflowError, PackingSpec, generate_paillier_keypair
-
-
-@pytest.fixture(scope="module")
-def keys():  # type: ignore[no-untyped-def]
-    return generate_paillier_keypair(n_length=512, insecure=True)
+from veil.crypto.paillier import CryptoOverflowError, PackingSpec
 
 
 def test_audit_cases_round_trip_exactly(keys) -> None:  # type: ignore[no-untyped-def]

@@ -18,20 +18,9 @@ from veil.crypto.paillier import (
     decrypt_aggregate,
     dumps,
     encrypt_contribution,
-    generate_paillier_keypair,
     loads,
 )
 from veil.errors import ConfigError, InputError
-
-
-@pytest.fixture(scope="module")
-def keys():  # type: ignore[no-untyped-def]
-    return generate_paillier_keypair(n_length=512, insecure=True)
-
-
-@pytest.fixture(scope="module")
-def other_keys():  # type: ignore[no-untyped-def]
-    return generate_paillier_keypair(n_length=512, insecure=True)
 
 
 def test_spec_layout() -> None:
