@@ -134,29 +134,27 @@ def test_racing_parallel_and_plain_spends_never_overspend():
     accepted: list[tuple[str, int, float]] = []
     lock = threading.Lock()
 
+    def spend_all(chunk: np.ndarray, kind: str, key: int) -> None:
+        """Spend each value; record the accepted ones (a refused spend records nothing)."""
+        for v in chunk:
+            try:
+                acc.spend(float(v), 0)
+            except BudgetError:
+                continue
+            with lock:
+                accepted.append((kind, key, float(v)))
+
     def worker(t: int) -> None:
         rng = np.random.default_rng(100 + t)
         values = rng.uniform(0.01, 0.3, size=30)
         start.wait(30)
         for round_ in range(3):
-            parallel = (t + round_) % 2 == 0
-            if parallel:
+            chunk = values[round_ * 10 : (round_ + 1) * 10]
+            if (t + round_) % 2 == 0:
                 with acc.parallel():
-                    for v in values[round_ * 10 : (round_ + 1) * 10]:
-                        try:
-                            acc.spend(float(v), 0)
-                        except BudgetError:
-                            continue
-                        with lock:
-                            accepted.append(("block", t * 10 + round_, float(v)))
+                    spend_all(chunk, "block", t * 10 + round_)
             else:
-                for v in values[round_ * 10 : (round_ + 1) * 10]:
-                    try:
-                        acc.spend(float(v), 0)
-                    except BudgetError:
-                        continue
-                    with lock:
-                        accepted.append(("plain", 0, float(v)))
+                spend_all(chunk, "plain", 0)
 
     _run(*[lambda t=t: worker(t) for t in range(n_threads)])
     assert acc.total().epsilon <= budget * (1 + 1e-12)
