@@ -308,6 +308,22 @@ def _warn() -> None:
     )
 
 
+def _words_below(rng: BitSource, n: int, rem: Any) -> np.ndarray:
+    """``n`` raw 64-bit words ``r`` with ``r < 2^64 - rem``, redrawing the others.
+
+    ``rem`` (``2^64 mod m``, a ``uint64`` scalar or one per draw) may be 0: ``r < 2^64 - rem``
+    is tested as ``r <= ~rem``, which then keeps every word.
+    """
+    top = ~rem
+    out = rng.raw(n)
+    bad = out > top
+    while bad.any():
+        idx = np.flatnonzero(bad)
+        out[idx] = rng.raw(idx.size)
+        bad[idx] = out[idx] > (top[idx] if np.ndim(top) else top)
+    return out
+
+
 def uniform_below(rng: BitSource, m: int | np.ndarray, n: int) -> np.ndarray:
     """``n`` exactly uniform integers on ``[0, m)`` as ``uint64`` (``1 <= m <= 2**63``).
 
@@ -316,27 +332,11 @@ def uniform_below(rng: BitSource, m: int | np.ndarray, n: int) -> np.ndarray:
     """
     if np.ndim(m):
         mm = np.asarray(m, dtype=np.uint64)
-        rem = (np.uint64(0) - mm) % mm  # 2^64 mod m
-        limit = np.uint64(0) - rem  # keep r < 2^64 - rem (every r when rem = 0)
-        out = rng.raw(n)
-        bad = (rem != 0) & (out >= limit)
-        while bad.any():
-            idx = np.flatnonzero(bad)
-            out[idx] = rng.raw(idx.size)
-            bad[idx] = out[idx] >= limit[idx]
-        return out % mm
+        return _words_below(rng, n, (np.uint64(0) - mm) % mm) % mm  # 2^64 mod m, per draw
     m = int(m)
     if m == 1:
         return np.zeros(n, dtype=np.uint64)
     if m & (m - 1) == 0:  # power of two: take the top bits
         shift = np.uint64(64 - (m.bit_length() - 1))
         return rng.raw(n) >> shift
-    limit = np.uint64(2**64 - (2**64 % m))
-    mm = np.uint64(m)
-    out = rng.raw(n)
-    bad = out >= limit
-    while bad.any():
-        idx = np.flatnonzero(bad)
-        out[idx] = rng.raw(idx.size)
-        bad[idx] = out[idx] >= limit
-    return out % mm
+    return _words_below(rng, n, np.uint64(2**64 % m)) % np.uint64(m)
