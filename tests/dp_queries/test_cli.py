@@ -119,8 +119,6 @@ def test_private_partition_selection_via_cli(tmp_path: Path, capsys) -> None:
 
 def test_too_large_epsilon_says_so(table: Path, capsys) -> None:
     """A noise scale below 2^-900 comes from a huge epsilon: the advice must be to lower it."""
-    from veil.cli.main import main
-
     rc = main(["query", str(table), "SELECT AVG(age) FROM data", "--epsilon", "1e308",
                "--bounds", "age=0:120"])  # fmt: skip
     err = capsys.readouterr().err
