@@ -108,6 +108,7 @@ def test_numpy_only_arguments_still_warn_and_are_ignored():
     with pytest.warns(DiffprivlibCompatibilityWarning) as rec:
         dp.tools.histogram2d(X, X, epsilon=0.1, range=[(0, 100)] * 2, normed=None, accountant=acc)
     assert len(rec) == 1  # histogram2d warns once, not again through histogramdd
+    assert rec[0].filename == __file__  # the warning points at the caller's line
     with pytest.warns(DiffprivlibCompatibilityWarning, match="'weights'"):  # None: nothing lost
         dp.tools.mean(X, epsilon=0.1, bounds=(0, 100), weights=None, accountant=acc)
     assert len(acc) == 5
