@@ -151,10 +151,11 @@ def _check_limits(args: argparse.Namespace) -> None:
             )
 
 
-def _too_small(args: argparse.Namespace, exc: Exception | None = None) -> ConfigError:
-    """The samplers refuse noise scales beyond 2^52 (or not finite): say which option did it."""
+def _epsilon_error(args: argparse.Namespace, exc: NoiseScaleError) -> ConfigError:
+    """The samplers refuse noise scales above 2^52 (epsilon too small) or below 2^-900
+    (epsilon too large, as their message says): name the option that did it."""
     also = " (and --delta)" if args.mechanism == "gaussian" else ""
-    if exc is not None and "too large" in str(exc):
+    if "too large" in str(exc):
         return ConfigError(
             f"--epsilon {args.epsilon:g}{also} is too large for this query: the noise scale "
             "falls below 2^-900, where floating-point-safe noise is not defined; lower --epsilon"
@@ -255,7 +256,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.dry_run:
             out = plan.execute(with_ci=True, alpha=args.alpha)
     except NoiseScaleError as exc:
-        raise _too_small(args, exc) from None
+        raise _epsilon_error(args, exc) from None
     unit = (
         f"privacy unit: {args.privacy_unit} (max {plan.plan.max_groups} group(s), "
         f"{plan.plan.max_rows} row(s) per group)"
