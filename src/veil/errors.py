@@ -41,8 +41,13 @@ class ConfigError(VeilError, ValueError):
 
 
 class NoiseScaleError(ConfigError):
-    """The noise a release needs is beyond what the exact samplers can draw (epsilon too small
-    for the sensitivity: a noise scale above 2^52)."""
+    """The noise a release needs is beyond what the exact samplers can draw: epsilon too small
+    for the sensitivity (a noise scale above 2^52), or, with ``too_large`` set, so large that
+    the scale falls below 2^-900."""
+
+    def __init__(self, message: str, *, too_large: bool = False) -> None:
+        super().__init__(message)
+        self.too_large = too_large
 
 
 class KeyMissingError(VeilError):

@@ -153,9 +153,9 @@ def _check_limits(args: argparse.Namespace) -> None:
 
 def _epsilon_error(args: argparse.Namespace, exc: NoiseScaleError) -> ConfigError:
     """The samplers refuse noise scales above 2^52 (epsilon too small) or below 2^-900
-    (epsilon too large, as their message says): name the option that did it."""
+    (epsilon too large: ``exc.too_large``): name the option that did it."""
     also = " (and --delta)" if args.mechanism == "gaussian" else ""
-    if "too large" in str(exc):
+    if exc.too_large:
         return ConfigError(
             f"--epsilon {args.epsilon:g}{also} is too large for this query: the noise scale "
             "falls below 2^-900, where floating-point-safe noise is not defined; lower --epsilon"

@@ -385,14 +385,16 @@ def discrete_gaussian(sigma: float | Fraction, size: int, rng: BitSource) -> np.
 def grid_for(scale: float) -> float:
     """The power-of-two grid ``2^(floor(log2(scale)) - 30)`` used for noise of this scale."""
     if not (scale > 0 and math.isfinite(scale)) or not (2.0**-900 < scale < 2.0**900):
+        too_large = 0 < scale <= 2.0**-900
         cause = (
             "epsilon is too large for this sensitivity"
-            if 0 < scale <= 2.0**-900
+            if too_large
             else "epsilon is too small for this sensitivity (or the scale is invalid)"
         )
         raise NoiseScaleError(
             f"noise scale must be a positive finite number in (2^-900, 2^900), got {scale}: "
-            + cause
+            + cause,
+            too_large=too_large,
         )
     return math.ldexp(1.0, math.frexp(scale)[1] - 1 - GRID_BITS)
 
