@@ -25,7 +25,7 @@ import pandas as pd
 from veil.errors import ConfigError, InputError
 from veil.schema._hierarchy import Hierarchy, as_str_values
 
-__all__ = ["Dim", "HierTree", "encode_qis", "tree_from_hierarchy"]
+__all__ = ["Dim", "HierTree", "encode_qis", "numeric_offsets", "tree_from_hierarchy"]
 
 Kind = Literal["numeric", "hier", "set"]
 
@@ -208,9 +208,45 @@ def _is_numeric(s: pd.Series) -> bool:
     return pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
 
 
+def numeric_offsets(vals: np.ndarray) -> np.ndarray:
+    """Distances ``vals - vals[0]`` of sorted distinct values, finite and scaled by ``2**-s``.
+
+    NCP only uses ratios of these distances, so any common power-of-two factor is harmless
+    (and exact).  Integers: the difference is taken modulo ``2**64`` in ``uint64``, which is
+    exact for every ``int64`` / ``uint64`` pair (``2**63 - 1 - (-2**63)`` wrapped around in
+    ``int64``).  Floats: ``vals - vals[0]`` overflows to ``inf`` when the values span more than
+    the largest double (``-1e308`` and ``1e308``); then ``vals / 2 - vals[0] / 2`` is used,
+    which equals the rounded true difference halved (halving is exact above the subnormals,
+    and rounding commutes with a power-of-two scaling), so ratios are those of the exact
+    distances, rounded once, whatever the magnitude of the data.
+
+    Examples
+    --------
+    >>> numeric_offsets(np.array([-1e308, 0.0, 1e308])).tolist()
+    [0.0, 5e+307, 1e+308]
+    >>> numeric_offsets(np.array([-(2**63), 2**63 - 1], dtype=np.int64)).tolist()
+    [0.0, 1.8446744073709552e+19]
+    """
+    if vals.size == 0:
+        return np.zeros(0, dtype=np.float64)
+    if vals.dtype.kind in "iu":
+        u = vals.view(np.uint64) if vals.dtype.kind == "i" else vals.astype(np.uint64)
+        return (u - u[0]).astype(np.float64)
+    v = np.asarray(vals, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        off = v - v[0]
+    if not np.isfinite(off[-1]):
+        off = v * 0.5 - v[0] * 0.5  # |v| <= max double: the halves differ by at most that
+    return off
+
+
 def _encode_numeric(name: str, s: pd.Series) -> tuple[Dim, np.ndarray]:
     if s.isna().any():
         raise InputError(f"quasi-identifier {name!r} has missing values")
+    if pd.api.types.is_complex_dtype(s.dtype):
+        raise InputError(
+            f"quasi-identifier {name!r} is complex: Mondrian needs real numbers (or text)"
+        )
     if pd.api.types.is_unsigned_integer_dtype(s.dtype):
         arr = s.to_numpy(dtype=np.uint64)  # exact; as int64, values >= 2**63 turned negative
         exact_int = True
@@ -221,10 +257,13 @@ def _encode_numeric(name: str, s: pd.Series) -> tuple[Dim, np.ndarray]:
         exact_int = False
         arr = s.to_numpy(dtype=np.float64)
         if not np.all(np.isfinite(arr)):
-            raise InputError(f"quasi-identifier {name!r} has infinite values")
+            bad = "NaN" if np.isnan(arr).any() else "infinite"
+            raise InputError(
+                f"quasi-identifier {name!r} has {bad} values: Mondrian needs finite numbers"
+            )
     vals, codes = np.unique(arr, return_inverse=True)
-    # Offsets from the minimum first (exact for large integers), then normalize.
-    offsets = (vals - vals[0]).astype(np.float64)
+    # Offsets from the minimum first (exact for large integers, no overflow), then normalize.
+    offsets = numeric_offsets(vals)
     span = float(offsets[-1])
     norm = (offsets / span).tolist() if span > 0 else [0.0] * vals.size
     integral = exact_int or bool(np.all(vals == np.round(vals)))

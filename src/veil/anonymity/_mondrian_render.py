@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.anonymity._mondrian_encode import Dim
+from veil.anonymity._mondrian_encode import Dim, numeric_offsets
 
 __all__ = ["ClassStats", "class_stats", "fmt_number", "render"]
 
@@ -104,7 +104,7 @@ def class_stats(
     ncp = np.zeros((n_classes, d), dtype=np.float64)
     for j, dim in enumerate(dims):
         if dim.kind == "numeric":
-            offsets = (dim.values - dim.values[0]).astype(np.float64)
+            offsets = numeric_offsets(dim.values)  # finite even for -1e308 .. 1e308
             span = float(offsets[-1])
             if span > 0:
                 ncp[:, j] = (offsets[hi[:, j]] - offsets[lo[:, j]]) / span
