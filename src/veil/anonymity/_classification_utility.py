@@ -61,11 +61,33 @@ def _hier_leaves(h: Any) -> dict[str, list[str]]:
     return out
 
 
+def _mean(x: np.ndarray) -> float:
+    """Mean of finite ``x`` that cannot overflow: taken on ``x / 2**e`` (exact), scaled back."""
+    if x.size == 0:
+        return 0.0
+    scale = np.ldexp(1.0, int(np.frexp(np.max(np.abs(x)))[1]) - 1)  # |x| / scale < 2
+    return float(np.mean(x / scale) * scale)
+
+
+def _midpoint(a: float, b: float) -> float:
+    """``(a + b) / 2`` without overflow (``[1e308, 1.7e308]`` summed to ``inf``)."""
+    mid = (a + b) / 2.0
+    return mid if np.isfinite(mid) else a / 2.0 + b / 2.0
+
+
+def _pow2_scale(x: np.ndarray) -> float:
+    """``2**(e - 1)`` with ``2**e > max |x|``: ``x / scale`` is exact and below 2 in size."""
+    if x.size and not np.isfinite(x).all():
+        raise InputError("numeric features must be finite")
+    return float(np.ldexp(1.0, int(np.frexp(np.max(np.abs(x)) if x.size else 0.0)[1]) - 1))
+
+
 class _NumericMap:
-    def __init__(self, name: str, train: np.ndarray, hierarchy: Any) -> None:
+    def __init__(self, name: str, train: np.ndarray, hierarchy: Any, scale: float = 1.0) -> None:
         self.name = name
-        self.mean = float(np.mean(train)) if train.size else 0.0
+        self.mean = _mean(train)
         self.under = _hier_leaves(hierarchy)
+        self.scale = scale  # the feature is value / scale (a power of two: exact)
 
     def value(self, cell: Any) -> float:
         if isinstance(cell, (int, float, np.integer, np.floating)) and not isinstance(cell, bool):
@@ -79,12 +101,12 @@ class _NumericMap:
             pass
         m = _INTERVAL.match(text)
         if m:
-            return (float(m.group(1)) + float(m.group(2))) / 2.0
+            return _midpoint(float(m.group(1)), float(m.group(2)))
         if text in _SUPPRESSED:
             return self.mean
         if text in self.under:
             try:
-                return float(np.mean([float(v) for v in self.under[text]]))
+                return _mean(np.array([float(v) for v in self.under[text]]))
             except ValueError:
                 pass
         raise InputError(
@@ -96,7 +118,7 @@ class _NumericMap:
         codes, uniq = pd.factorize(cells, sort=False)
         if (codes < 0).any():
             raise InputError(f"feature {self.name!r} has missing values in the release")
-        vals = np.array([self.value(u) for u in uniq], dtype=np.float64)
+        vals = np.array([self.value(u) for u in uniq], dtype=np.float64) / self.scale
         return vals[codes][:, None]
 
 
@@ -252,7 +274,14 @@ def classification_utility(
         if _is_numeric(original[c]):
             if original[c].isna().any():
                 raise InputError(f"feature {c!r} has missing values")
-            maps.append(_NumericMap(c, train_orig[c].to_numpy(dtype=np.float64), hier.get(c)))
+            # The built-in models are invariant to a power-of-two rescaling of a feature (a
+            # forest's splits, a standardized logistic regression); applying one keeps values
+            # near 1.8e308 from overflowing in them (the forest casts to float32).  Other
+            # estimators get the values as they are.
+            col = original[c].to_numpy(dtype=np.float64)
+            scale = _pow2_scale(col) if model in ("logistic", "forest") else 1.0
+            train = train_orig[c].to_numpy(dtype=np.float64)
+            maps.append(_NumericMap(c, train, hier.get(c), scale))
         else:
             vocab = sorted({_cell_str(v) for v in original[c].dropna().unique()})
             maps.append(_CategoricalMap(c, vocab, hier.get(c)))
