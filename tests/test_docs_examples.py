@@ -155,6 +155,7 @@ def test_readme_python_blocks_run_as_documented(scratch: Path) -> None:
     assert checked >= 7
     assert ns["report"]["targets"]["all_met"] is True
     assert (scratch / "visits.csv").exists()  # written for the `veil query` example
+    assert (scratch / "adult.csv").exists()  # written for the `veil check` example
     assert ns["acc"].remaining()[0] < 1e-9  # "~0": the ML example spent the whole budget
 
 
