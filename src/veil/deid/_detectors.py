@@ -2,8 +2,10 @@
 
 Each detector takes a 1-D object array of distinct non-missing strings and returns a boolean
 mask of the values it recognises.  Regular expressions run through pandas' vectorized string
-methods; checksums (Luhn for payment cards, ISO 7064 mod-97 for IBANs) run with numpy or on
-the few candidates the regex leaves.
+methods; checksums (Luhn for payment cards, ISO 7064 mod-97 for IBANs, the ISBN check digits
+that tell book numbers from phones) run with numpy or on the few candidates the regex leaves.
+National identifiers (UK NINO, Kenyan KRA PIN, Canadian SIN, Dutch BSN) are in
+:mod:`veil.deid._national_ids`.
 
 References
 ----------
@@ -21,6 +23,15 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
+from veil.deid._headers import header_hint, header_tokens
+from veil.deid._national_ids import (
+    KRA_PIN_IN_TEXT,
+    NINO_IN_TEXT,
+    detect_bsn,
+    detect_kra_pin,
+    detect_nino,
+    detect_sin,
+)
 from veil.deid._places import detect_address
 
 __all__ = [
@@ -31,6 +42,11 @@ __all__ = [
     "detect_iban",
     "detect_ssn",
     "detect_ip",
+    "detect_nino",
+    "detect_kra_pin",
+    "detect_sin",
+    "detect_bsn",
+    "versions_not_ips",
     "detect_url",
     "detect_person_name",
     "detect_address",
@@ -75,8 +91,13 @@ def detect_email(values: np.ndarray) -> np.ndarray:
 
 
 #: Digit strings that are shaped like phones but are something else: dates, SSNs, US ZIP+4
-#: codes (``02139-4307``) and decimals written as text (``57819.85``, ``1234,56``).
-_NOT_A_PHONE = r"\d{1,4}[-./]\d{1,2}[-./]\d{1,4}|\d{3}-\d{2}-\d{4}|\d{5}-\d{4}|\d+[.,]\d+"
+#: codes (``02139-4307``), decimals written as text (``57819.85``, ``1234,56``) and dotted
+#: version or build numbers with a one-digit part after the first (``10.0.19041.1``; phones
+#: written with dots group two digits or more, ``555.123.4567``, ``1.800.555.1234``).
+_NOT_A_PHONE = (
+    r"\d{1,4}[-./]\d{1,2}[-./]\d{1,4}|\d{3}-\d{2}-\d{4}|\d{5}-\d{4}|\d+[.,]\d+"
+    r"|\d+(?:\.\d+)*\.\d(?:\.\d+)*"
+)
 
 
 def detect_phone(values: np.ndarray) -> np.ndarray:
@@ -98,7 +119,56 @@ def detect_phone(values: np.ndarray) -> np.ndarray:
         s.str.startswith("+") | s.str.startswith("0") | s.str.contains(r"[\s().-]", regex=True)
     ).to_numpy(bool)
     other = s.str.fullmatch(_NOT_A_PHONE).to_numpy(bool)
-    return shape & (digits >= 7) & (digits <= 15) & styled & ~other
+    cand = shape & (digits >= 7) & (digits <= 15) & styled & ~other
+    return cand & ~_isbns(s, cand)
+
+
+def _isbn_check(digits: pd.Series) -> np.ndarray:
+    """ISBN-10 (weights 10..1, mod 11) or ISBN-13 (978/979, weights 1,3, mod 10) check of
+    digit strings, vectorized per length."""
+    out = np.zeros(len(digits), dtype=bool)
+    lengths = digits.str.len().to_numpy()
+    arr = digits.to_numpy(object)
+    for n, weights, mod in ((10, np.arange(10, 0, -1), 11), (13, np.array([1, 3] * 6 + [1]), 10)):
+        sel = np.flatnonzero(lengths == n)
+        if not len(sel):
+            continue
+        buf = np.frombuffer("".join(arr[sel]).encode("ascii"), dtype=np.uint8)
+        mat = (buf.astype(np.int64) - ord("0")).reshape(len(sel), n)
+        ok = (mat @ weights) % mod == 0
+        if n == 13:
+            ok &= (mat[:, 0] == 9) & (mat[:, 1] == 7) & ((mat[:, 2] == 8) | (mat[:, 2] == 9))
+        out[sel] = ok
+    return out
+
+
+#: A column of phone-shaped values is one of ISBNs when at least this share of its (at least
+#: ``_ISBN_MIN``) 10- or 13-digit values pass the ISBN check, which a random digit string
+#: passes 1 time in 11 (ISBN-10) or 1 in 10 (ISBN-13 also needs the 978/979 prefix).
+_ISBN_SHARE = 0.9
+_ISBN_MIN = 10
+
+
+def _isbns(s: pd.Series, cand: np.ndarray) -> np.ndarray:
+    """Phone-shaped values that are ISBNs: written with three hyphens or more and a valid check
+    digit (``978-3-16-148410-0``, as in free text), or, in a column where nearly all 10- and
+    13-digit values pass the check (``_ISBN_SHARE``), every value that passes."""
+    out = np.zeros(len(s), dtype=bool)
+    idx = np.flatnonzero(cand)
+    if not len(idx):
+        return out
+    sub = s.iloc[idx]
+    digits = sub.str.replace(r"\D", "", regex=True)
+    sized = digits.str.len().isin((10, 13)).to_numpy(bool)
+    if not sized.any():
+        return out
+    ok = _isbn_check(digits)
+    hyphenated = sub.str.count("-").to_numpy() >= 3
+    if sized.sum() >= _ISBN_MIN and ok[sized].mean() >= _ISBN_SHARE:
+        out[idx] = ok
+    else:
+        out[idx] = ok & hyphenated
+    return out
 
 
 def luhn_valid(digits: np.ndarray) -> np.ndarray:
@@ -182,6 +252,47 @@ def detect_ip(values: np.ndarray) -> np.ndarray:
     return v4
 
 
+#: Dotted numbers, as versions are written (``2.1``, ``2.1.0``, ``v1.4.2-rc1``,
+#: ``10.0.19041.1``); those that are not IPv4 addresses are evidence of a version column.
+_DOTTED = r"[vV]?\d+(?:\.\d+)+(?:[-+][0-9A-Za-z.-]+)?"
+#: Header words saying a column holds versions (unless the header also names an IP address).
+_VERSION_WORDS = frozenset(
+    {"version", "versions", "ver", "release", "build", "firmware", "revision", "rev", "semver"}
+)
+#: Share of a column's values that are dotted numbers but not IPv4 addresses (2 or 3 parts,
+#: a part above 255, a ``v`` or a suffix) from which IPv4-shaped values in it are versions.
+VERSION_SHARE = 0.1
+
+
+def versions_not_ips(
+    header: object, values: np.ndarray, weights: np.ndarray, ip: np.ndarray
+) -> bool:
+    """Whether the IPv4-shaped values ``ip`` of a column are version numbers instead.
+
+    An IPv4 address always has four parts of 0-255; a version such as ``1.2.3.4`` looks the
+    same, so the column decides: the header says version/release/build (and does not name an
+    IP address), or at least ``VERSION_SHARE`` of the (frequency-weighted) values are dotted
+    numbers that cannot be IPv4 addresses (``2.1.0``, ``10.0.19041.1``).  A real IP column has
+    none of those; a column of 4-part versions alone, under a neutral header, still reads as
+    IP addresses (the safe side).
+
+    Examples
+    --------
+    >>> v = np.array(["1.2.3.4", "2.1.0", "1.0.0.7"], dtype=object)
+    >>> versions_not_ips("col_1", v, np.ones(3), np.array([True, False, True]))
+    True
+    >>> v4, w, ip = v[[0, 2]], np.ones(2), np.array([True, True])
+    >>> versions_not_ips("client_ip", v4, w, ip), versions_not_ips("app_version", v4, w, ip)
+    (False, True)
+    """
+    if _VERSION_WORDS.intersection(header_tokens(header)):
+        hint = header_hint(header)
+        if hint is None or hint.kind != "ip_address":
+            return True
+    dotted = _s(values).str.fullmatch(_DOTTED).to_numpy(bool) & ~ip
+    return bool(weights[dotted].sum() >= VERSION_SHARE * weights.sum())
+
+
 def detect_url(values: np.ndarray) -> np.ndarray:
     """Web addresses (http, https, ftp or www.)."""
     return _s(values).str.fullmatch(_URL, case=False).to_numpy(bool)
@@ -245,6 +356,8 @@ _EMBEDDED = {
     "email": r"(?<![\w.%+'-])" + _EMAIL + r"(?![\w-])",
     "url": r"(?i)\b(?:(?:https?|ftp)://|www\.)\S+",
     "ssn": r"\b" + _SSN + r"\b",
+    "uk_nino": NINO_IN_TEXT,
+    "kra_pin": KRA_PIN_IN_TEXT,
 }
 
 
@@ -311,7 +424,11 @@ def _phone_in(text: str) -> bool:
 
 
 def detect_embedded(values: np.ndarray) -> dict[str, np.ndarray]:
-    """Free text containing e-mail addresses, URLs, SSNs or phone numbers: kind -> mask.
+    """Free text containing e-mail addresses, URLs, SSNs, UK National Insurance numbers,
+    Kenyan KRA PINs or phone numbers: kind -> mask.
+
+    NINOs and KRA PINs count in capitals and standing alone (``AB123456C``,
+    ``AB 12 34 56 C``, ``A012345678Z``; not inside a longer code such as ``XA012345678Z``).
 
     Phones in prose are held to more than :func:`detect_phone` asks of a whole cell: at least
     9 digits (7 right after a cue such as ``tel``, ``call`` or ``phone``), and no money
@@ -338,6 +455,10 @@ def detect_embedded(values: np.ndarray) -> dict[str, np.ndarray]:
 DETECTORS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "email": detect_email,
     "ssn": detect_ssn,
+    "uk_nino": detect_nino,
+    "kra_pin": detect_kra_pin,
+    "ca_sin": detect_sin,
+    "nl_bsn": detect_bsn,
     "iban": detect_iban,
     "payment_card": detect_card,
     "ip_address": detect_ip,

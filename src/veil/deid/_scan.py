@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from veil.deid._detectors import DETECTORS, detect_embedded
+from veil.deid._detectors import DETECTORS, detect_embedded, versions_not_ips
 from veil.deid._headers import header_hint
 from veil.deid._occupations import detect_education, detect_occupation
 from veil.deid._places import place_masks, postcode_share
@@ -50,7 +50,14 @@ _PLURAL = {
     "address": "street addresses",
     "ip_address": "IP addresses",
     "phone": "phone numbers",
+    "uk_nino": "UK National Insurance numbers",
+    "kra_pin": "Kenyan KRA PINs",
+    "ca_sin": "Canadian social insurance numbers (Luhn check digit)",
+    "nl_bsn": "Dutch citizen service numbers (BSN, 11-proof check digit)",
 }
+#: Kinds whose values passed a check digit column-wise: the phone reading of the same digit
+#: groups (``123-456-782``) never replaces them, even with a higher share.
+_CHECKED = frozenset({"ca_sin", "nl_bsn"})
 _GENDER = {
     "m",
     "f",
@@ -217,8 +224,12 @@ def _without_placeholders(vc: pd.Series) -> pd.Series:
     return vc[np.asarray(keep, dtype=bool)] if not all(keep) else vc
 
 
-def _content_identifier(vc: pd.Series) -> tuple[str, float] | None:
-    """Best matching detector and its frequency-weighted share of matching values."""
+def _content_identifier(vc: pd.Series, header: str) -> tuple[str, float] | None:
+    """Best matching detector and its frequency-weighted share of matching values.
+
+    IPv4-shaped values are not IP addresses in a column of versions (see
+    :func:`~veil.deid._detectors.versions_not_ips`).
+    """
     values = np.asarray(vc.index, dtype=object)
     if not all(isinstance(v, str) for v in values[:50]):
         values = np.array([str(v) for v in values], dtype=object)
@@ -226,8 +237,15 @@ def _content_identifier(vc: pd.Series) -> tuple[str, float] | None:
     total = weights.sum()
     best: tuple[str, float] | None = None
     for kind, detector in DETECTORS.items():
-        share = float(weights[detector(values)].sum() / total)
-        if share >= MATCH_THRESHOLD and (best is None or share > best[1] + 0.05):
+        mask = detector(values)
+        share = float(weights[mask].sum() / total)
+        if share < MATCH_THRESHOLD:
+            continue
+        if kind == "ip_address" and versions_not_ips(header, values, weights, mask):
+            continue
+        if kind == "phone" and best is not None and best[0] in _CHECKED:
+            continue  # a few typos in a SIN column must not make it one of phones
+        if best is None or share > best[1] + 0.05:
             best = (kind, share)
     return best
 
@@ -417,7 +435,7 @@ def _classify(name: str, s: pd.Series, sample_rows: int) -> ColumnFinding:
         and not pd.api.types.is_bool_dtype(s)
         and len(filled)
     ):
-        content = _content_identifier(filled)
+        content = _content_identifier(filled, name)
     if content is not None:
         kind, share = content
         agree = hint is not None and hint.role is Role.IDENTIFIER
