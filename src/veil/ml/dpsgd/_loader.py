@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch.utils.data import Dataset, TensorDataset
+from torch.utils.data import DataLoader, Dataset, TensorDataset
 from torch.utils.data._utils.collate import default_collate
 
 from veil.errors import ConfigError, InputError
@@ -75,6 +75,18 @@ class PoissonLoader:
         Split logical batches into chunks of at most this size (virtual steps).
     noise : NoiseSource, optional
         Source of the sampling randomness (secure by default).
+
+    Attributes
+    ----------
+    batches_yielded : int
+        Physical batches handed out so far (all epochs); with :attr:`last_batch_size`, the
+        number of records in the latest one, it lets an optimizer built with
+        ``dp_optimizer(data_loader=...)`` check that every step it takes was fed from this
+        loader (so the Poisson analysis applies).
+
+    See Also
+    --------
+    PoissonLoader.from_data_loader : the same from a ``DataLoader`` (``q = batch_size / n``).
     """
 
     def __init__(
@@ -106,7 +118,55 @@ class PoissonLoader:
         self.noise = noise or NoiseSource()
         self.signal = signal or StepSignal()
         self.expected_batch_size = self.sample_rate * self.n
+        self.batches_yielded = 0
+        self.last_batch_size: int | None = None
         self._empty: Any = None
+
+    @classmethod
+    def from_data_loader(
+        cls,
+        data_loader: DataLoader,
+        *,
+        max_physical_batch_size: int | None = None,
+        noise: NoiseSource | None = None,
+        signal: StepSignal | None = None,
+    ) -> PoissonLoader:
+        """Poisson-sample the dataset of ``data_loader`` at ``q = batch_size / len(dataset)``.
+
+        One epoch is ``round(1 / q)`` logical batches whose sizes are Binomial(n, q) (the
+        loader's ``batch_size`` is their mean), collated with the loader's ``collate_fn``.
+        Its sampler, ``shuffle`` and ``drop_last`` are not used: records are drawn
+        independently per batch, which is what the RDP analysis of DP-SGD assumes.
+
+        Examples
+        --------
+        >>> from torch.utils.data import DataLoader
+        >>> data = TensorDataset(torch.randn(200, 3))
+        >>> loader = PoissonLoader.from_data_loader(DataLoader(data, batch_size=20))
+        >>> loader.sample_rate, len(loader), loader.expected_batch_size
+        (0.1, 10, 20.0)
+        """
+        if not isinstance(data_loader, DataLoader):
+            raise ConfigError(
+                f"expected a torch.utils.data.DataLoader, got {type(data_loader).__name__}"
+            )
+        dataset = data_loader.dataset
+        try:
+            n = len(dataset)  # type: ignore[arg-type]
+        except TypeError:
+            raise ConfigError("DP-SGD needs a map-style dataset with a length") from None
+        if n == 0:
+            raise InputError("the training dataset is empty")
+        if data_loader.batch_size is None:
+            raise ConfigError("the data loader must have a batch_size (no custom batch_sampler)")
+        return cls(
+            dataset,
+            min(1.0, data_loader.batch_size / n),
+            collate_fn=data_loader.collate_fn,
+            max_physical_batch_size=max_physical_batch_size,
+            noise=noise,
+            signal=signal,
+        )
 
     def __len__(self) -> int:
         return self.steps
@@ -139,6 +199,8 @@ class PoissonLoader:
                 batch = self._fetch(chunk)
                 check_finite(batch)
                 self.signal.last_chunk = k == len(chunks) - 1
+                self.batches_yielded += 1
+                self.last_batch_size = int(chunk.size)
                 yield batch
         self.signal.last_chunk = True
 

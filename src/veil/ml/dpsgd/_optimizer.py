@@ -31,12 +31,13 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.utils.data import DataLoader
 
 from veil.dp._rdp import RDPAccountant
 from veil.errors import ConfigError, PrivacyLeakWarning
 
 from ._grad_sample import PerSampleGrads
-from ._loader import StepSignal
+from ._loader import PoissonLoader, StepSignal
 from ._noise import NoiseSource
 
 __all__ = ["DPOptimizer", "dp_optimizer", "FixedBatchAccountingWarning"]
@@ -61,7 +62,8 @@ def warn_fixed_batches(sample_rate: float, stacklevel: int) -> None:
         f"Poisson-sampling add/remove analysis at sample_rate={sample_rate:.4g}, the usual "
         "approximation for shuffled batches, NOT a proven bound (for fixed-size batches the "
         "honest neighbouring relation is replace-one, sensitivity 2*C).  For a guarantee use "
-        "make_private(..., poisson_sampling=True); see docs/dpsgd.md, 'What the epsilon covers'",
+        "Poisson sampling: make_private(..., poisson_sampling=True) or dp_optimizer(..., "
+        "data_loader=your_loader); see docs/dpsgd.md, 'What the epsilon covers'",
         FixedBatchAccountingWarning,
         stacklevel=stacklevel + 1,
     )
@@ -125,6 +127,10 @@ class DPOptimizer(torch.optim.Optimizer):
         step that would exceed ``target_epsilon`` at ``target_delta``.
     noise : NoiseSource, optional
         Randomness (secure by default).
+    data_loader : PoissonLoader, optional
+        The loader whose batches this optimizer's steps must be fed (see
+        :func:`dp_optimizer`): every logical step must consume exactly its next batch (each
+        physical chunk), otherwise :meth:`step` raises :class:`~veil.errors.ConfigError`.
     """
 
     def __init__(
@@ -143,6 +149,7 @@ class DPOptimizer(torch.optim.Optimizer):
         noise: NoiseSource | None = None,
         signal: StepSignal | None = None,
         accountant: RDPAccountant | None = None,
+        data_loader: PoissonLoader | None = None,
     ) -> None:
         if not isinstance(optimizer, torch.optim.Optimizer):
             raise ConfigError(f"expected a torch optimizer, got {type(optimizer).__name__}")
@@ -183,6 +190,10 @@ class DPOptimizer(torch.optim.Optimizer):
         self._our_grads: dict[int, tuple[torch.Tensor, int]] = {}
         self.last_norms: torch.Tensor | None = None
         self.steps = 0
+        if data_loader is not None and not isinstance(data_loader, PoissonLoader):
+            raise ConfigError("data_loader must be a veil PoissonLoader")
+        self.data_loader = data_loader
+        self._loader_seen = 0 if data_loader is None else data_loader.batches_yielded
 
     # torch.optim.Optimizer interface, delegated --------------------------------------------
     @property
@@ -247,9 +258,33 @@ class DPOptimizer(torch.optim.Optimizer):
     def _scale(self, batch_size: int) -> float:
         return float(batch_size) if self.loss_reduction == "mean" else 1.0
 
+    def _check_fed_by_loader(self, bsz: int) -> None:
+        """Refuse a step whose batch is not the next one of :attr:`data_loader`.
+
+        The epsilon of a ``data_loader=`` optimizer is the Poisson-sampling bound, with no
+        :class:`FixedBatchAccountingWarning`; it holds only if the gradients come from the
+        loader's batches, one step per batch (empty batches included: skipping them would
+        make whether a step is taken depend on the data).
+        """
+        loader = self.data_loader
+        if loader is None:
+            return
+        fed = loader.batches_yielded - self._loader_seen
+        self._loader_seen = loader.batches_yielded
+        if fed != 1 or bsz != loader.last_batch_size:
+            raise ConfigError(
+                "this optimizer accounts Poisson sampling because it was built with "
+                f"data_loader=...: every step must be fed the next batch of opt.data_loader, "
+                f"but {fed} batch(es) were drawn from it since the last step and the gradients "
+                f"are of {bsz} record(s) (its latest batch had {loader.last_batch_size}).  "
+                "Iterate `for batch in opt.data_loader:` and call opt.step() once per batch, "
+                "empty batches included; no update was made"
+            )
+
     def _accumulate(self) -> None:
         self._check_foreign_grads()
         bsz = self.grads.batch_size()
+        self._check_fed_by_loader(bsz)
         scale = self._scale(bsz)
         n_units = self.num_microbatches
         if n_units is not None:
@@ -329,6 +364,7 @@ def dp_optimizer(
     learning_rate: float = 0.15,
     momentum: float = 0.0,
     sample_rate: float | None = None,
+    data_loader: DataLoader | PoissonLoader | None = None,
     clipping: str = "ghost",
     secure_rng: bool = True,
     seed: int | None = None,
@@ -343,30 +379,59 @@ def dp_optimizer(
     divided by the number of microbatches.  The loss must be the batch *mean* (TF's vector
     loss, averaged).
 
+    Two ways to account the privacy spent:
+
+    * ``data_loader=`` (a ``DataLoader`` or a :class:`PoissonLoader`): the optimizer samples
+      the batches itself -- ``opt.data_loader`` is a :class:`PoissonLoader` over the loader's
+      dataset at ``q = batch_size / n`` (or the given PoissonLoader, at its rate) -- and
+      ``sample_rate`` is taken from it.  This is the setting of the RDP analysis (Abadi et
+      al. 2016; Mironov, Talwar & Zhang 2019), so :meth:`DPOptimizer.get_epsilon` is a bound
+      and no warning is issued.  The claim is checked, not taken on trust: ``opt.step()``
+      raises :class:`~veil.errors.ConfigError` unless each step was fed exactly the next
+      batch of ``opt.data_loader``.  The noisy sum is divided by the *expected* batch size
+      ``q n`` (the realised Poisson batch size depends on the data), one unit per example.
+    * ``sample_rate=batch_size / n`` with your own (shuffled, fixed-size) batches: accounted
+      with the same Poisson formula, TF-Privacy's ``compute_dp_sgd_privacy`` approximation,
+      which is not a proven bound; a :class:`FixedBatchAccountingWarning` says so.
+
     Parameters
     ----------
     module : nn.Module
         The model (TF's ``var_list`` is its parameters).
     l2_norm_clip, noise_multiplier, num_microbatches, learning_rate
-        As in TF-Privacy.
+        As in TF-Privacy.  ``num_microbatches`` is refused with ``data_loader``: Poisson
+        batches vary in size, and a microbatch holding several records is not what the
+        add/remove-one-record analysis bounds.
     momentum : float
         SGD momentum.
     sample_rate : float, optional
-        ``batch_size / n`` for the RDP accountant (TF-Privacy's ``compute_dp_sgd_privacy``
-        makes the same Poisson-sampling approximation for shuffled batches).  Without it the
-        optimizer still clips and adds noise (the TF-Privacy call with only ``l2_norm_clip``,
-        ``noise_multiplier``, ``num_microbatches`` and ``learning_rate`` keeps working), but
-        no step is accounted: a :class:`~veil.errors.PrivacyLeakWarning` is issued here and
+        ``batch_size / n`` for the RDP accountant with the caller's batches (TF-Privacy's
+        ``compute_dp_sgd_privacy`` makes the same Poisson-sampling approximation for
+        shuffled batches).  With ``data_loader`` it is derived (giving a different value is a
+        :class:`~veil.errors.ConfigError`).  Without either, the optimizer still clips and adds
+        noise (the TF-Privacy call with only ``l2_norm_clip``, ``noise_multiplier``,
+        ``num_microbatches`` and ``learning_rate`` keeps working), but no step is accounted:
+        a :class:`~veil.errors.PrivacyLeakWarning` is issued here and
         :meth:`DPOptimizer.get_epsilon` raises :class:`~veil.errors.ConfigError`.
+    data_loader : DataLoader or PoissonLoader, optional
+        Train on Poisson-sampled batches of this data: iterate ``opt.data_loader``.  A
+        ``DataLoader`` only lends its dataset, ``batch_size`` (the expected batch size) and
+        ``collate_fn``; sampling uses this optimizer's randomness (``secure_rng``, ``seed``).
+    clipping : {"ghost", "flat"}
+        Per-sample gradient computation (see :func:`make_private`).
+    secure_rng, seed
+        Cryptographically secure noise (and sampling); ``secure_rng=False`` with a ``seed``
+        for reproducible tests only.
 
     Warns
     -----
     PrivacyLeakWarning
-        When ``sample_rate`` is omitted (epsilon cannot be reported).
+        When neither ``sample_rate`` nor ``data_loader`` is given (epsilon cannot be reported).
     FixedBatchAccountingWarning
-        When ``sample_rate`` is given: the batches are the caller's fixed-size batches, so the
-        reported epsilon is the Poisson approximation, not a guarantee (a subclass of
-        ``PrivacyLeakWarning``; filter it by class once you have read why).
+        When ``sample_rate`` is given without ``data_loader``: the batches are the caller's
+        fixed-size batches, so the reported epsilon is the Poisson approximation, not a
+        guarantee (a subclass of ``PrivacyLeakWarning``; filter it by class once you have read
+        why).
 
     References
     ----------
@@ -379,31 +444,78 @@ def dp_optimizer(
     ...                    num_microbatches=1, learning_rate=0.1, sample_rate=0.01)
     >>> opt.max_grad_norm
     1.0
+
+    Poisson-sampled batches, accounted without approximation:
+
+    >>> from torch.utils.data import DataLoader, TensorDataset
+    >>> data = TensorDataset(torch.randn(100, 3), torch.randint(0, 2, (100,)))
+    >>> model = nn.Linear(3, 2)
+    >>> opt = dp_optimizer(model, l2_norm_clip=1.0, noise_multiplier=1.1, learning_rate=0.1,
+    ...                    data_loader=DataLoader(data, batch_size=10))
+    >>> for x, y in opt.data_loader:
+    ...     opt.zero_grad()
+    ...     nn.functional.cross_entropy(model(x), y).backward()
+    ...     opt.step()
+    >>> opt.sample_rate, opt.steps
+    (0.1, 10)
     """
     lr = _check_positive("learning_rate", learning_rate)
     _check_noise_multiplier(noise_multiplier)
     sample_rate = _check_sample_rate(sample_rate)
-    if sample_rate is None:
+    noise = NoiseSource(secure=secure_rng, seed=seed)
+    loader: PoissonLoader | None = None
+    if data_loader is not None:
+        if isinstance(data_loader, PoissonLoader):
+            loader = data_loader
+        elif isinstance(data_loader, DataLoader):
+            loader = PoissonLoader.from_data_loader(data_loader, noise=noise)
+        else:
+            raise ConfigError(
+                "data_loader must be a torch DataLoader or a veil PoissonLoader, got "
+                f"{type(data_loader).__name__}"
+            )
+        if sample_rate is not None and not math.isclose(
+            sample_rate, loader.sample_rate, rel_tol=1e-12
+        ):
+            raise ConfigError(
+                f"sample_rate={sample_rate!r} contradicts the data loader, which samples at "
+                f"{loader.sample_rate:.6g} (batch_size / n); omit sample_rate"
+            )
+        if num_microbatches is not None:
+            raise ConfigError(
+                "num_microbatches cannot be combined with data_loader: Poisson batches vary in "
+                "size, and clipping microbatches of several records does not bound one "
+                "record's effect by l2_norm_clip under the add/remove analysis; leave it unset "
+                "(one unit per example)"
+            )
+        sample_rate = loader.sample_rate
+    elif sample_rate is None:
         warnings.warn(
             "dp_optimizer without sample_rate: steps are noised but not accounted, so epsilon "
-            "cannot be reported (get_epsilon will raise). Pass sample_rate=batch_size / n "
-            "(n = dataset size) to track the privacy spent.",
+            "cannot be reported (get_epsilon will raise). Pass data_loader=your_loader (Poisson "
+            "sampling, a proven bound) or sample_rate=batch_size / n (n = dataset size) to "
+            "track the privacy spent.",
             PrivacyLeakWarning,
             stacklevel=2,
         )
     else:
         warn_fixed_batches(sample_rate, stacklevel=2)
-    noise = NoiseSource(secure=secure_rng, seed=seed)
     grads = PerSampleGrads(module, clipping=clipping)
     inner = torch.optim.SGD(grads.params, lr=lr, momentum=float(momentum))
-    return DPOptimizer(
-        inner,
-        grads,
-        noise_multiplier=noise_multiplier,
-        max_grad_norm=l2_norm_clip,
-        expected_batch_size=None,
-        sample_rate=sample_rate,
-        loss_reduction="mean",
-        num_microbatches=num_microbatches,
-        noise=noise,
-    )
+    try:
+        return DPOptimizer(
+            inner,
+            grads,
+            noise_multiplier=noise_multiplier,
+            max_grad_norm=l2_norm_clip,
+            expected_batch_size=None if loader is None else loader.expected_batch_size,
+            sample_rate=sample_rate,
+            loss_reduction="mean",
+            num_microbatches=num_microbatches,
+            noise=noise,
+            signal=None if loader is None else loader.signal,
+            data_loader=loader,
+        )
+    except Exception:
+        grads.remove()
+        raise
