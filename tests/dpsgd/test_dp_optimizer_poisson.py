@@ -241,3 +241,62 @@ def test_docs_example_runs_without_warning() -> None:
     q = opt.sample_rate
     expected = rdp_to_epsilon(DEFAULT_ORDERS, compute_rdp(q, 1.1, opt.steps), 1e-5)
     assert ns["eps"] == pytest.approx(expected, rel=1e-12)
+
+
+# --- empirical privacy audit of the Poisson path -------------------------------------------
+def _poisson_step_outputs(with_x: bool, trials: int, sigma: float, q: float) -> np.ndarray:
+    """Weight of a 1-parameter model after one step on a Poisson batch of {0, 5} or {0}.
+
+    The record 0 has gradient 0, so the datasets differ by adding the record 5 (gradient 5,
+    clipped to 1); the loss is a sum (divisor 1), so the output is the negated noisy sum."""
+    xs = torch.tensor([[0.0], [5.0]]) if with_x else torch.tensor([[0.0]])
+    model = nn.Linear(1, 1, bias=False)
+    loader = PoissonLoader(TensorDataset(xs), q, noise=NoiseSource(secure=False, seed=int(with_x)))
+    opt = dp_optimizer(model, l2_norm_clip=1.0, noise_multiplier=sigma, learning_rate=1.0,
+                       data_loader=loader)  # fmt: skip
+    opt.loss_reduction = "sum"
+
+    def batches():  # type: ignore[no-untyped-def]
+        while True:
+            yield from opt.data_loader
+
+    out = np.empty(trials)
+    for t, (x,) in zip(range(trials), batches()):
+        with torch.no_grad():
+            model.weight.zero_()
+        opt.zero_grad()
+        model(x).sum().backward()
+        opt.step()
+        out[t] = float(model.weight.detach())
+    return out
+
+
+def _empirical_eps_lower_bound(a: np.ndarray, b: np.ndarray, delta: float) -> float:
+    """Best one-sided threshold test, both directions: eps >= log((P_a[S] - delta) / P_b[S])
+    with Clopper-Pearson bounds at ALPHA (lower for P_a, upper for P_b)."""
+    n = len(a)
+    best = 0.0
+    for lo_side in (True, False):
+        for thr in np.quantile(np.concatenate([a, b]), np.linspace(0.01, 0.99, 99)):
+            ka = int((a < thr).sum() if lo_side else (a > thr).sum())
+            kb = int((b < thr).sum() if lo_side else (b > thr).sum())
+            pa = stats.beta.ppf(ALPHA, ka, n - ka + 1) if ka else 0.0
+            pb = stats.beta.ppf(1 - ALPHA, kb + 1, n - kb)
+            if pa - delta > 0:
+                best = max(best, float(np.log((pa - delta) / pb)))
+    return best
+
+
+def test_privacy_audit_poisson_step_within_amplified_claim() -> None:
+    q, sigma, delta, trials = 0.5, 2.0, 1e-5, 2000
+    claimed = rdp_to_epsilon(DEFAULT_ORDERS, compute_rdp(q, sigma, 1), delta)
+    with_x = _poisson_step_outputs(True, trials, sigma, q)
+    without = _poisson_step_outputs(False, trials, sigma, q)
+    # the record 5 was in about half of the batches: the mean moved by about -q
+    assert with_x.mean() == pytest.approx(-q, abs=6 * np.sqrt((sigma**2 + q * (1 - q)) / trials))
+    assert _empirical_eps_lower_bound(with_x, without, delta) <= claimed
+    assert _empirical_eps_lower_bound(without, with_x, delta) <= claimed
+    # power: the same attack catches noise 20x too small for that claim
+    weak_x = _poisson_step_outputs(True, trials // 2, 0.1, q)
+    weak = _poisson_step_outputs(False, trials // 2, 0.1, q)
+    assert _empirical_eps_lower_bound(weak_x, weak, delta) > claimed
