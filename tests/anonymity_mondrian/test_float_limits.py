@@ -14,6 +14,8 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from veil.anonymity import mondrian, partition_ncp
 from veil.errors import InputError
@@ -205,3 +207,32 @@ def test_classification_utility_near_float_max(model: str) -> None:
     ref = classification_utility(small, rel_small, "y", ["x", "z"], model=model)
     assert out == ref
     assert out["original_accuracy"] > out["baseline_accuracy"]  # x was learned, not noise
+
+
+_finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.one_of(
+        st.lists(_finite, min_size=2, max_size=12, unique=True),
+        st.lists(st.integers(-(2**63), 2**63 - 1), min_size=2, max_size=12, unique=True),
+        st.lists(st.integers(0, 2**64 - 1), min_size=2, max_size=12, unique=True),
+    )
+)
+def test_normalized_positions_match_exact_arithmetic(values: list) -> None:
+    from veil.anonymity._mondrian_encode import numeric_offsets
+
+    if isinstance(values[0], float):
+        vals = np.unique(np.array(values, dtype=np.float64))
+    elif min(values) < 0 or max(values) < 2**63:
+        vals = np.unique(np.array(values, dtype=np.int64))
+    else:
+        vals = np.unique(np.array(values, dtype=np.uint64))
+    off = numeric_offsets(vals)
+    assert np.isfinite(off).all() and (np.diff(off) >= 0).all()
+    exact = [Fraction(int(v)) if vals.dtype.kind in "iu" else Fraction(v) for v in vals.tolist()]
+    span = exact[-1] - exact[0]
+    for o, e in zip(off.tolist(), exact):
+        # two roundings (the distance, the ratio) and halving a subnormal: a few ulp of 1
+        assert o / off[-1] == pytest.approx(float((e - exact[0]) / span), rel=1e-15, abs=1e-300)
