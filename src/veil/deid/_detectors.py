@@ -33,6 +33,7 @@ from veil.deid._national_ids import (
     detect_sin,
 )
 from veil.deid._places import detect_address
+from veil.deid._text import ARROW_FROM, as_text
 
 __all__ = [
     "DETECTORS",
@@ -66,17 +67,10 @@ _CARD = r"\d{13,19}"
 _NAME_TOKENS = r"[A-Za-zÀ-ÖØ-öø-ÿ'’.-]+(?: [A-Za-zÀ-ÖØ-öø-ÿ'’.-]+){0,3}"
 
 
-#: Below this many distinct values, detectors use Python strings (``object`` dtype): pandas'
-#: Arrow strings re-parse each regular expression on every call, which costs more than matching
-#: a few hundred values; above it, Arrow's vectorized engine wins.
-_ARROW_FROM = 2000
-
-
-def _s(values: np.ndarray) -> pd.Series:
-    s = pd.Series(values, dtype=object)
-    if len(s) >= _ARROW_FROM:
-        return s.astype(str).str.strip()
-    return pd.Series([str(v).strip() for v in s], dtype=object)
+_ARROW_FROM = ARROW_FROM
+#: Stripped text of the values; a Series prepared by :func:`as_text` passes through, so the
+#: scan converts a column's distinct values once for all detectors.
+_s = as_text
 
 
 def detect_email(values: np.ndarray) -> np.ndarray:

@@ -23,6 +23,7 @@ from veil.deid._detectors import DETECTORS, detect_embedded, versions_not_ips
 from veil.deid._headers import header_hint
 from veil.deid._occupations import detect_education, detect_occupation
 from veil.deid._places import place_masks, postcode_share
+from veil.deid._text import as_text
 from veil.errors import InputError
 from veil.io._dates import dominant_date_format
 from veil.schema import Role
@@ -233,6 +234,7 @@ def _content_identifier(vc: pd.Series, header: str) -> tuple[str, float] | None:
     values = np.asarray(vc.index, dtype=object)
     if not all(isinstance(v, str) for v in values[:50]):
         values = np.array([str(v) for v in values], dtype=object)
+    values = as_text(values)  # converted once for every detector
     weights = vc.to_numpy(dtype=float)
     total = weights.sum()
     best: tuple[str, float] | None = None
