@@ -1,9 +1,10 @@
-"""The README's Python examples run as printed and show what their comments say.
+"""The README's and the docs' Python examples run as printed and show what their comments say.
 
 Every ```python block of README.md is executed, in order, in one namespace (later blocks use
 ``adult`` and ``H`` from earlier ones), from a scratch directory in which ``datasets/`` and
-``examples/`` are reachable, as a newcomer at the repository root would run them.  Top-level
-statements are checked against their trailing comments:
+``examples/`` are reachable, as a newcomer at the repository root would run them; likewise the
+blocks of each ``docs/*.md`` page, one namespace per page.  Top-level statements are checked
+against their trailing comments:
 
 * a comment starting with an error class (``# BudgetError, nothing computed``) means the
   statement must raise that error;
@@ -11,8 +12,9 @@ statements are checked against their trailing comments:
   ``# {'age': 4, ...}``) is the documented value: numbers must agree to the number of decimals
   printed, everything else exactly.
 
-The DP-SGD block needs the optional ``torch`` extra and is a separate test that is skipped (with
-its reason shown by ``pytest -rs``) when torch is not installed.
+The blocks that import torch need the optional ``torch`` extra: the README's is a separate test,
+and a docs page with such a block is skipped (with its reason shown by ``pytest -rs``) when torch
+is not installed.
 """
 
 from __future__ import annotations
@@ -28,13 +30,14 @@ import veil.errors
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+DOC_PAGES = sorted(p for p in (ROOT / "docs").rglob("*.md") if "```python" in p.read_text("utf-8"))
 _FENCE = re.compile(r"^([ \t]*)```python[ \t]*\n(.*?)^[ \t]*```[ \t]*$", re.S | re.M)
 _ERROR_COMMENT = re.compile(r"#\s*([A-Z]\w*Error)\b")
 
 
-def _python_blocks() -> list[tuple[int, str]]:
-    """Return ``(line number, code)`` of every ```python block of the README."""
-    text = README.read_text(encoding="utf-8")
+def _python_blocks(page: Path = README) -> list[tuple[int, str]]:
+    """Return ``(line number, code)`` of every ```python block of ``page``."""
+    text = page.read_text(encoding="utf-8")
     blocks = []
     for m in _FENCE.finditer(text):
         indent = len(m.group(1))
@@ -48,6 +51,8 @@ def _documented_value(comment: str) -> tuple[str, Any] | None:
     comment = comment.strip()
     for end in range(len(comment), 0, -1):
         text = comment[:end].strip()
+        if text.endswith(",") or text.startswith("..."):  # "# 1.0, ...": 1.0; "# ... and": prose
+            continue
         try:
             return text, ast.literal_eval(text)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
@@ -68,8 +73,6 @@ def _agrees(actual: Any, documented: Any, literal: str) -> bool:
         return abs(float(actual) - documented) <= tol
     if isinstance(documented, (tuple, list)):
         parts = _split_top(literal)
-        if len(parts) == 1:  # "(a, b)" or "[a, b]": look inside the brackets
-            parts = _split_top(literal.strip()[1:-1])
         actual_seq = list(actual)
         return len(actual_seq) == len(documented) and all(
             _agrees(a, d, p) for a, d, p in zip(actual_seq, documented, parts, strict=True)
@@ -80,29 +83,23 @@ def _agrees(actual: Any, documented: Any, literal: str) -> bool:
 
 
 def _split_top(text: str) -> list[str]:
-    """Split a literal's text at top-level commas (for per-element precision)."""
-    parts, depth, cur = [], 0, ""
-    for ch in text:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        parts.append(cur)
-    return parts
+    """The source text of each element of a tuple/list literal (for per-element precision).
+
+    A literal that is not a tuple or list is one part.  Element texts come from the parse tree,
+    so brackets and commas inside strings (``'[15, 20['``) do not split.
+    """
+    node = ast.parse(text.strip(), mode="eval").body
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return [ast.get_source_segment(text.strip(), e) or "" for e in node.elts]
+    return [text]
 
 
-def _run_block(code: str, first_line: int, ns: dict[str, Any]) -> int:
+def _run_block(code: str, first_line: int, ns: dict[str, Any], page: str = "README.md") -> int:
     """Execute one block statement by statement; return the number of checked comments."""
     lines = code.splitlines()
     checked = 0
     for stmt in ast.parse(code).body:
-        where = f"README.md:{first_line + stmt.lineno - 1}"
+        where = f"{page}:{first_line + stmt.lineno - 1}"
         last = lines[stmt.end_lineno - 1]
         comment = last.split("#", 1)[1] if "#" in last and not isinstance(stmt, ast.For) else ""
         error = _ERROR_COMMENT.match("#" + comment) if comment else None
@@ -118,7 +115,7 @@ def _run_block(code: str, first_line: int, ns: dict[str, Any]) -> int:
             if found is not None:
                 literal, documented = found
                 assert _agrees(value, documented, literal), (
-                    f"{where}: got {value!r}, README says {literal}"
+                    f"{where}: got {value!r}, the docs say {literal}"
                 )
                 checked += 1
         else:
@@ -172,3 +169,22 @@ def test_readme_dpsgd_block_runs_as_documented(scratch: Path) -> None:
     loss_fn(model(x), y).backward()
     with pytest.raises(veil.errors.BudgetError):
         opt.step()
+
+
+@pytest.mark.parametrize("page", DOC_PAGES, ids=[p.name for p in DOC_PAGES])
+@pytest.mark.filterwarnings("ignore::veil.errors.PrivacyLeakWarning")
+def test_docs_python_blocks_run_as_documented(page: Path, scratch: Path) -> None:
+    """Each docs page's Python blocks run in order in one namespace, comments checked."""
+    blocks = _python_blocks(page)
+    if any(_is_torch_block(c) for _, c in blocks):
+        pytest.importorskip("torch", reason=f"{page.name} has DP-SGD examples (torch extra)")
+    ns: dict[str, Any] = {"__name__": "__main__"}
+    name = page.relative_to(ROOT).as_posix()
+    assert blocks
+    for line, code in blocks:  # a failing statement or a wrong documented value fails here
+        _run_block(code, line, ns, name)
+
+
+def test_docs_pages_with_examples_are_found() -> None:
+    names = {p.name for p in DOC_PAGES}
+    assert {"anonymity.md", "dp.md", "dpsgd.md", "ml.md", "crypto.md"} <= names
