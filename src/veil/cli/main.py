@@ -5,13 +5,16 @@ Each sub-command lives in its own module ``veil.cli._<name>`` exposing
 sets ``func`` (a callable taking the parsed ``argparse.Namespace`` and returning an exit code).
 
 User errors (:class:`veil.errors.VeilError`) print one line on stderr and exit with status 2;
-``--debug`` (before or after the sub-command) prints the traceback instead.
+``--debug`` (before or after the sub-command) prints the traceback instead.  A reader that stops
+early (``veil check ... | head``) is not an error: the command stops quietly with status 141, as
+a tool killed by ``SIGPIPE`` does.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import traceback
 import warnings
@@ -95,6 +98,23 @@ def _show_warning(
     print(f"veil: warning: {text}", file=sys.stderr)
 
 
+#: Exit status when the reader of stdout went away (128 + SIGPIPE, what a shell reports).
+BROKEN_PIPE_STATUS = 141
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so that the interpreter's final flush cannot fail again."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # replaced stdout (tests): nothing to redirect
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``veil`` command; returns the process exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -108,7 +128,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings():
             if not debug:  # one line per warning, like the errors (--debug keeps Python's form)
                 warnings.showwarning = _show_warning
-            return int(args.func(args) or 0)
+            status = int(args.func(args) or 0)
+            sys.stdout.flush()  # a closed pipe surfaces here, not in the interpreter's exit
+            return status
+    except BrokenPipeError:  # `veil ... | head`: the reader has all it wanted
+        _silence_stdout()
+        return BROKEN_PIPE_STATUS
     except VeilError as exc:
         if debug:
             traceback.print_exc()

@@ -1,0 +1,43 @@
+"""`veil ... | head`: a reader that stops early is not an error.
+
+The read end of the pipe is closed before the command starts, so every write to stdout fails
+with ``EPIPE`` (deterministically, unlike a real ``head``).  The command must stop quietly with
+status 141 (what a shell reports for a tool killed by ``SIGPIPE``), not print
+``veil: error: Broken pipe`` with the user-error status 2, nor fail in the interpreter's final
+flush.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from veil.cli.main import BROKEN_PIPE_STATUS
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", "--qi", "Age,County", "--k", "5"],  # text printed line by line
+        ["scan", "--json"],  # one JSON document, flushed at the end
+    ],
+    ids=["check", "scan-json"],
+)
+def test_closed_stdout_pipe_stops_quietly(insurance_csv: Path, args: list[str]) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "veil", args[0], str(insurance_csv), *args[1:]],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    assert proc.stderr.decode() == ""
+    assert proc.returncode == BROKEN_PIPE_STATUS == 141
