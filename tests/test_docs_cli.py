@@ -253,7 +253,8 @@ class Case:
     ``stdout``: fragments its output must contain (whitespace-normalized); ``output_after``:
     ``(document, text)`` after which the next fenced block is the documented output of the first
     run; ``check``: a last check on the scratch folder; ``check_stdout``: a check of the first
-    run's output; ``skip``: why it is not run.
+    run's output; ``extra``: more checks of the same command (a slow test of its own);
+    ``skip``: why it is not run.
     """
 
     runs: list[tuple[str, int]] | None = None
@@ -264,6 +265,7 @@ class Case:
     check: Callable[[Path], None] | None = None
     check_stdout: Callable[[str], None] | None = None
     slow: bool = False
+    extra: Case | None = None
     skip: str = ""
 
 
@@ -395,6 +397,7 @@ CASES: dict[str, Case] = {
         runs=[(KEYGEN, 0), (KEYGEN, 2)],
         files=("keys/paillier_public.json", "keys/paillier_private.json"),
         check=_keys_written,
+        extra=Case(runs=[(KEYGEN, 0), (KEYGEN + " --force", 0)], check=_keys_written),
     ),
     # README k-anonymity and DP-query sections (files written by the README's Python blocks)
     ADULT_CHECK: Case(runs=[(ADULT_CHECK, 1)], setup=("adult.csv",)),  # exit 1: does not hold
@@ -497,6 +500,18 @@ CASES: dict[str, Case] = {
         setup=("visits.csv",),
         files=("result.csv",),
         stdout=("privacy unit: person_id", "±"),
+        extra=Case(
+            runs=[
+                (
+                    f"veil query visits.csv {QUERY_SQL} --epsilon 1 --delta 1e-6 --privacy-unit "
+                    "person_id --bounds age=18:100 --dry-run --group-size 500 --out result.csv",
+                    0,
+                ),
+            ],
+            setup=("visits.csv",),
+            # "prints the budget split and accuracy without releasing anything"
+            check=lambda root: _nothing_at(root / "result.csv"),
+        ),
     ),
     # docs/loo_attack.md
     "python examples/loo_attack.py [--out DIR] [--runs 1000] [--epsilon 1] [--seed N]": Case(
@@ -515,6 +530,10 @@ CASES: dict[str, Case] = {
         slow=True,
     ),
 }
+
+
+def _nothing_at(path: Path) -> None:
+    assert not path.exists(), f"{path.name} written"
 
 
 def _headerless(path: Path) -> None:
@@ -561,6 +580,12 @@ def _params() -> list[object]:
             continue
         marks = [pytest.mark.slow] if case.slow else []
         params.append(pytest.param(command, case, id=command.where, marks=marks))
+        if case.extra is not None:
+            params.append(
+                pytest.param(
+                    command, case.extra, id=command.where + "-more", marks=[pytest.mark.slow]
+                )
+            )
     return params
 
 
