@@ -85,12 +85,13 @@ def detect_email(values: np.ndarray) -> np.ndarray:
 
 
 #: Digit strings that are shaped like phones but are something else: dates, SSNs, US ZIP+4
-#: codes (``02139-4307``), decimals written as text (``57819.85``, ``1234,56``) and dotted
-#: version or build numbers with a one-digit part after the first (``10.0.19041.1``; phones
-#: written with dots group two digits or more, ``555.123.4567``, ``1.800.555.1234``).
+#: codes (``02139-4307``), decimals written as text (``57819.85``, ``1234,56``), IPv4
+#: addresses (``192.168.100.200``; a dotted phone has a part above 255 or a leading zero) and
+#: dotted version or build numbers with a one-digit part after the first (``10.0.19041.1``;
+#: phones written with dots group two digits or more, ``555.123.4567``, ``1.800.555.1234``).
 _NOT_A_PHONE = (
     r"\d{1,4}[-./]\d{1,2}[-./]\d{1,4}|\d{3}-\d{2}-\d{4}|\d{5}-\d{4}|\d+[.,]\d+"
-    r"|\d+(?:\.\d+)*\.\d(?:\.\d+)*"
+    r"|\d+(?:\.\d+)*\.\d(?:\.\d+)*|" + _IPV4
 )
 
 
@@ -264,11 +265,12 @@ def versions_not_ips(
     """Whether the IPv4-shaped values ``ip`` of a column are version numbers instead.
 
     An IPv4 address always has four parts of 0-255; a version such as ``1.2.3.4`` looks the
-    same, so the column decides: the header says version/release/build (and does not name an
-    IP address), or at least ``VERSION_SHARE`` of the (frequency-weighted) values are dotted
-    numbers that cannot be IPv4 addresses (``2.1.0``, ``10.0.19041.1``).  A real IP column has
-    none of those; a column of 4-part versions alone, under a neutral header, still reads as
-    IP addresses (the safe side).
+    same, so the column decides: the header says version/release/build, or at least
+    ``VERSION_SHARE`` of the (frequency-weighted) values are dotted numbers that cannot be IPv4
+    addresses (``2.1.0``, ``10.0.19041.1``).  A real IP column has none of those; a header
+    naming an IP address (``build_server_ip``) keeps the addresses whatever else the column
+    holds, and a column of 4-part versions alone under a neutral header still reads as IP
+    addresses (the safe side).
 
     Examples
     --------
@@ -279,10 +281,11 @@ def versions_not_ips(
     >>> versions_not_ips("client_ip", v4, w, ip), versions_not_ips("app_version", v4, w, ip)
     (False, True)
     """
+    hint = header_hint(header)
+    if hint is not None and hint.kind == "ip_address":
+        return False
     if _VERSION_WORDS.intersection(header_tokens(header)):
-        hint = header_hint(header)
-        if hint is None or hint.kind != "ip_address":
-            return True
+        return True
     dotted = _s(values).str.fullmatch(_DOTTED).to_numpy(bool) & ~ip
     return bool(weights[dotted].sum() >= VERSION_SHARE * weights.sum())
 
