@@ -348,7 +348,6 @@ CASES: dict[str, Case] = {
         skip="network install"
     ),
     'pip install ".[torch]"': Case(skip="install of the optional extra (.ci/run installs it)"),
-    "pip install veil[torch]": Case(skip="install of the optional extra (.ci/run installs it)"),
     'pip install -e ".[bench]"': Case(skip="benchmark environment"),
     "python benchmarks/<area>.py": Case(skip="benchmarks run for minutes"),
     "python benchmarks/deid.py --scan": Case(skip="benchmarks run for minutes"),

@@ -1,4 +1,4 @@
-"""DP-SGD for PyTorch (optional ``torch`` extra: ``pip install veil[torch]``).
+"""DP-SGD for PyTorch (optional ``torch`` extra: ``pip install ".[torch]"`` in a Veil checkout).
 
 * :func:`make_private` -- Opacus-style: ``(module, optimizer, data_loader)`` in, private
   triple out (per-sample clipping with ghost clipping for ``nn.Linear`` and ``nn.Conv1d`` /
@@ -31,7 +31,8 @@ try:
     import torch  # noqa: F401
 except ImportError as exc:  # pragma: no cover - exercised only without torch
     raise ImportError(
-        "veil.ml.dpsgd needs PyTorch, an optional dependency: pip install veil[torch]"
+        "veil.ml.dpsgd needs PyTorch, an optional dependency: pip install torch "
+        "(or pip install '.[torch]' in the Veil checkout)"
     ) from exc
 
 from veil.dp._pld import PLDAccountant, pld_epsilon
