@@ -91,8 +91,8 @@ def detect_nino(values: np.ndarray) -> np.ndarray:
     """
     s = as_text(values)
     out = fullmatch(s, _NINO_RX)
-    for i in np.flatnonzero(out):
-        out[i] = s.iloc[i][:2].upper() not in _NINO_EXCLUDED
+    if out.any():
+        out &= ~s.str[:2].str.upper().isin(_NINO_EXCLUDED).to_numpy(bool)
     return out
 
 
