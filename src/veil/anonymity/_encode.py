@@ -14,7 +14,8 @@ integers, category order for categoricals): only the grouping is used.
 Paths, by storage:
 
 * ``category``: the categorical codes (no hashing at all);
-* pyarrow-backed strings (pandas 3's default ``str``): pyarrow's ``dictionary_encode``;
+* pyarrow-backed strings (pandas 3's default ``str``): pyarrow's ``dictionary_encode``
+  (:func:`encode_columns` runs it for several large columns at once on a small thread pool);
 * ``object`` arrays: rows are first grouped by *object identity* (the pointer stored in the
   array, hashed as an ``int64``), then only the distinct objects are compared by value.  Readers
   such as ``pandas.read_csv`` store one object per distinct string of a column, so a text column
@@ -27,9 +28,6 @@ Paths, by storage:
 * numpy integers and booleans: ``value - min`` when the range is small, else pandas' int64
   hash table;
 * anything else: ``pandas.factorize``.
-
-:func:`encode_columns` encodes several large text columns (Arrow or ``object``) at once on a
-small thread pool: both hashing passes release the GIL.
 """
 
 from __future__ import annotations
@@ -231,45 +229,34 @@ def _is_arrow_text(s: pd.Series) -> bool:
     return isinstance(dtype, pd.ArrowDtype) and dtype.kind in "OSU"
 
 
-def _hashes_off_gil(s: pd.Series) -> bool:
-    """True when encoding ``s`` is mostly hashing that releases the GIL.
-
-    pyarrow's ``dictionary_encode`` (Arrow text) and pandas' int64 hash table over the object
-    pointers (:func:`factorize_objects`) both run without the GIL.
-    """
-    dtype = s.dtype
-    if isinstance(dtype, np.dtype):
-        return dtype.kind == "O"
-    return _is_arrow_text(s) or isinstance(dtype, pd.StringDtype)
-
-
 _POOL_MIN_ROWS = 8192  # below this, handing columns to threads costs more than it saves
 
 
 def encode_columns(columns: Sequence[pd.Series]) -> list[tuple[np.ndarray, int]]:
-    """:func:`encode_codes` of each column; text columns hashed on threads when large.
+    """:func:`encode_codes` of each column; Arrow string columns hashed on threads when large.
 
-    The cost of a text column is one hashing pass that releases the GIL: pyarrow's
-    ``dictionary_encode`` for pandas 3's ``str`` columns (about 0.4 ms per 30,000 rows), pandas'
-    int64 hash table over the object pointers for ``object`` columns (about 85 us per 30,000
-    rows).  Two or more such columns are handed to a small persistent pool; the calling thread
-    encodes the other columns, then takes back (cancels and encodes itself) the text columns no
-    worker has started.  The codes do not depend on which thread computed them.
+    pyarrow's ``dictionary_encode`` (the cost on pandas 3's ``str`` columns: about 0.4 ms per
+    30,000 rows) releases the GIL, so two or more such columns are handed to a small persistent
+    pool; the calling thread encodes the other columns, then takes back (cancels and encodes
+    itself) the Arrow columns no worker has started.  The codes do not depend on which thread
+    computed them.
     """
-    text = [i for i, s in enumerate(columns) if _hashes_off_gil(s)]
+    arrow = [
+        i for i, s in enumerate(columns) if not isinstance(s.dtype, np.dtype) and _is_arrow_text(s)
+    ]
     pool = None
-    if len(text) >= 2 and len(columns[text[0]]) >= _POOL_MIN_ROWS:
+    if len(arrow) >= 2 and len(columns[arrow[0]]) >= _POOL_MIN_ROWS:
         pool = thread_pool()
     if pool is None:
         return [encode_codes(s) for s in columns]
-    futures = {i: pool.submit(encode_codes, columns[i]) for i in text}
+    futures = {i: pool.submit(encode_codes, columns[i]) for i in arrow}
     out: list[tuple[np.ndarray, int] | None] = [
         None if i in futures else encode_codes(s) for i, s in enumerate(columns)
     ]
-    for i in reversed(text):  # the last submitted are the last a worker would start
+    for i in reversed(arrow):  # the last submitted are the last a worker would start
         if futures[i].cancel():
             out[i] = encode_codes(columns[i])
-    for i in text:
+    for i in arrow:
         if out[i] is None:
             out[i] = futures[i].result()
     return out  # type: ignore[return-value]
