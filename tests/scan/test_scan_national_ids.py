@@ -81,6 +81,8 @@ def _tail(n: int, p: float, share: float) -> float:
 
 def test_nino_structure() -> None:
     good = ["AB123456C", "AB 12 34 56 C", "ce123456a", "ZY000000D", "OA123456B"]
+    # grouped otherwise: still a valid prefix, six digits and a suffix, so still a NINO
+    good += ["AB 1234 56 C", "AB-123456-C", "ab 123456 c", "AB12 34 56C"]
     bad = [
         "QQ123456C",  # Q never a first letter (HMRC's QQ 12 34 56 C is the specimen)
         "DA123456A",  # D F I Q U V never first
@@ -92,7 +94,9 @@ def test_nino_structure() -> None:
         "AB123456E",  # suffix A-D only
         "AB12345C",  # six digits
         "AB1234567C",
-        "AB 1234 56 C",  # pairs or nothing
+        "AB 12 34 56 E",  # suffix A-D also when grouped
+        "AB/12/34/56/C",  # spaces or hyphens only
+        "AB   123456 C",  # at most two separators between groups
     ]
     got = detect_nino(np.array(good + bad, dtype=object))
     assert got[: len(good)].all(), [v for v, g in zip(good, got) if not g]

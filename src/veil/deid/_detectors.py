@@ -33,7 +33,7 @@ from veil.deid._national_ids import (
     detect_sin,
 )
 from veil.deid._places import detect_address
-from veil.deid._text import ARROW_FROM, as_text
+from veil.deid._text import ARROW_FROM, as_text, digit_matrix
 
 __all__ = [
     "DETECTORS",
@@ -128,8 +128,7 @@ def _isbn_check(digits: pd.Series) -> np.ndarray:
         sel = np.flatnonzero(lengths == n)
         if not len(sel):
             continue
-        buf = np.frombuffer("".join(arr[sel]).encode("ascii"), dtype=np.uint8)
-        mat = (buf.astype(np.int64) - ord("0")).reshape(len(sel), n)
+        mat = digit_matrix(arr[sel].tolist(), n)
         ok = (mat @ weights) % mod == 0
         if n == 13:
             ok &= (mat[:, 0] == 9) & (mat[:, 1] == 7) & ((mat[:, 2] == 8) | (mat[:, 2] == 9))
@@ -188,8 +187,7 @@ def detect_card(values: np.ndarray) -> np.ndarray:
     lengths = np.fromiter((len(x) for x in strs), dtype=np.int64, count=len(strs))
     for n in np.unique(lengths):
         sel = idx[lengths == n]
-        buf = np.frombuffer("".join(s.to_numpy(object)[sel]).encode("ascii"), dtype=np.uint8)
-        mat = (buf - ord("0")).reshape(len(sel), int(n))
+        mat = digit_matrix(s.to_numpy(object)[sel].tolist(), int(n))
         out[sel] = luhn_valid(mat)
     return out
 

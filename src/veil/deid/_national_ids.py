@@ -34,7 +34,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from veil.deid._text import as_text, fullmatch
+from veil.deid._text import as_text, digit_matrix, fullmatch
 
 __all__ = [
     "CHECK_SHARE",
@@ -56,15 +56,19 @@ CHECK_SHARE = 0.9
 #: NINO prefix: first letter not D F I Q U V, second not D F I O Q U V, and never one of the
 #: administrative prefixes BG GB KN NK NT TN ZZ (HMRC NIM39110).
 _NINO_PREFIX = r"(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
-#: Written compact (``AB123456C``) or in pairs (``AB 12 34 56 C``); suffix A-D.
-_NINO = _NINO_PREFIX + r"(?:\d{6}|\s\d{2}\s\d{2}\s\d{2}\s)[A-D]"
-#: The same without the look-ahead (which pandas' Arrow engine lacks): excluded prefixes are
-#: removed afterwards from the few matches.
-_NINO_SHAPE = _NINO.removeprefix("(?!BG|GB|KN|NK|NT|TN|ZZ)")
+#: A column value: compact (``AB123456C``), in pairs (``AB 12 34 56 C``) or split any other
+#: way by up to two spaces or hyphens between the groups (``AB 123456 C``, ``AB-12-34-56-C``);
+#: suffix A-D.  Without the prefix look-ahead (which pandas' Arrow engine lacks): excluded
+#: prefixes are removed afterwards from the few matches.
+_NINO_SHAPE = _NINO_PREFIX.removeprefix("(?!BG|GB|KN|NK|NT|TN|ZZ)") + (
+    r"[\s-]{0,2}\d{2}[\s-]{0,2}\d{2}[\s-]{0,2}\d{2}[\s-]{0,2}[A-D]"
+)
+#: In prose only the usual spellings: compact, in pairs, or 2-6-1 (``AB 123456 C``).
+_NINO = _NINO_PREFIX + r"(?: ?\d{6} ?| \d{2} \d{2} \d{2} )[A-D]"
 _NINO_EXCLUDED = frozenset({"BG", "GB", "KN", "NK", "NT", "TN", "ZZ"})
 _KRA_PIN = r"[AP]\d{9}[A-Z]"
 #: In prose: the same shapes in capitals, standing alone (not inside a longer code).
-NINO_IN_TEXT = r"(?<![\w-])" + _NINO.replace(r"\s", " ") + r"(?![\w-])"
+NINO_IN_TEXT = r"(?<![\w-])" + _NINO + r"(?![\w-])"
 KRA_PIN_IN_TEXT = r"(?<![\w-])" + _KRA_PIN + r"(?![\w-])"
 #: SIN as written: three groups of three digits with the same separator; first digit not 0/8.
 _SIN = r"[1-79]\d{2}-\d{3}-\d{3}|[1-79]\d{2} \d{3} \d{3}"
@@ -81,7 +85,7 @@ _BSN_RX = re.compile(_BSN)
 
 
 def detect_nino(values: np.ndarray) -> np.ndarray:
-    """UK National Insurance numbers (``AB123456C`` or ``AB 12 34 56 C``, any case).
+    """UK National Insurance numbers (``AB123456C``, ``AB 12 34 56 C``, ``AB-123456-C``, any case).
 
     Examples
     --------
@@ -109,9 +113,8 @@ def detect_kra_pin(values: np.ndarray) -> np.ndarray:
 
 
 def _digit_matrix(digits: list[str]) -> np.ndarray:
-    """``(n, 9)`` integer array of 9-digit strings."""
-    buf = np.frombuffer("".join(digits).encode("ascii"), dtype=np.uint8)
-    return (buf.astype(np.int64) - ord("0")).reshape(len(digits), 9)
+    """``(n, 9)`` integer array of 9-digit strings (any script's digits)."""
+    return digit_matrix(digits, 9)
 
 
 def _luhn(mat: np.ndarray) -> np.ndarray:

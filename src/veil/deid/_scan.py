@@ -23,7 +23,7 @@ from veil.deid._detectors import DETECTORS, detect_embedded, versions_not_ips
 from veil.deid._headers import header_hint
 from veil.deid._occupations import detect_education, detect_occupation
 from veil.deid._places import place_masks, postcode_share
-from veil.deid._text import as_text
+from veil.deid._text import as_text, text_of, to_text
 from veil.errors import InputError
 from veil.io._dates import dominant_date_format
 from veil.schema import Role
@@ -233,7 +233,7 @@ def _content_identifier(vc: pd.Series, header: str) -> tuple[str, float] | None:
     """
     values = np.asarray(vc.index, dtype=object)
     if not all(isinstance(v, str) for v in values[:50]):
-        values = np.array([str(v) for v in values], dtype=object)
+        values = np.array([text_of(v) for v in values], dtype=object)
     values = as_text(values)  # converted once for every detector
     weights = vc.to_numpy(dtype=float)
     total = weights.sum()
@@ -257,7 +257,7 @@ def _embedded_identifier(vc: pd.Series) -> tuple[str, float, int] | None:
 
     None unless at least ``EMBEDDED_MIN_ROWS`` (sampled, non-blank) rows contain one.
     """
-    values = np.array([str(v) for v in np.asarray(vc.index, dtype=object)], dtype=object)
+    values = np.array([text_of(v) for v in np.asarray(vc.index, dtype=object)], dtype=object)
     weights = vc.to_numpy(dtype=float)
     best: tuple[str, float, int] | None = None
     for kind, mask in detect_embedded(values).items():
@@ -337,7 +337,7 @@ def _content_quasi(s: pd.Series, vc: pd.Series) -> tuple[str, str, float, Role] 
         return _location(s, vc)
     if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s) or len(vc) == 0:
         return None
-    idx = pd.Series(np.asarray(vc.index, dtype=object)).astype(str).str.strip()
+    idx = to_text(pd.Series(np.asarray(vc.index, dtype=object))).str.strip()
     w = vc.to_numpy(dtype=float)
     fmt = dominant_date_format(idx, w)
     if fmt is not None:
@@ -391,7 +391,7 @@ def _id_like(s: pd.Series, distinct: int, n: int) -> bool:
             return False
         v = _sample(s.dropna(), 1000).to_numpy(dtype=float)
         return bool(np.isfinite(v).all() and (v == np.floor(v)).all())
-    sample = _sample(s.dropna(), 1000).astype(str).str.strip()
+    sample = to_text(_sample(s.dropna(), 1000)).str.strip()
     if sample.str.fullmatch(_NUMBER_TEXT).mean() >= 0.9:  # numbers written as text
         return bool(sample.str.fullmatch(_INTEGER_TEXT).mean() >= 0.9)
     return bool(

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["ARROW_FROM", "as_text", "fullmatch"]
+__all__ = ["ARROW_FROM", "as_text", "digit_matrix", "fullmatch", "text_of", "to_text"]
 
 #: Below this many distinct values, detectors use Python strings (``object`` dtype): pandas'
 #: Arrow strings re-parse each regular expression on every call, which costs more than matching
@@ -31,8 +33,49 @@ def as_text(values: np.ndarray | pd.Series) -> pd.Series:
         return values
     s = pd.Series(values, dtype=object)
     if len(s) >= ARROW_FROM:
-        return s.astype(str).str.strip()
-    return pd.Series([str(v).strip() for v in s], dtype=object)
+        return to_text(s).str.strip()
+    return pd.Series([text_of(v).strip() for v in s], dtype=object)
+
+
+def text_of(value: object) -> str:
+    """``str(value)``, except that bytes are decoded as UTF-8 (undecodable bytes replaced), so
+    ``b"a@b.org"`` reads as the address it holds.
+
+    Examples
+    --------
+    >>> text_of(b"a@b.org"), text_of(7), text_of(b"\\xb4x")
+    ('a@b.org', '7', '\\ufffdx')
+    """
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", errors="replace")
+    return str(value)
+
+
+def to_text(s: pd.Series) -> pd.Series:
+    """``s.astype(str)``, which pandas refuses for bytes that are not UTF-8: those go through
+    :func:`text_of`."""
+    try:
+        return s.astype(str)
+    except UnicodeDecodeError:
+        return pd.Series([text_of(v) for v in s], index=s.index, dtype=object).astype(str)
+
+
+def digit_matrix(strings: Sequence[str], width: int) -> np.ndarray:
+    """``(len(strings), width)`` integer array of strings of ``width`` decimal digits.
+
+    Digits of other scripts (``"١٢٣"``, fullwidth ``"１２３"``), which ``\\d`` matches, count as
+    the digits they are.
+
+    Examples
+    --------
+    >>> digit_matrix(["12", "٣٤"], 2).tolist()
+    [[1, 2], [3, 4]]
+    """
+    text = "".join(strings)
+    if not text.isascii():
+        text = "".join(c if c.isascii() else str(unicodedata.decimal(c, 0)) for c in text)
+    buf = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    return (buf.astype(np.int64) - ord("0")).reshape(len(strings), width)
 
 
 def fullmatch(s: pd.Series, rx: re.Pattern[str]) -> np.ndarray:

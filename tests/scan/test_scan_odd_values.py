@@ -1,0 +1,92 @@
+"""The scan on values the detectors were not written for: non-ASCII digits, bytes, and UK
+National Insurance numbers written with other separators.
+
+A crash here stops ``veil scan`` on the whole table, so no identifier in it is reported; a
+NINO column read as insensitive is published by the draft policy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from veil.deid import scan
+from veil.deid._detectors import detect_embedded
+from veil.deid._text import ARROW_FROM
+from veil.schema import Role
+
+from .test_scan_national_ids import _bsn, _nino
+
+#: Decimal digits of other scripts (Arabic-Indic, Extended Arabic-Indic, Devanagari, fullwidth).
+SCRIPTS = ["٠١٢٣٤٥٦٧٨٩", "۰۱۲۳۴۵۶۷۸۹", "०१२३४५६७८९", "０１２３４５６７８９"]
+
+
+def _transliterate(text: str, digits: str) -> str:
+    return text.translate(str.maketrans("0123456789", digits))
+
+
+@pytest.mark.parametrize("digits", SCRIPTS)
+@pytest.mark.parametrize("n", [300, ARROW_FROM + 10])
+@pytest.mark.parametrize("widths", [(9,), (3, 3, 3), (3, 3, 4), (4, 4, 4, 4)])
+@pytest.mark.parametrize("sep", ["", " ", "-"])
+def test_non_ascii_digits_do_not_crash_the_scan(
+    digits: str, n: int, widths: tuple[int, ...], sep: str
+) -> None:
+    """9-digit (BSN/SIN-shaped), 3-3-3, 10-digit (ISBN-checked phone) and 16-digit
+    (Luhn-checked card) strings in other scripts' digits."""
+    rng = np.random.default_rng(5)
+    vals = [
+        _transliterate(sep.join(f"{rng.integers(0, 10**w):0{w}d}" for w in widths), digits)
+        for _ in range(n)
+    ]
+    (finding,) = scan(pd.DataFrame({"c": vals})).columns
+    assert finding.column == "c" and finding.distinct == len(set(vals))
+
+
+def test_bsns_in_arabic_indic_digits_are_bsns() -> None:
+    rng = np.random.default_rng(11)
+    vals = [_transliterate(_bsn(rng), SCRIPTS[0]) for _ in range(200)]
+    assert scan(pd.DataFrame({"c": vals})).columns[0].kind == "nl_bsn"
+
+
+@pytest.mark.parametrize("n", [60, ARROW_FROM + 10])
+def test_bytes_values_do_not_crash_the_scan(n: int) -> None:
+    rng = np.random.default_rng(3)
+    raw = [bytes(rng.integers(0, 256, 9).tolist()) for _ in range(n)]
+    emails = [f"user{i}@example.org".encode() for i in range(n)]
+    res = scan(pd.DataFrame({"raw": raw, "email": emails}))
+    by = {f.column: f for f in res.columns}
+    assert by["raw"].distinct == len(set(raw))
+    assert by["email"].kind == "email"  # UTF-8 bytes are read as the text they encode
+
+
+@pytest.mark.parametrize(
+    "fmt",
+    [
+        "{p}-{a}-{b}-{c}-{s}",  # dashes
+        "{p} {a}{b}{c} {s}",  # 2-6-1
+        "{p}{a}{b}{c} {s}",  # suffix apart
+        "{p} {a} {b} {c}{s}",  # suffix attached
+        "{p}  {a} {b} {c} {s}",  # a doubled space
+    ],
+)
+@pytest.mark.parametrize("lower", [False, True])
+def test_nino_written_with_other_separators(fmt: str, lower: bool) -> None:
+    rng = np.random.default_rng(2)
+    vals = []
+    for _ in range(300):
+        n = _nino(rng, spaced=False)
+        v = fmt.format(p=n[:2], a=n[2:4], b=n[4:6], c=n[6:8], s=n[8])
+        vals.append(v.lower() if lower else v)
+    finding = scan(pd.DataFrame({"col_7": vals})).columns[0]
+    assert (finding.role, finding.kind) == (Role.IDENTIFIER, "uk_nino")
+
+
+def test_nino_written_2_6_1_in_prose() -> None:
+    notes = np.array(
+        ["NI number AB 123456 C, call back", "ni no. ce 12 34 56 a", "ref AB 123456 E"],
+        dtype=object,
+    )
+    # capitals only in prose; suffix A-D
+    assert detect_embedded(notes)["uk_nino"].tolist() == [True, False, False]
