@@ -19,12 +19,13 @@ Example
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 import torch
-from torch.utils.data import DataLoader, Dataset, TensorDataset
+from torch.utils.data import DataLoader, Dataset, RandomSampler, SequentialSampler, TensorDataset
 from torch.utils.data._utils.collate import default_collate
 
 from veil.errors import ConfigError, InputError
@@ -34,11 +35,27 @@ from ._noise import NoiseSource
 __all__ = ["PoissonLoader", "StepSignal", "check_finite"]
 
 
+#: Logical batches drawn by every :class:`PoissonLoader` of the process (unique numbers).
+_LOGICAL = itertools.count(1)
+
+
 class StepSignal:
-    """Tells the optimizer whether the current physical batch ends a logical batch."""
+    """Tells the optimizer whether the current physical batch ends a logical batch.
+
+    Attributes
+    ----------
+    last_chunk : bool
+        The latest physical batch is the last (or only) chunk of its logical batch.
+    batch : tuple of int, optional
+        ``(logical batch number, chunk index)`` of the latest physical batch of a
+        :class:`PoissonLoader` (numbers unique in the process); ``None`` for other loaders.
+        The optimizer checks with it that the chunks it accumulates into one noisy sum are
+        those of one logical batch, each once, in order.
+    """
 
     def __init__(self) -> None:
         self.last_chunk = True
+        self.batch: tuple[int, int] | None = None
 
 
 def check_finite(batch: Any) -> None:
@@ -135,8 +152,10 @@ class PoissonLoader:
 
         One epoch is ``round(1 / q)`` logical batches whose sizes are Binomial(n, q) (the
         loader's ``batch_size`` is their mean), collated with the loader's ``collate_fn``.
-        Its sampler, ``shuffle`` and ``drop_last`` are not used: records are drawn
-        independently per batch, which is what the RDP analysis of DP-SGD assumes.
+        Its ``shuffle`` and ``drop_last`` are not used: records are drawn independently per
+        batch, which is what the RDP analysis of DP-SGD assumes.  A custom sampler (one that
+        may leave records out, such as ``SubsetRandomSampler``) is a
+        :class:`~veil.errors.ConfigError`: every record of the dataset would be drawn.
 
         Examples
         --------
@@ -159,6 +178,14 @@ class PoissonLoader:
             raise InputError("the training dataset is empty")
         if data_loader.batch_size is None:
             raise ConfigError("the data loader must have a batch_size (no custom batch_sampler)")
+        if type(data_loader.sampler) not in (SequentialSampler, RandomSampler):
+            raise ConfigError(
+                f"the data loader draws with a {type(data_loader.sampler).__name__}, but Poisson "
+                "sampling draws from every record of its dataset, so records that sampler leaves "
+                "out (a held-out split, withdrawn consent) would be trained on; pass a loader "
+                "over exactly the training records (torch.utils.data.Subset) with shuffle=True "
+                "or False"
+            )
         return cls(
             dataset,
             min(1.0, data_loader.batch_size / n),
@@ -187,6 +214,7 @@ class PoissonLoader:
 
     def __iter__(self) -> Iterator[Any]:
         for _ in range(self.steps):
+            logical = next(_LOGICAL)
             mask = self.noise.uniform(self.n) < self.sample_rate
             idx = np.flatnonzero(mask)
             size = self.max_physical_batch_size
@@ -199,6 +227,7 @@ class PoissonLoader:
                 batch = self._fetch(chunk)
                 check_finite(batch)
                 self.signal.last_chunk = k == len(chunks) - 1
+                self.signal.batch = (logical, k)
                 self.batches_yielded += 1
                 self.last_batch_size = int(chunk.size)
                 yield batch

@@ -194,6 +194,7 @@ class DPOptimizer(torch.optim.Optimizer):
             raise ConfigError("data_loader must be a veil PoissonLoader")
         self.data_loader = data_loader
         self._loader_seen = 0 if data_loader is None else data_loader.batches_yielded
+        self._next_chunk: tuple[int, int] | None = None  # expected (logical batch, chunk)
 
     # torch.optim.Optimizer interface, delegated --------------------------------------------
     @property
@@ -281,10 +282,40 @@ class DPOptimizer(torch.optim.Optimizer):
                 "empty batches included; no update was made"
             )
 
+    def _check_chunk_order(self) -> None:
+        """Refuse to add a chunk of a :class:`PoissonLoader` to a sum it does not belong to.
+
+        With virtual steps, one noisy sum adds up the chunks of one logical batch.  A loop that
+        stops in the middle of a logical batch (``break``), two iterators drawn in turn, or a
+        chunk stepped twice would otherwise put records of two Poisson batches (or one chunk
+        twice) into one sum: one record could then move it by ``2 C``, while the accountant
+        assumes ``C``.  The partial sum is discarded (nothing of it was released).
+        """
+        ident = self.signal.batch
+        if ident is None:
+            return
+        logical, k = ident
+        expected = self._next_chunk
+        if (expected is None and k != 0) or (expected is not None and ident != expected):
+            self._acc.clear()
+            self._units = 0
+            self._next_chunk = None
+            raise ConfigError(
+                "the chunks of a logical batch (virtual steps, max_physical_batch_size) must be "
+                "stepped once each, in order, up to its last chunk before the next batch: "
+                f"expected {'a first chunk' if expected is None else f'chunk {expected[1]}'}, "
+                f"got chunk {k} of {'the same' if expected and expected[0] == logical else 'another'} "
+                "logical batch (a loop left in the middle of one, or two iterators over the "
+                "loader).  The unfinished batch's clipped gradients were discarded and no update "
+                "was made; start the next logical batch"
+            )
+        self._next_chunk = None if self.signal.last_chunk else (logical, k + 1)
+
     def _accumulate(self) -> None:
         self._check_foreign_grads()
         bsz = self.grads.batch_size()
         self._check_fed_by_loader(bsz)
+        self._check_chunk_order()
         scale = self._scale(bsz)
         n_units = self.num_microbatches
         if n_units is not None:
