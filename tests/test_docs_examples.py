@@ -10,7 +10,9 @@ against their trailing comments:
   statement must raise that error;
 * a comment starting with a Python literal (``# 0.2237, 0.2, 298``, ``# True``,
   ``# {'age': 4, ...}``) is the documented value: numbers must agree to the number of decimals
-  printed, everything else exactly.
+  printed, everything else exactly;
+* ``# (epsilon=1.0, delta=0.0)`` documents the fields of a named result (by attribute, else
+  by position) and ``# <= 3.0`` a bound; ``print(x)  # ...`` documents the value of ``x``.
 
 The blocks that import torch need the optional ``torch`` extra: the README's is a separate test,
 and a docs page with such a block is skipped (with its reason shown by ``pytest -rs``) when torch
@@ -33,6 +35,11 @@ README = ROOT / "README.md"
 DOC_PAGES = sorted(p for p in (ROOT / "docs").rglob("*.md") if "```python" in p.read_text("utf-8"))
 _FENCE = re.compile(r"^([ \t]*)```python[ \t]*\n(.*?)^[ \t]*```[ \t]*$", re.S | re.M)
 _ERROR_COMMENT = re.compile(r"#\s*([A-Z]\w*Error)\b")
+#: ``# (epsilon=1.0, delta=0.0)``: fields of a named result (attribute or position).
+_FIELDS = re.compile(r"\(\s*(\w+\s*=\s*[^,()=]+(?:,\s*\w+\s*=\s*[^,()=]+)*)\s*\)")
+#: ``# <= 3.0``: a documented bound.
+_BOUND = re.compile(r"(<=|>=|<|>)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)(?![\w.])")
+_OPS = {"<=": float.__le__, ">=": float.__ge__, "<": float.__lt__, ">": float.__gt__}
 
 
 def _python_blocks(page: Path = README) -> list[tuple[int, str]]:
@@ -58,6 +65,27 @@ def _documented_value(comment: str) -> tuple[str, Any] | None:
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             continue
     return None
+
+
+def _check_fields(actual: Any, comment: str, where: str) -> bool:
+    """Check a ``(name=value, ...)`` or ``<= bound`` comment; False if it is neither."""
+    comment = comment.strip()
+    m = _BOUND.match(comment)
+    if m:
+        assert _OPS[m.group(1)](float(actual), float(m.group(2))), (
+            f"{where}: got {actual!r}, the docs say {m.group(0)}"
+        )
+        return True
+    m = _FIELDS.match(comment)
+    if not m:
+        return False
+    for i, item in enumerate(m.group(1).split(",")):
+        name, literal = (part.strip() for part in item.split("=", 1))
+        got = getattr(actual, name) if hasattr(actual, name) else list(actual)[i]
+        assert _agrees(got, ast.literal_eval(literal), literal), (
+            f"{where}: got {name}={got!r}, the docs say {name}={literal}"
+        )
+    return True
 
 
 def _decimals(literal: str) -> int:
@@ -110,7 +138,22 @@ def _run_block(code: str, first_line: int, ns: dict[str, Any], page: str = "READ
             checked += 1
             continue
         if isinstance(stmt, ast.Expr):
-            value = eval(compile(ast.Expression(stmt.value), where, "eval"), ns)
+            node = stmt.value
+            shown = (  # print(x)  # 0.5: the documented value is x's
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "print"
+                and len(node.args) == 1
+                and not node.keywords
+            )
+            if shown:
+                node = node.args[0]  # type: ignore[union-attr]
+            value = eval(compile(ast.Expression(node), where, "eval"), ns)
+            if shown:
+                print(value)
+            if comment and _check_fields(value, comment, where):
+                checked += 1
+                continue
             found = _documented_value(comment) if comment else None
             if found is not None:
                 literal, documented = found
@@ -188,3 +231,18 @@ def test_docs_python_blocks_run_as_documented(page: Path, scratch: Path) -> None
 def test_docs_pages_with_examples_are_found() -> None:
     names = {p.name for p in DOC_PAGES}
     assert {"anonymity.md", "dp.md", "dpsgd.md", "ml.md", "crypto.md"} <= names
+
+
+def test_documented_fields_and_bounds_are_checked() -> None:
+    """``# (epsilon=1.0, delta=0.0)`` and ``# <= 3.0`` comments are compared, not skipped."""
+    from collections import namedtuple
+
+    spent = namedtuple("spent", "epsilon delta")
+    assert _check_fields(spent(1.0, 0.0), "(epsilon=1.0, delta=0.0) charged once", "x")
+    assert _check_fields((2.2, 1e-06), "(epsilon=2.2, delta=1e-06): 1.0 + 1.2", "x")
+    with pytest.raises(AssertionError, match="epsilon=1.0"):
+        _check_fields(spent(1.2, 0.0), "(epsilon=1.0, delta=0.0)", "x")
+    assert _check_fields(2.99, "<= 3.0; one more step would raise BudgetError", "x")
+    with pytest.raises(AssertionError, match="<= 3.0"):
+        _check_fields(3.01, "<= 3.0", "x")
+    assert not _check_fields(1.0, "about 3 (prose)", "x")
