@@ -16,7 +16,7 @@ from veil.deid._detectors import detect_embedded
 from veil.deid._text import ARROW_FROM
 from veil.schema import Role
 
-from .test_scan_national_ids import _bsn, _nino
+from .test_scan_national_ids import _bsn, _nino, _sin
 
 #: Decimal digits of other scripts (Arabic-Indic, Extended Arabic-Indic, Devanagari, fullwidth).
 SCRIPTS = ["٠١٢٣٤٥٦٧٨٩", "۰۱۲۳۴۵۶۷۸۹", "०१२३४५६७८९", "０１２３４５６７８９"]
@@ -90,3 +90,30 @@ def test_nino_written_2_6_1_in_prose() -> None:
     )
     # capitals only in prose; suffix A-D
     assert detect_embedded(notes)["uk_nino"].tolist() == [True, False, False]
+
+
+@pytest.mark.parametrize("share", [0.1, 0.3, 0.5])
+@pytest.mark.parametrize("rest", ["bare", "notes"])
+def test_checksum_ids_below_the_match_threshold_are_still_found(share: float, rest: str) -> None:
+    """A column in which a minority of values are SINs written ``123 456 782`` (the others bare
+    SINs or notes) was insensitive: no detector reached the 60% threshold, spaces kept it from
+    the record-id rule, and ``390 404 796`` in prose reads as a number with thousands spaces.
+    Ten or more distinct values passing the Luhn check at 90% are the column-wise evidence the
+    SIN detector asks for (chance ``9.1e-9`` for random numbers), whatever their share."""
+    rng = np.random.default_rng(8)
+    k = int(200 * share)
+    sins = [_sin(rng, " ") for _ in range(k)]
+    other = (
+        [_sin(rng, "") for _ in range(200 - k)]
+        if rest == "bare"
+        else [f"callback {i % 7}, see file" for i in range(200 - k)]
+    )
+    finding = scan(pd.DataFrame({"col_3": sins + other})).columns[0]
+    assert (finding.role, finding.kind) == (Role.IDENTIFIER, "ca_sin")
+
+
+def test_bsns_among_notes_are_found() -> None:
+    rng = np.random.default_rng(9)
+    vals = [_bsn(rng) for _ in range(40)] + [f"geen nummer {i % 5}" for i in range(160)]
+    finding = scan(pd.DataFrame({"ref": vals})).columns[0]
+    assert (finding.role, finding.kind) == (Role.IDENTIFIER, "nl_bsn")

@@ -229,7 +229,9 @@ def _content_identifier(vc: pd.Series, header: str) -> tuple[str, float] | None:
     """Best matching detector and its frequency-weighted share of matching values.
 
     IPv4-shaped values are not IP addresses in a column of versions (see
-    :func:`~veil.deid._detectors.versions_not_ips`).
+    :func:`~veil.deid._detectors.versions_not_ips`).  A check-digit kind (SIN, BSN) matches
+    only on column-wise evidence (10 or more distinct values, 90% passing), so it counts below
+    ``MATCH_THRESHOLD`` too: SINs among notes or bare digits are still SINs.
     """
     values = np.asarray(vc.index, dtype=object)
     if not all(isinstance(v, str) for v in values[:50]):
@@ -238,10 +240,12 @@ def _content_identifier(vc: pd.Series, header: str) -> tuple[str, float] | None:
     weights = vc.to_numpy(dtype=float)
     total = weights.sum()
     best: tuple[str, float] | None = None
+    checked: tuple[str, float] | None = None  # a check-digit kind below the threshold
     for kind, detector in DETECTORS.items():
         mask = detector(values)
         share = float(weights[mask].sum() / total)
         if share < MATCH_THRESHOLD:
+            checked = checked or ((kind, share) if kind in _CHECKED and share > 0 else None)
             continue
         if kind == "ip_address" and versions_not_ips(header, values, weights, mask):
             continue
@@ -249,7 +253,7 @@ def _content_identifier(vc: pd.Series, header: str) -> tuple[str, float] | None:
             continue  # a few typos in a SIN column must not make it one of phones
         if best is None or share > best[1] + 0.05:
             best = (kind, share)
-    return best
+    return best or checked
 
 
 def _embedded_identifier(vc: pd.Series) -> tuple[str, float, int] | None:
