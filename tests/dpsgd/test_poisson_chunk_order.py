@@ -121,3 +121,13 @@ def test_a_data_loader_with_a_subset_sampler_is_refused() -> None:
     for shuffle in (False, True):  # the plain samplers stand for the whole dataset
         plain = PoissonLoader.from_data_loader(DataLoader(data, batch_size=10, shuffle=shuffle))
         assert plain.n == 100
+
+
+def test_changing_the_loaders_sample_rate_is_refused() -> None:
+    # The accountant keeps the rate the optimizer was built with: a loader switched to sample
+    # more would spend more privacy than get_epsilon reports.
+    model, opt = _setup(5)
+    opt.data_loader.sample_rate = 0.9
+    with pytest.raises(ConfigError, match="samples at 0.9"):
+        _step(model, opt, next(iter(opt.data_loader)))
+    assert opt.steps == 0 and len(opt.accountant) == 0

@@ -270,6 +270,12 @@ class DPOptimizer(torch.optim.Optimizer):
         loader = self.data_loader
         if loader is None:
             return
+        if loader.sample_rate != self.sample_rate:
+            raise ConfigError(
+                f"opt.data_loader now samples at {loader.sample_rate!r} but this optimizer "
+                f"accounts {self.sample_rate!r}: build a new optimizer for another sample rate; "
+                "no update was made"
+            )
         fed = loader.batches_yielded - self._loader_seen
         self._loader_seen = loader.batches_yielded
         if fed != 1 or bsz != loader.last_batch_size:
