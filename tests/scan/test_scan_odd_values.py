@@ -117,3 +117,45 @@ def test_bsns_among_notes_are_found() -> None:
     vals = [_bsn(rng) for _ in range(40)] + [f"geen nummer {i % 5}" for i in range(160)]
     finding = scan(pd.DataFrame({"ref": vals})).columns[0]
     assert (finding.role, finding.kind) == (Role.IDENTIFIER, "nl_bsn")
+
+
+def _codes(rng: np.random.Generator, n: int, letters_first: int) -> list[str]:
+    """Random part codes laid out like NINOs (2 letters) or KRA PINs (1 letter)."""
+    up = np.array(list("ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+    digits = 6 if letters_first == 2 else 9
+    return [
+        "".join(up[rng.integers(26, size=letters_first)])
+        + f"{rng.integers(0, 10**digits):0{digits}d}"
+        + up[rng.integers(26)]
+        for _ in range(n)
+    ]
+
+
+@pytest.mark.parametrize("letters_first", [2, 1])
+def test_part_codes_with_a_national_id_layout_are_not_free_text(letters_first: int) -> None:
+    """20 part codes of the NINO (or KRA PIN) layout, repeated: a random one is a valid NINO
+    8.5% of the time (KRA PIN 7.7%), so P(none of 20 valid) is 0.17 (0.20) and a column of them
+    was dropped as free text mentioning a NINO whenever one was.  Seeds with at least one
+    valid-looking code are used, so the test fails on the old rule."""
+    from veil.deid._national_ids import detect_kra_pin, detect_nino
+
+    valid = detect_nino if letters_first == 2 else detect_kra_pin
+    for seed in range(50):
+        rng = np.random.default_rng(seed)
+        codes = _codes(rng, 20, letters_first)
+        if valid(np.array(codes, dtype=object)).any():
+            break
+    finding = scan(pd.DataFrame({"part": codes * 25})).columns[0]
+    assert finding.role is not Role.IDENTIFIER, finding.reason
+
+
+def test_real_ninos_and_pins_among_other_values_are_still_found() -> None:
+    rng = np.random.default_rng(21)
+    ninos = [_nino(rng, spaced=False) for _ in range(60)]
+    mixed = ninos + [f"pending {i % 5}" for i in range(140)]
+    assert scan(pd.DataFrame({"c": mixed})).columns[0].role is Role.IDENTIFIER
+    # a few real NINOs among fewer than 10 part codes: too few to call the codes a family
+    few = ninos[:3] + _codes(rng, 6, 2)
+    assert scan(pd.DataFrame({"c": few * 5})).columns[0].role is Role.IDENTIFIER
+    prose = [f"NI number {n} on file" for n in ninos[:3]] + _codes(rng, 40, 2)
+    assert scan(pd.DataFrame({"c": prose})).columns[0].role is Role.IDENTIFIER

@@ -27,6 +27,7 @@ from veil.deid._headers import header_hint, header_tokens
 from veil.deid._national_ids import (
     KRA_PIN_IN_TEXT,
     NINO_IN_TEXT,
+    code_families,
     detect_bsn,
     detect_kra_pin,
     detect_nino,
@@ -419,7 +420,9 @@ def detect_embedded(values: np.ndarray) -> dict[str, np.ndarray]:
     Kenyan KRA PINs or phone numbers: kind -> mask.
 
     NINOs and KRA PINs count in capitals and standing alone (``AB123456C``,
-    ``AB 12 34 56 C``, ``A012345678Z``; not inside a longer code such as ``XA012345678Z``).
+    ``AB 12 34 56 C``, ``A012345678Z``; not inside a longer code such as ``XA012345678Z``),
+    except as whole values of a column of codes with their layout that are mostly not valid
+    NINOs or PINs (:func:`~veil.deid._national_ids.code_families`).
 
     Phones in prose are held to more than :func:`detect_phone` asks of a whole cell: at least
     9 digits (7 right after a cue such as ``tel``, ``call`` or ``phone``), and no money
@@ -440,6 +443,8 @@ def detect_embedded(values: np.ndarray) -> dict[str, np.ndarray]:
     for i in np.flatnonzero(cand):
         phone[i] = _phone_in(arr[i])
     out["phone"] = phone & ~out["ssn"]
+    for kind, family in code_families(s).items():
+        out[kind] = out[kind] & ~family  # chance matches among part codes of that layout
     return out
 
 

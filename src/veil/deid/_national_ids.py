@@ -33,6 +33,7 @@ import re
 from collections.abc import Callable
 
 import numpy as np
+import pandas as pd
 
 from veil.deid._text import as_text, digit_matrix, fullmatch
 
@@ -42,6 +43,7 @@ __all__ = [
     "NINO_IN_TEXT",
     "KRA_PIN_IN_TEXT",
     "bsn_valid",
+    "code_families",
     "detect_bsn",
     "detect_kra_pin",
     "detect_nino",
@@ -110,6 +112,44 @@ def detect_kra_pin(values: np.ndarray) -> np.ndarray:
     [True, True, False]
     """
     return fullmatch(as_text(values), _KRA_RX)
+
+
+#: The NINO's and KRA PIN's layouts with any letters, as whole values in capitals.
+_NINO_LAYOUT = re.compile(r"[A-Z]{2} ?(?:\d{6}|\d{2} \d{2} \d{2}) ?[A-Z]")
+_KRA_LAYOUT = re.compile(r"[A-Z]\d{9}[A-Z]")
+
+
+def code_families(values: np.ndarray | pd.Series) -> dict[str, np.ndarray]:
+    """Values that are whole codes of a family laid out like NINOs or KRA PINs: kind -> mask.
+
+    A product or part code such as ``XK204511M`` has the NINO's layout; a random code of that
+    layout is a valid NINO 8.5% of the time (373 of 676 prefixes, 4 of 26 suffixes) and one of
+    the KRA PIN's a valid PIN 7.7% of the time (``A`` or ``P`` first).  So where a column holds
+    at least :data:`MIN_DISTINCT` distinct values of the layout and fewer than
+    :data:`CHECK_SHARE` of them are valid, they are a family of codes, and the valid-looking
+    ones among them are chance matches, not identifiers in free text.  Real NINOs and PINs are
+    all valid, so a column of them (or of prose mentioning them) is never a family.
+
+    Examples
+    --------
+    >>> codes = [f"XK{i:06d}M" for i in range(12)] + ["AB123456C"]
+    >>> code_families(np.array(codes, dtype=object))["uk_nino"][-3:].tolist()
+    [True, True, True]
+    """
+    s = as_text(values)
+    out = {}
+    for kind, layout in (("uk_nino", _NINO_LAYOUT), ("kra_pin", _KRA_LAYOUT)):
+        lay = fullmatch(s, layout)
+        idx = np.flatnonzero(lay)
+        if len(idx) >= MIN_DISTINCT:
+            valid = (detect_nino if kind == "uk_nino" else detect_kra_pin)(
+                np.asarray(s.iloc[idx], dtype=object)
+            )
+            if valid.mean() < CHECK_SHARE:
+                out[kind] = lay
+                continue
+        out[kind] = np.zeros(len(s), dtype=bool)
+    return out
 
 
 def _digit_matrix(digits: list[str]) -> np.ndarray:
