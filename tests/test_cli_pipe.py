@@ -41,3 +41,16 @@ def test_closed_stdout_pipe_stops_quietly(insurance_csv: Path, args: list[str]) 
         os.close(write_end)
     assert proc.stderr.decode() == ""
     assert proc.returncode == BROKEN_PIPE_STATUS == 141
+
+
+def test_closed_stdout_is_not_a_traceback(insurance_csv: Path) -> None:
+    """``veil check ... >&-``: Python starts with ``sys.stdout = None``; printing is then a
+    no-op, and the final flush must not turn it into an ``AttributeError`` traceback."""
+    args = ["check", str(insurance_csv), "--qi", "Age,County", "--k", "5"]
+    with_stdout = subprocess.run(
+        [sys.executable, "-m", "veil", *args], capture_output=True, timeout=120
+    )
+    cmd = " ".join(f"'{a}'" for a in [sys.executable, "-m", "veil", *args])
+    proc = subprocess.run(["bash", "-c", f"exec {cmd} >&-"], stderr=subprocess.PIPE, timeout=120)
+    assert "Traceback" not in proc.stderr.decode()
+    assert proc.returncode == with_stdout.returncode  # the check's own status

@@ -129,7 +129,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not debug:  # one line per warning, like the errors (--debug keeps Python's form)
                 warnings.showwarning = _show_warning
             status = int(args.func(args) or 0)
-            sys.stdout.flush()  # a closed pipe surfaces here, not in the interpreter's exit
+            if sys.stdout is not None:  # None when started with stdout closed (`>&-`)
+                sys.stdout.flush()  # a closed pipe surfaces here, not in the interpreter's exit
             return status
     except BrokenPipeError:  # `veil ... | head`: the reader has all it wanted
         _silence_stdout()
