@@ -252,6 +252,9 @@ _VERSION_WORDS = frozenset(
 #: Share of a column's values that are dotted numbers but not IPv4 addresses (2 or 3 parts,
 #: a part above 255, a ``v`` or a suffix) from which IPv4-shaped values in it are versions.
 VERSION_SHARE = 0.1
+#: Share of a column's IPv4-shaped values whose first three parts are below 100 (as in
+#: versions, 6% of random addresses) needed before they can be read as versions.
+VERSION_LIKE = 0.9
 
 
 def versions_not_ips(
@@ -260,12 +263,15 @@ def versions_not_ips(
     """Whether the IPv4-shaped values ``ip`` of a column are version numbers instead.
 
     An IPv4 address always has four parts of 0-255; a version such as ``1.2.3.4`` looks the
-    same, so the column decides: the header says version/release/build, or at least
-    ``VERSION_SHARE`` of the (frequency-weighted) values are dotted numbers that cannot be IPv4
-    addresses (``2.1.0``, ``10.0.19041.1``).  A real IP column has none of those; a header
-    naming an IP address (``build_server_ip``) keeps the addresses whatever else the column
-    holds, and a column of 4-part versions alone under a neutral header still reads as IP
-    addresses (the safe side).
+    same, so the column decides.  Versions have small leading parts: at least
+    ``VERSION_LIKE`` of the (frequency-weighted) IPv4-shaped values must have their first
+    three parts below 100, which a random address does with probability (100/256)**3 = 6%.
+    Then the header says version/release/build, or at least ``VERSION_SHARE`` of the values
+    are dotted numbers that cannot be IPv4 addresses (``2.1.0``, ``10.0.19041.1``) and most of
+    those are not truncations of the column's own addresses (``81.12.200``: damaged log
+    entries).  A header naming an IP address (``build_server_ip``) or IPv6 addresses in the
+    column keep the addresses whatever else the column holds, and a column of 4-part versions
+    alone under a neutral header still reads as IP addresses (the safe side).
 
     Examples
     --------
@@ -275,14 +281,31 @@ def versions_not_ips(
     >>> v4, w, ip = v[[0, 2]], np.ones(2), np.array([True, True])
     >>> versions_not_ips("client_ip", v4, w, ip), versions_not_ips("app_version", v4, w, ip)
     (False, True)
+    >>> logs = np.array(["81.12.200.7", "81.12.200", "203.0.113.9"], dtype=object)
+    >>> versions_not_ips("build_host", logs, np.ones(3), np.array([True, False, True]))
+    False
     """
     hint = header_hint(header)
     if hint is not None and hint.kind == "ip_address":
         return False
-    if _VERSION_WORDS.intersection(header_tokens(header)):
+    s = _s(values)
+    named = bool(_VERSION_WORDS.intersection(header_tokens(header)))
+    dotted = s.str.fullmatch(_DOTTED).to_numpy(bool) & ~ip
+    if not named and weights[dotted].sum() < VERSION_SHARE * weights.sum():
+        return False  # the usual IP column: nothing says versions
+    v4 = ip & s.str.fullmatch(_IPV4).to_numpy(bool)
+    if weights[ip & ~v4].sum() > 0:
+        return False  # IPv6 addresses are never versions
+    lead = s[v4].str.extract(r"^(\d+)\.(\d+)\.(\d+)\.").astype(np.int64).to_numpy()
+    small = (lead < 100).all(axis=1)
+    if weights[v4][small].sum() < VERSION_LIKE * weights[v4].sum():
+        return False  # parts spread over 0-255: addresses
+    if named:
         return True
-    dotted = _s(values).str.fullmatch(_DOTTED).to_numpy(bool) & ~ip
-    return bool(weights[dotted].sum() >= VERSION_SHARE * weights.sum())
+    arr = s.to_numpy(object)
+    prefixes = {".".join(x.split(".")[:k]) for x in arr[v4] for k in (2, 3)}
+    cut = np.fromiter((x in prefixes for x in arr[dotted]), dtype=bool, count=int(dotted.sum()))
+    return bool(weights[dotted][cut].sum() < 0.5 * weights[dotted].sum())
 
 
 def detect_url(values: np.ndarray) -> np.ndarray:
