@@ -239,7 +239,4 @@ def national_id_pii(
 #: them out of the pooled thresholds, so a fix shows up as an unexpected pass.
 KNOWN_MISSES = {
     "shipment": "9-digit numbers written 3-3-3 with dashes read as phone numbers",
-    "isbn10": "bare ISBN-10s with a leading 0 read as phones in free text (the embedded phone "
-    "rule drops ISBNs only when written with 3 hyphens), and one such value makes the column "
-    "free text",
 }

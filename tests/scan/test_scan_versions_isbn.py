@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from veil.deid import scan
-from veil.deid._detectors import detect_phone
+from veil.deid._detectors import detect_embedded, detect_phone
 
 
 def _versions(rng: np.random.Generator, n: int, three_part: float = 0.0) -> list[str]:
@@ -109,6 +109,24 @@ def test_isbn_columns_are_not_phones() -> None:
         assert r[c].kind != "phone", (c, r[c].reason)
     assert "978-3-16-148410-0" not in set(isbn13)  # generated, not copied from the issue
     assert not detect_phone(np.array(["978-3-16-148410-0", "0-306-40615-2"], dtype=object)).any()
+
+
+def test_a_column_of_bare_isbns_is_not_free_text_with_phones() -> None:
+    # bare ISBN-10s with a leading 0 are phone-shaped; as whole values of a column where they
+    # nearly all pass the check digit they are book numbers for the free-text rule too (it
+    # used to flag the column as notes containing phone numbers: one value was enough)
+    rng = np.random.default_rng(11)
+    pool = [_isbn10(rng, hyphens=False) for _ in range(60)]
+    values = [pool[i] for i in rng.integers(0, 60, 400)]  # repeated, as in a loans table
+    assert not detect_embedded(np.array(values, dtype=object))["phone"].any()
+    r = scan(pd.DataFrame({"col_1": values}))
+    assert (r["col_1"].role, r["col_1"].kind) == ("insensitive", "other"), r["col_1"].reason
+    # whole-value mobiles (1 in 11 passes the ISBN-10 check by chance) and an ISBN-shaped
+    # phone inside prose are still phones
+    mobiles = np.array([f"07{rng.integers(0, 10**8):08d}" for _ in range(400)], dtype=object)
+    assert detect_embedded(mobiles)["phone"].mean() > 0.99
+    notes = np.array([f"call {pool[0]} after 5pm", *pool[1:30]], dtype=object)
+    assert detect_embedded(notes)["phone"].tolist() == [True] + [False] * 29
 
 
 @pytest.mark.parametrize("seed", [4, 5])

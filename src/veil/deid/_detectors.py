@@ -465,7 +465,11 @@ def detect_embedded(values: np.ndarray) -> dict[str, np.ndarray]:
     arr = s.to_numpy(object)
     for i in np.flatnonzero(cand):
         phone[i] = _phone_in(arr[i])
-    out["phone"] = phone & ~out["ssn"]
+    # a column of ISBNs (whole values, >= 90% of at least 10 passing the check digit) is not
+    # one of phone numbers in prose either: the column-wise rule of detect_phone
+    n_digits = s.str.count(r"\d").to_numpy()
+    whole = s.str.fullmatch(r"\s*\d[\d -]*[\dX]\s*").to_numpy(bool) & np.isin(n_digits, (10, 13))
+    out["phone"] = phone & ~out["ssn"] & ~_isbns(s, whole)
     for kind, family in code_families(s).items():
         out[kind] = out[kind] & ~family  # chance matches among part codes of that layout
     return out
