@@ -29,10 +29,10 @@ from torch import nn
 from torch.utils.data import DataLoader
 
 from veil.dp._rdp import RDPAccountant, noise_multiplier_for
-from veil.errors import ConfigError, InputError
+from veil.errors import ConfigError
 
 from ._grad_sample import PerSampleGrads
-from ._loader import PoissonLoader, StepSignal, check_finite
+from ._loader import PoissonLoader, StepSignal, check_finite, loader_shape
 from ._noise import NoiseSource
 from ._optimizer import (
     DPOptimizer,
@@ -176,16 +176,7 @@ def make_private(
         target_epsilon = _check_positive("target_epsilon", target_epsilon)
     if not 0.0 < float(target_delta) < 1.0:
         raise ConfigError(f"target_delta must lie in (0, 1), got {target_delta!r}")
-    dataset = data_loader.dataset
-    try:
-        n = len(dataset)  # type: ignore[arg-type]
-    except TypeError:
-        raise ConfigError("DP-SGD needs a map-style dataset with a length") from None
-    if n == 0:
-        raise InputError("the training dataset is empty")
-    batch_size = data_loader.batch_size
-    if batch_size is None:
-        raise ConfigError("the data loader must have a batch_size (no custom batch_sampler)")
+    dataset, n, batch_size = loader_shape(data_loader)
     sample_rate = min(1.0, batch_size / n)
     steps_per_epoch = max(1, round(1.0 / sample_rate)) if poisson_sampling else len(data_loader)
     if noise_multiplier is None:

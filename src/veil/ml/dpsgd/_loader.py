@@ -32,7 +32,7 @@ from veil.errors import ConfigError, InputError
 
 from ._noise import NoiseSource
 
-__all__ = ["PoissonLoader", "StepSignal", "check_finite"]
+__all__ = ["PoissonLoader", "StepSignal", "check_finite", "dataset_size", "loader_shape"]
 
 
 #: Logical batches drawn by every :class:`PoissonLoader` of the process (unique numbers).
@@ -56,6 +56,26 @@ class StepSignal:
     def __init__(self) -> None:
         self.last_chunk = True
         self.batch: tuple[int, int] | None = None
+
+
+def dataset_size(dataset: Any) -> int:
+    """Number of records of a map-style dataset; a clear error without ``len`` or when empty."""
+    try:
+        n = len(dataset)
+    except TypeError:
+        raise ConfigError("DP-SGD needs a map-style dataset with a length") from None
+    if n == 0:
+        raise InputError("the training dataset is empty")
+    return n
+
+
+def loader_shape(data_loader: DataLoader) -> tuple[Dataset, int, int]:
+    """``(dataset, n, batch_size)`` of a ``DataLoader`` that DP-SGD can Poisson-sample."""
+    dataset = data_loader.dataset
+    n = dataset_size(dataset)
+    if data_loader.batch_size is None:
+        raise ConfigError("the data loader must have a batch_size (no custom batch_sampler)")
+    return dataset, n, int(data_loader.batch_size)
 
 
 def check_finite(batch: Any) -> None:
@@ -117,12 +137,7 @@ class PoissonLoader:
         noise: NoiseSource | None = None,
         signal: StepSignal | None = None,
     ) -> None:
-        try:
-            self.n = len(dataset)  # type: ignore[arg-type]
-        except TypeError:
-            raise ConfigError("DP-SGD needs a map-style dataset with a length") from None
-        if self.n == 0:
-            raise InputError("the training dataset is empty")
+        self.n = dataset_size(dataset)
         if not 0.0 < float(sample_rate) <= 1.0:
             raise ConfigError(f"sample_rate must lie in (0, 1], got {sample_rate!r}")
         if max_physical_batch_size is not None and int(max_physical_batch_size) < 1:
@@ -169,15 +184,7 @@ class PoissonLoader:
             raise ConfigError(
                 f"expected a torch.utils.data.DataLoader, got {type(data_loader).__name__}"
             )
-        dataset = data_loader.dataset
-        try:
-            n = len(dataset)  # type: ignore[arg-type]
-        except TypeError:
-            raise ConfigError("DP-SGD needs a map-style dataset with a length") from None
-        if n == 0:
-            raise InputError("the training dataset is empty")
-        if data_loader.batch_size is None:
-            raise ConfigError("the data loader must have a batch_size (no custom batch_sampler)")
+        dataset, n, batch_size = loader_shape(data_loader)
         if type(data_loader.sampler) not in (SequentialSampler, RandomSampler):
             raise ConfigError(
                 f"the data loader draws with a {type(data_loader.sampler).__name__}, but Poisson "
@@ -188,7 +195,7 @@ class PoissonLoader:
             )
         return cls(
             dataset,
-            min(1.0, data_loader.batch_size / n),
+            min(1.0, batch_size / n),
             collate_fn=data_loader.collate_fn,
             max_physical_batch_size=max_physical_batch_size,
             noise=noise,
@@ -213,6 +220,12 @@ class PoissonLoader:
         return self.collate_fn([self.dataset[int(i)] for i in idx])
 
     def __iter__(self) -> Iterator[Any]:
+        n = len(self.dataset)  # type: ignore[arg-type]
+        if n != self.n:  # records added would never be drawn; removed ones would be indexed
+            raise ConfigError(
+                f"the training dataset has {n} records but this loader was built for {self.n}; "
+                "build a new loader (and optimizer) for the changed dataset"
+            )
         for _ in range(self.steps):
             logical = next(_LOGICAL)
             mask = self.noise.uniform(self.n) < self.sample_rate
