@@ -54,3 +54,15 @@ def test_closed_stdout_is_not_a_traceback(insurance_csv: Path) -> None:
     proc = subprocess.run(["bash", "-c", f"exec {cmd} >&-"], stderr=subprocess.PIPE, timeout=120)
     assert "Traceback" not in proc.stderr.decode()
     assert proc.returncode == with_stdout.returncode  # the check's own status
+
+
+def test_closed_stdout_json_output_is_not_a_traceback(insurance_csv: Path) -> None:
+    """``veil scan --json >&-``: ``json.dump`` to ``sys.stdout = None`` used to raise an
+    ``AttributeError`` traceback; the output is discarded like ``print``'s and the scan's
+    status kept."""
+    cmd = " ".join(f"'{a}'" for a in [sys.executable, "-m", "veil", "scan", str(insurance_csv)])
+    proc = subprocess.run(
+        ["bash", "-c", f"exec {cmd} --json >&-"], stderr=subprocess.PIPE, timeout=120
+    )
+    assert proc.stderr.decode() == ""
+    assert proc.returncode == 0

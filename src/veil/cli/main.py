@@ -117,6 +117,8 @@ def _silence_stdout() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``veil`` command; returns the process exit code."""
+    if sys.stdout is None:  # started with stdout closed (`>&-`): output is discarded, as print()
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # does; json.dump would crash
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -129,8 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not debug:  # one line per warning, like the errors (--debug keeps Python's form)
                 warnings.showwarning = _show_warning
             status = int(args.func(args) or 0)
-            if sys.stdout is not None:  # None when started with stdout closed (`>&-`)
-                sys.stdout.flush()  # a closed pipe surfaces here, not in the interpreter's exit
+            sys.stdout.flush()  # a closed pipe surfaces here, not in the interpreter's exit
             return status
     except BrokenPipeError:  # `veil ... | head`: the reader has all it wanted
         _silence_stdout()
