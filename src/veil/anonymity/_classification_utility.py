@@ -221,7 +221,8 @@ def classification_utility(
     dict
         ``original_accuracy``, ``release_accuracy``, ``baseline_accuracy`` (majority class of
         the training rows), ``accuracy_loss`` (original - release), ``relative_utility``
-        (``(release - baseline) / (original - baseline)``), ``n_train``, ``n_test``,
+        (``(release - baseline) / (original - baseline)``; NaN when the original model does
+        not beat the baseline, where the ratio means nothing), ``n_train``, ``n_test``,
         ``n_features`` (after one-hot encoding) and ``model``.
 
     Examples
