@@ -19,14 +19,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from veil.errors import ConfigError
 
 from ._errors import CryptoError
 from ._gmp import require_gmpy2
 from ._random import random_bits, random_int_below
-from ._shamir import lagrange_at
+from ._vss import (
+    check_same_layout,
+    check_secret,
+    check_share_params,
+    commitment_product,
+    multiply_commitments,
+    poly_eval,
+    verified_reconstruct,
+)
 
 __all__ = [
     "FeldmanGroup",
@@ -98,13 +105,7 @@ class FeldmanShare:
     def __add__(self, other: object) -> FeldmanShare:
         if not isinstance(other, FeldmanShare):
             return NotImplemented
-        if (other.index, other.threshold, other.n, len(other.values)) != (
-            self.index,
-            self.threshold,
-            self.n,
-            len(self.values),
-        ):
-            raise CryptoError("cannot add Feldman shares of different parties or layouts")
+        check_same_layout(self, other, "Feldman")
         return FeldmanShare(
             self.index,
             tuple(a + b for a, b in zip(self.values, other.values)),
@@ -127,13 +128,9 @@ class FeldmanCommitments:
             return NotImplemented
         if other.group != self.group or len(other.commitments) != len(self.commitments):
             raise CryptoError("cannot combine commitments of different groups or layouts")
-        p = self.group.p
         return FeldmanCommitments(
             self.group,
-            tuple(
-                tuple(a * b % p for a, b in zip(ca, cb))
-                for ca, cb in zip(self.commitments, other.commitments)
-            ),
+            multiply_commitments(self.commitments, other.commitments, self.group.p),
             self.scalar,
         )
 
@@ -161,23 +158,17 @@ def feldman_share(
     [42, -7]
     """
     grp = group or FeldmanGroup.default()
-    if int(threshold) != threshold or int(n) != n or not 1 <= threshold <= n or n >= grp.q:
-        raise ConfigError(f"need integers 1 <= threshold <= n, got {threshold}, {n}")
+    check_share_params(threshold, n, grp.q)
     items = [secret] if isinstance(secret, int) else list(secret)
     gmp = require_gmpy2()
-    half = grp.q // 2
     values: list[list[int]] = [[] for _ in range(n)]
     comms = []
     for s in items:
-        if isinstance(s, bool) or not isinstance(s, int) or abs(s) > half:
-            raise CryptoError("Feldman secrets must be integers with |s| < q/2")
+        check_secret(s, grp.q, "Feldman")
         coeffs = [s % grp.q] + [random_int_below(grp.q) for _ in range(threshold - 1)]
         comms.append(tuple(int(gmp.powmod(grp.g, a, grp.p)) for a in coeffs))
         for i in range(1, n + 1):
-            acc = 0
-            for a in reversed(coeffs):
-                acc = (acc * i + a) % grp.q
-            values[i - 1].append(acc)
+            values[i - 1].append(poly_eval(coeffs, i, grp.q))
     shares = [FeldmanShare(i, tuple(v), int(threshold), int(n)) for i, v in enumerate(values, 1)]
     return shares, FeldmanCommitments(grp, tuple(comms), isinstance(secret, int))
 
@@ -191,9 +182,7 @@ def feldman_verify(share: FeldmanShare, commitments: FeldmanCommitments) -> bool
     for s, comm in zip(share.values, commitments.commitments):
         if len(comm) != share.threshold:
             return False
-        rhs: Any = gmp.mpz(1)
-        for j, c in enumerate(comm):
-            rhs = rhs * gmp.powmod(c, pow(share.index, j, grp.q), grp.p) % grp.p
+        rhs = commitment_product(comm, share.index, grp.p, grp.q, gmp)
         if gmp.powmod(grp.g, s % grp.q, grp.p) != rhs:
             return False
     return True
@@ -210,23 +199,4 @@ def feldman_reconstruct(
         A share fails verification (the message names every bad index), indices repeat, or
         fewer than ``threshold`` shares are given.
     """
-    shares = list(shares)
-    if not shares:
-        raise CryptoError("no shares given")
-    bad = [s.index for s in shares if not feldman_verify(s, commitments)]
-    if bad:
-        raise CryptoError(f"share(s) {bad} failed Feldman verification (corrupted or substituted)")
-    idx = [s.index for s in shares]
-    if len(set(idx)) != len(idx):
-        raise CryptoError("a share index is given twice")
-    t = shares[0].threshold
-    if len(shares) < t:
-        raise CryptoError(f"need at least {t} shares to reconstruct, got {len(shares)}")
-    q = commitments.group.q
-    basis = shares[:t]
-    lam = lagrange_at([s.index for s in basis], 0, q)
-    out = []
-    for k in range(len(basis[0].values)):
-        v = sum(lj * s.values[k] for lj, s in zip(lam, basis)) % q
-        out.append(v - q if v > q // 2 else v)
-    return out[0] if commitments.scalar else out
+    return verified_reconstruct(shares, commitments, feldman_verify, "Feldman", commitments.group.q)

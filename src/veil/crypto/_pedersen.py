@@ -14,15 +14,20 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
-
-from veil.errors import ConfigError
 
 from ._errors import CryptoError
 from ._feldman import FeldmanGroup
 from ._gmp import require_gmpy2
 from ._random import random_int_below
-from ._shamir import lagrange_at
+from ._vss import (
+    check_same_layout,
+    check_secret,
+    check_share_params,
+    commitment_product,
+    multiply_commitments,
+    poly_eval,
+    verified_reconstruct,
+)
 
 __all__ = [
     "PedersenShare",
@@ -71,13 +76,7 @@ class PedersenShare:
     def __add__(self, other: object) -> PedersenShare:
         if not isinstance(other, PedersenShare):
             return NotImplemented
-        if (other.index, other.threshold, other.n, len(other.values)) != (
-            self.index,
-            self.threshold,
-            self.n,
-            len(self.values),
-        ):
-            raise CryptoError("cannot add Pedersen shares of different parties or layouts")
+        check_same_layout(self, other, "Pedersen")
         return PedersenShare(
             self.index,
             tuple(a + b for a, b in zip(self.values, other.values)),
@@ -105,19 +104,8 @@ class PedersenCommitments:
             len(self.commitments),
         ):
             raise CryptoError("cannot combine commitments of different groups or layouts")
-        p = self.group.p
-        combined = tuple(
-            tuple(a * b % p for a, b in zip(ca, cb))
-            for ca, cb in zip(self.commitments, other.commitments)
-        )
+        combined = multiply_commitments(self.commitments, other.commitments, self.group.p)
         return PedersenCommitments(self.group, self.h, combined, self.scalar)
-
-
-def _poly(coeffs: Sequence[int], x: int, q: int) -> int:
-    acc = 0
-    for a in reversed(coeffs):
-        acc = (acc * x + a) % q
-    return acc
 
 
 def pedersen_share(
@@ -134,8 +122,7 @@ def pedersen_share(
     1
     """
     grp = group or FeldmanGroup.default()
-    if int(threshold) != threshold or int(n) != n or not 1 <= threshold <= n or n >= grp.q:
-        raise ConfigError(f"need integers 1 <= threshold <= n, got {threshold}, {n}")
+    check_share_params(threshold, n, grp.q)
     gmp = require_gmpy2()
     h = pedersen_generator(grp)
     items = [secret] if isinstance(secret, int) else list(secret)
@@ -143,8 +130,7 @@ def pedersen_share(
     blinds: list[list[int]] = [[] for _ in range(n)]
     comms = []
     for s in items:
-        if isinstance(s, bool) or not isinstance(s, int) or abs(s) > grp.q // 2:
-            raise CryptoError("Pedersen secrets must be integers with |s| < q/2")
+        check_secret(s, grp.q, "Pedersen")
         a = [s % grp.q] + [random_int_below(grp.q) for _ in range(threshold - 1)]
         b = [random_int_below(grp.q) for _ in range(threshold)]
         comms.append(
@@ -154,8 +140,8 @@ def pedersen_share(
             )
         )
         for i in range(1, n + 1):
-            vals[i - 1].append(_poly(a, i, grp.q))
-            blinds[i - 1].append(_poly(b, i, grp.q))
+            vals[i - 1].append(poly_eval(a, i, grp.q))
+            blinds[i - 1].append(poly_eval(b, i, grp.q))
     shares = [
         PedersenShare(i, tuple(vals[i - 1]), tuple(blinds[i - 1]), int(threshold), int(n))
         for i in range(1, n + 1)
@@ -174,9 +160,7 @@ def pedersen_verify(share: PedersenShare, commitments: PedersenCommitments) -> b
     for s, t, comm in zip(share.values, share.blindings, commitments.commitments):
         if len(comm) != share.threshold:
             return False
-        rhs: Any = gmp.mpz(1)
-        for j, c in enumerate(comm):
-            rhs = rhs * gmp.powmod(c, pow(share.index, j, grp.q), grp.p) % grp.p
+        rhs = commitment_product(comm, share.index, grp.p, grp.q, gmp)
         lhs = gmp.powmod(grp.g, s % grp.q, grp.p) * gmp.powmod(h, t % grp.q, grp.p) % grp.p
         if lhs != rhs:
             return False
@@ -187,22 +171,6 @@ def pedersen_reconstruct(
     shares: Sequence[PedersenShare], commitments: PedersenCommitments
 ) -> int | list[int]:
     """Verify every share (naming bad indices in a :class:`CryptoError`), then interpolate."""
-    shares = list(shares)
-    if not shares:
-        raise CryptoError("no shares given")
-    bad = [s.index for s in shares if not pedersen_verify(s, commitments)]
-    if bad:
-        raise CryptoError(f"share(s) {bad} failed Pedersen verification (corrupted or substituted)")
-    if len({s.index for s in shares}) != len(shares):
-        raise CryptoError("a share index is given twice")
-    t = shares[0].threshold
-    if len(shares) < t:
-        raise CryptoError(f"need at least {t} shares to reconstruct, got {len(shares)}")
-    q = commitments.group.q
-    basis = shares[:t]
-    lam = lagrange_at([s.index for s in basis], 0, q)
-    out = []
-    for k in range(len(basis[0].values)):
-        v = sum(lj * s.values[k] for lj, s in zip(lam, basis)) % q
-        out.append(v - q if v > q // 2 else v)
-    return out[0] if commitments.scalar else out
+    return verified_reconstruct(
+        shares, commitments, pedersen_verify, "Pedersen", commitments.group.q
+    )
