@@ -140,7 +140,55 @@ def _clipped_moments(b: float, d1: float, d2: float) -> tuple[float, float]:
     return mean, second
 
 
-class LaplaceTruncated(Laplace, TruncationAndFoldingMixin):
+class _LaplaceOnInterval(Laplace, TruncationAndFoldingMixin):
+    """Laplace noise on an input clipped to ``[lower, upper]``, output mapped back into it.
+
+    Shared constructor (diffprivlib's keyword signature), ``randomise`` and half-width of
+    :class:`LaplaceTruncated` and :class:`LaplaceFolded`; subclasses choose the output map
+    :meth:`_into_bounds` (clipping or folding, both post-processing of the Laplace mechanism of
+    Dwork, McSherry, Nissim & Smith 2006).
+    """
+
+    def __init__(
+        self,
+        *,
+        epsilon: float,
+        delta: float = 0.0,
+        sensitivity: float,
+        lower: float,
+        upper: float,
+        random_state: Any = None,
+    ) -> None:
+        super().__init__(
+            epsilon=epsilon, delta=delta, sensitivity=sensitivity, random_state=random_state
+        )
+        self._set_bounds(lower, upper)
+
+    def _into_bounds(self, y: np.ndarray) -> np.ndarray:
+        """Map noisy values into ``[lower, upper]``.
+
+        Parameters
+        ----------
+        y : numpy.ndarray
+            Noisy values.
+
+        Returns
+        -------
+        numpy.ndarray
+            The values inside ``[lower, upper]``.
+        """
+        raise NotImplementedError  # pragma: no cover
+
+    def randomise(self, value: Any) -> Any:
+        x, scalar = self._values(value)
+        out = self._into_bounds(self._noisy(self._truncate(x)))
+        return float(out) if scalar else out
+
+    def _noise_halfwidth(self, alpha: float) -> float:
+        return min(super()._noise_halfwidth(alpha), self.upper - self.lower)
+
+
+class LaplaceTruncated(_LaplaceOnInterval):
     """Laplace mechanism whose output is clipped to ``[lower, upper]`` (post-processing).
 
     Examples
@@ -151,25 +199,8 @@ class LaplaceTruncated(Laplace, TruncationAndFoldingMixin):
     True
     """
 
-    def __init__(
-        self,
-        *,
-        epsilon: float,
-        delta: float = 0.0,
-        sensitivity: float,
-        lower: float,
-        upper: float,
-        random_state: Any = None,
-    ) -> None:
-        super().__init__(
-            epsilon=epsilon, delta=delta, sensitivity=sensitivity, random_state=random_state
-        )
-        self._set_bounds(lower, upper)
-
-    def randomise(self, value: Any) -> Any:
-        x, scalar = self._values(value)
-        out = self._truncate(self._noisy(self._truncate(x)))
-        return float(out) if scalar else out
+    def _into_bounds(self, y: np.ndarray) -> np.ndarray:
+        return self._truncate(y)
 
     def bias(self, value: Any) -> float:
         v = float(np.clip(value, self.lower, self.upper))
@@ -180,11 +211,8 @@ class LaplaceTruncated(Laplace, TruncationAndFoldingMixin):
         mean, second = _clipped_moments(self.scale, v - self.lower, self.upper - v)
         return second - mean * mean
 
-    def _noise_halfwidth(self, alpha: float) -> float:
-        return min(super()._noise_halfwidth(alpha), self.upper - self.lower)
 
-
-class LaplaceFolded(Laplace, TruncationAndFoldingMixin):
+class LaplaceFolded(_LaplaceOnInterval):
     """Laplace mechanism whose output is folded (reflected) into ``[lower, upper]``.
 
     Examples
@@ -194,25 +222,8 @@ class LaplaceFolded(Laplace, TruncationAndFoldingMixin):
     True
     """
 
-    def __init__(
-        self,
-        *,
-        epsilon: float,
-        delta: float = 0.0,
-        sensitivity: float,
-        lower: float,
-        upper: float,
-        random_state: Any = None,
-    ) -> None:
-        super().__init__(
-            epsilon=epsilon, delta=delta, sensitivity=sensitivity, random_state=random_state
-        )
-        self._set_bounds(lower, upper)
-
-    def randomise(self, value: Any) -> Any:
-        x, scalar = self._values(value)
-        out = self._fold(self._noisy(self._truncate(x)))
-        return float(out) if scalar else out
+    def _into_bounds(self, y: np.ndarray) -> np.ndarray:
+        return self._fold(y)
 
     def _moments(self, value: Any) -> tuple[float, float]:
         v = float(np.clip(value, self.lower, self.upper))
@@ -231,9 +242,6 @@ class LaplaceFolded(Laplace, TruncationAndFoldingMixin):
 
     def variance(self, value: Any) -> float:
         return self._moments(value)[1]
-
-    def _noise_halfwidth(self, alpha: float) -> float:
-        return min(super()._noise_halfwidth(alpha), self.upper - self.lower)
 
 
 class LaplaceBoundedDomain(LaplaceTruncated):
