@@ -27,7 +27,43 @@ from veil.ml._noise import COUNT_SHARE, noisy_count, resolve_rng
 __all__ = ["DecisionTreeClassifier", "RandomForestClassifier"]
 
 
-class DecisionTreeClassifier(DPClassifierMixin, ClassifierMixin, BaseEstimator):
+class _GreedyTreeClassifier(DPClassifierMixin, ClassifierMixin, BaseEstimator):
+    """Fit bookkeeping and prediction shared by the DP tree and forest classifiers.
+
+    Both release noisy leaf class distributions of greedy DP trees (Friedman & Schuster 2010,
+    "Data mining with differential privacy", KDD) and predict the class of highest probability.
+    """
+
+    classes_: np.ndarray
+
+    def predict_proba(self, X: Any) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _record_fit(self, depth: int, classes: np.ndarray, n_features: int, eps: float) -> None:
+        """Store the fitted attributes common to trees and forests.
+
+        Parameters
+        ----------
+        depth : int
+            Depth of every tree (``max_depth_``).
+        classes : numpy.ndarray
+            The label domain (``classes_``).
+        n_features : int
+            Number of features seen in ``fit`` (``n_features_in_``).
+        eps : float
+            Epsilon spent by the fit (``epsilon_spent_``).
+        """
+        self.max_depth_ = depth
+        self.classes_ = classes
+        self.n_features_in_ = n_features
+        self.epsilon_spent_ = eps
+
+    def predict(self, X: Any) -> np.ndarray:
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+
+class DecisionTreeClassifier(_GreedyTreeClassifier):
     """A differentially private greedy decision tree classifier.
 
     Grown top-down to a fixed depth; each node picks its split with the exponential mechanism
@@ -96,10 +132,7 @@ class DecisionTreeClassifier(DPClassifierMixin, ClassifierMixin, BaseEstimator):
             self.tree_, self.leaf_counts_ = build_tree(
                 Xa, codes, len(classes), lo, hi, depth, eps_tree, rng
             )
-            self.max_depth_ = depth
-            self.classes_ = classes
-            self.n_features_in_ = Xa.shape[1]
-            self.epsilon_spent_ = eps
+            self._record_fit(depth, classes, Xa.shape[1], eps)
         return self
 
     def predict_proba(self, X: Any) -> np.ndarray:
@@ -107,12 +140,8 @@ class DecisionTreeClassifier(DPClassifierMixin, ClassifierMixin, BaseEstimator):
         Xa = check_n_features(self, X)
         return leaf_distribution(self.leaf_counts_)[self.tree_.leaves(Xa)]
 
-    def predict(self, X: Any) -> np.ndarray:
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
 
-
-class RandomForestClassifier(DPClassifierMixin, ClassifierMixin, BaseEstimator):
+class RandomForestClassifier(_GreedyTreeClassifier):
     """A differentially private forest of greedy decision trees on disjoint parts of the data.
 
     The rows are split at random into ``n_estimators`` disjoint parts, one per tree, so every
@@ -205,10 +234,7 @@ class RandomForestClassifier(DPClassifierMixin, ClassifierMixin, BaseEstimator):
                     print(f"[veil] tree {t + 1}/{n_trees} built", file=sys.stderr)
             self.estimators_ = trees
             self.leaf_counts_ = counts
-            self.max_depth_ = depth
-            self.classes_ = classes
-            self.n_features_in_ = Xa.shape[1]
-            self.epsilon_spent_ = eps
+            self._record_fit(depth, classes, Xa.shape[1], eps)
         return self
 
     def predict_proba(self, X: Any) -> np.ndarray:
@@ -218,10 +244,6 @@ class RandomForestClassifier(DPClassifierMixin, ClassifierMixin, BaseEstimator):
         for tree, counts in zip(self.estimators_, self.leaf_counts_):
             total += leaf_distribution(counts)[tree.leaves(Xa)]
         return total / len(self.estimators_)
-
-    def predict(self, X: Any) -> np.ndarray:
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
 
 
 def _depth_and_budget(
