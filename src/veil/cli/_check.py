@@ -9,6 +9,8 @@ import argparse
 import json
 from typing import Any
 
+from veil.cli._read_options import add_read_options, read_options
+
 
 def _non_negative_int(text: str) -> int:
     """argparse type: an integer >= 0 (a usage error, exit 2, otherwise)."""
@@ -73,25 +75,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--show", type=_non_negative_int, default=10, help="classes listed (default 10)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--delimiter", help="field delimiter (sniffed by default)")
-    p.add_argument("--encoding", help="text encoding (sniffed by default)")
-    p.add_argument(
-        "--missing", action="append", metavar="TEXT", help="cell text read as missing (repeatable)"
-    )
+    add_read_options(p, missing_help="cell text read as missing (repeatable)", names=False)
     p.set_defaults(func=run)
 
 
 def _read(path: str, args: argparse.Namespace) -> Any:
     from veil.io import read
 
-    opts: dict[str, Any] = {}
-    if args.delimiter:
-        opts["delimiter"] = args.delimiter.encode().decode("unicode_escape")
-    if args.encoding:
-        opts["encoding"] = args.encoding
-    if args.missing:
-        opts["missing_values"] = list(args.missing)
-    return read(path, **opts)
+    return read(path, **read_options(args))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,6 +13,7 @@ import math
 import sys
 from typing import Any
 
+from veil.cli._read_options import add_read_options, read_options
 from veil.errors import ConfigError, NoiseScaleError
 
 __all__ = ["register", "run", "parse_bounds", "parse_keys"]
@@ -106,23 +107,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--seed", type=int, help="reproducible noise for tests (NOT secure; prints a warning)"
     )
-    p.add_argument("--delimiter", help="field delimiter (sniffed by default)")
-    p.add_argument("--encoding", help="text encoding (sniffed by default)")
-    p.add_argument("--missing", action="append", metavar="TEXT", help="cell text read as missing")
-    p.add_argument("--names", help="comma-separated column names for a file without header")
+    add_read_options(p, missing_help="cell text read as missing")
     p.set_defaults(func=run)
 
 
 def _read(args: argparse.Namespace) -> Any:
-    opts: dict[str, Any] = {}
-    if args.delimiter:
-        opts["delimiter"] = args.delimiter.encode().decode("unicode_escape")
-    if args.encoding:
-        opts["encoding"] = args.encoding
-    if args.missing:
-        opts["missing_values"] = list(args.missing)
-    if args.names:
-        opts["names"] = [n.strip() for n in args.names.split(",")]
+    opts = read_options(args)
     try:
         from veil.io import read
     except ImportError:  # pragma: no cover - io package not installed

@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any
 
+from veil.cli._read_options import add_read_options, read_options
 from veil.schema import Role
 
 _STYLE = {
@@ -15,32 +16,6 @@ _STYLE = {
     Role.SENSITIVE: "magenta",
     Role.INSENSITIVE: "dim",
 }
-
-
-def add_read_options(p: argparse.ArgumentParser) -> None:
-    """Options shared by commands that read a table."""
-    p.add_argument("--delimiter", help="field delimiter (sniffed by default)")
-    p.add_argument("--encoding", help="text encoding (sniffed by default)")
-    p.add_argument(
-        "--missing",
-        action="append",
-        metavar="TEXT",
-        help="cell text read as missing (repeatable; default: '?', 'NA' and empty)",
-    )
-    p.add_argument("--names", help="comma-separated column names for a file without header")
-
-
-def read_options(args: argparse.Namespace) -> dict[str, Any]:
-    opts: dict[str, Any] = {}
-    if args.delimiter:
-        opts["delimiter"] = args.delimiter.encode().decode("unicode_escape")
-    if args.encoding:
-        opts["encoding"] = args.encoding
-    if args.missing:
-        opts["missing_values"] = list(args.missing)
-    if args.names:
-        opts["names"] = [n.strip() for n in args.names.split(",")]
-    return opts
 
 
 def register(sub: argparse._SubParsersAction) -> None:
