@@ -41,6 +41,7 @@ of at most ``2^-30`` — invisible.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -429,6 +430,38 @@ def _check_values(values: np.ndarray) -> np.ndarray:
     return x
 
 
+def _add_grid_noise(x: np.ndarray, g: float, draw: Callable[[int], np.ndarray]) -> np.ndarray:
+    """Round ``x`` to the grid ``g`` and add integer noise in grid units, block by block.
+
+    Shared by :func:`laplace_fp` and :func:`gaussian_fp` (Mironov 2012's precision attack is
+    avoided because every output is a multiple of ``g``, a power of two).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Finite float64 values.
+    g : float
+        The grid, a power of two (so ``/ g`` and ``* g`` are exact).
+    draw : callable
+        ``draw(k)`` returns ``k`` integer-valued noise draws (called once per block, in order).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(rint(x / g) + noise) * g``, of the shape of ``x``.
+    """
+    out = np.empty_like(x)
+    flat_in, flat_out = x.reshape(-1), out.reshape(-1)
+    for start in range(0, x.size, _BLOCK):  # cache-sized blocks: temporaries stay in L2/L3
+        stop = min(start + _BLOCK, x.size)
+        o = flat_out[start:stop]
+        np.divide(flat_in[start:stop], g, out=o)  # exact: g is a power of two
+        np.rint(o, out=o)
+        o += draw(stop - start)  # exact below 2^53, else one correctly rounded addition
+        o *= g  # (post-processing); * g is exact
+    return out
+
+
 def laplace_fp(
     values: float | np.ndarray,
     scale: float,
@@ -465,16 +498,7 @@ def laplace_fp(
     x = _check_values(values)
     g, t = fp_laplace_params(scale, sensitivity, coords)
     t_frac = Fraction(t)
-    out = np.empty_like(x)
-    flat_in, flat_out = x.reshape(-1), out.reshape(-1)
-    for start in range(0, x.size, _BLOCK):  # cache-sized blocks: temporaries stay in L2/L3
-        stop = min(start + _BLOCK, x.size)
-        o = flat_out[start:stop]
-        np.divide(flat_in[start:stop], g, out=o)  # exact: g is a power of two
-        np.rint(o, out=o)
-        o += discrete_laplace(t_frac, stop - start, rng)  # exact below 2^53, else one
-        o *= g  # correctly rounded addition (post-processing); * g is exact
-    return out
+    return _add_grid_noise(x, g, lambda k: discrete_laplace(t_frac, k, rng))
 
 
 def gaussian_fp(
@@ -499,13 +523,4 @@ def gaussian_fp(
     x = _check_values(values)
     g, sg = fp_gaussian_params(sigma, sensitivity, coords)
     sg_frac = Fraction(sg)
-    out = np.empty_like(x)
-    flat_in, flat_out = x.reshape(-1), out.reshape(-1)
-    for start in range(0, x.size, _BLOCK):
-        stop = min(start + _BLOCK, x.size)
-        o = flat_out[start:stop]
-        np.divide(flat_in[start:stop], g, out=o)
-        np.rint(o, out=o)
-        o += discrete_gaussian(sg_frac, stop - start, rng)
-        o *= g
-    return out
+    return _add_grid_noise(x, g, lambda k: discrete_gaussian(sg_frac, k, rng))
