@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from veil._lazy import load_lazy as _load_lazy
+
 __version__ = "0.1.0"
 
 _LAZY = {
@@ -29,11 +31,4 @@ def __dir__() -> list[str]:
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        module, attr = _LAZY[name]
-        value = getattr(importlib.import_module(module), attr)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'veil' has no attribute {name!r}")
+    return _load_lazy(name, _LAZY, globals(), "veil")

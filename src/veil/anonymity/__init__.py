@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from veil._lazy import load_lazy as _load_lazy
 from veil.anonymity._config import AnonymizationConfig
 from veil.anonymity._models import (
     AverageRisk,
@@ -74,11 +75,4 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        module, attr = _LAZY[name]
-        value = getattr(importlib.import_module(module), attr)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'veil.anonymity' has no attribute {name!r}")
+    return _load_lazy(name, _LAZY, globals(), "veil.anonymity")
