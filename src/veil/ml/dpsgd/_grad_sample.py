@@ -98,6 +98,31 @@ def _find_tensor(obj: Any) -> torch.Tensor | None:
     return None
 
 
+def _per_example_params(params: dict[str, nn.Parameter], bsz: int) -> dict[str, torch.Tensor]:
+    """One detached copy of every parameter per example, as gradient-requiring leaves.
+
+    A forward pass ``vmap``-ed over these gives each example's gradient, which DP-SGD clips
+    per example (Abadi et al. 2016, "Deep learning with differential privacy", CCS);
+    ``expand`` makes views, so no parameter memory is copied.
+
+    Parameters
+    ----------
+    params : dict of str to torch.nn.Parameter
+        The layer's own trainable parameters.
+    bsz : int
+        Batch size.
+
+    Returns
+    -------
+    dict of str to torch.Tensor
+        ``name -> tensor of shape (bsz, *param.shape)`` with ``requires_grad=True``.
+    """
+    return {
+        n: p.detach().unsqueeze(0).expand(bsz, *p.shape).requires_grad_(True)
+        for n, p in params.items()
+    }
+
+
 def _first_tensor(args: tuple) -> torch.Tensor:
     for a in args:
         if isinstance(a, torch.Tensor):
@@ -245,10 +270,7 @@ class PerSampleGrads:
             bsz = self._check_batch(layer, x)
             if bsz == 0:
                 return self._empty_call(layer, args, kwargs)
-            expanded = {
-                n: p.detach().unsqueeze(0).expand(bsz, *p.shape).requires_grad_(True)
-                for n, p in layer.params.items()
-            }
+            expanded = _per_example_params(layer.params, bsz)
 
             def one(params: dict, *a: Any) -> Any:
                 a1 = tuple(t.unsqueeze(0) if isinstance(t, torch.Tensor) else t for t in a)
@@ -304,10 +326,7 @@ class PerSampleGrads:
         bsz = self._check_batch(layer, x)
         if bsz == 0:
             return self._empty_call(layer, args, kwargs)
-        expanded = {
-            n: p.detach().unsqueeze(0).expand(bsz, *p.shape).requires_grad_(True)
-            for n, p in layer.params.items()
-        }
+        expanded = _per_example_params(layer.params, bsz)
         frozen = {n: p for n, p in sub.named_parameters(recurse=False) if n not in layer.params}
         hx_dims: Any = None if hx is None else tree_map(lambda _: 1, hx)
 
