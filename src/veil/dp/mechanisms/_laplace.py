@@ -321,6 +321,8 @@ class LaplaceBoundedDomain(LaplaceTruncated):
     def _moments(self, value: Any) -> tuple[float, float]:
         v = float(np.clip(value, self.lower, self.upper))
         b = self.scale
+        if b == 0:  # sensitivity 0: no noise (the density below would divide by 0)
+            return 0.0, 0.0
         z = np.linspace(self.lower - v, self.upper - v, 200_001)
         w = np.exp(-np.abs(z) / b)
         w /= w.sum()
