@@ -247,3 +247,49 @@ def test_report_hides_the_inputs_rare_values_and_extremes() -> None:
     assert sum(age["counts"]) == n  # the tails are counted in the end bins
     # each shown end is an age that more than k people reach: no one is singled out
     assert (df["age"] >= age["edges"][-1]).sum() > 5 and (df["age"] <= age["edges"][0]).sum() > 5
+
+
+def _interior_small_bins(dist: dict, k: int) -> list[int]:
+    return [c for c in dist["counts"] if 0 < c < k]
+
+
+def test_report_input_histogram_has_no_small_interior_bin() -> None:
+    """A histogram bin of the input holding fewer than k records is a small cell: it places
+    those records in a narrow range.  Here one person is 93 (the others 20-79 or 101-106): no
+    bin of the input's age histogram may hold between 1 and k - 1 records, and the counts
+    still add up to the input."""
+    rng = np.random.default_rng(11)
+    ages = np.concatenate([rng.integers(20, 80, 300), [93], np.arange(101, 107)]).astype(float)
+    df = pd.DataFrame({"age": ages, "sex": rng.choice(["F", "M"], len(ages))})
+    policy = {
+        "columns": {
+            "age": {"role": "quasi", "operator": {"name": "generalize", "bins": [0, 50, 200]}},
+            "sex": {"role": "quasi"},
+        },
+        "privacy": {"k": 5},
+    }
+    _, rep = apply(df, policy)
+    age = rep["distributions"]["age"]["original"]
+    assert age["kind"] == "numeric" and sum(age["counts"]) == len(df)
+    # the plain 20-bin histogram of this column does have a one-record bin (93)
+    lo, hi = age["edges"][0], age["edges"][-1]
+    plain, _ = np.histogram(np.clip(ages, lo, hi), bins=np.linspace(lo, hi, 21))
+    assert 1 in plain.tolist()
+    assert _interior_small_bins(age, 5) == []
+    for a, b, c in zip(age["edges"][:-1], age["edges"][1:], age["counts"]):
+        inside = np.clip(ages, lo, hi)
+        last = b == hi
+        assert ((inside >= a) & ((inside <= b) if last else (inside < b))).sum() == c
+
+
+def test_report_input_histogram_without_poolable_tails_names_no_extreme() -> None:
+    """When more than n - 2k records share one value the tails cannot be pooled: the input's
+    minimum and maximum (held by one record each) must not appear, as edges or as labels."""
+    vals = np.concatenate([np.full(40, 50.0), np.arange(1.0, 9.0), np.arange(92.0, 100.0)])
+    df = pd.DataFrame({"x": vals, "g": ["a"] * len(vals)})
+    _, rep = apply(df, {"columns": {"x": "quasi", "g": "quasi"}, "privacy": {"k": 10}}, seed=0)
+    d = rep["distributions"]["x"]["original"]
+    assert sum(d["counts"]) == len(df)
+    shown = d.get("edges", []) + [v for v in d.get("labels", []) if v != "(other)"]
+    assert not {1.0, 99.0, "1.0", "99.0", "1", "99"} & set(shown)
+    assert all(c >= 10 for c in d["counts"])

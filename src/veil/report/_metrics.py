@@ -221,6 +221,43 @@ def _text_counts(s: pd.Series, f: Factorized) -> pd.Series:
     )
 
 
+def _merge_small_bins(
+    counts: np.ndarray, edges: np.ndarray, min_count: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Merge adjacent histogram bins until every bin holds 0 or at least ``min_count`` records.
+
+    A bin with fewer records is a small cell: it would place those records in a narrow range
+    (statistical disclosure control's frequency rule, e.g. Hundepool et al., *Statistical
+    Disclosure Control*, Wiley 2012, ch. 5).  Bins are grouped left to right, a group closing
+    once it is empty or reaches ``min_count``; a last group below it joins the one before.
+
+    Examples
+    --------
+    >>> c, e = _merge_small_bins(np.array([6, 1, 0, 2, 5, 7]), np.arange(7.0), 5)
+    >>> c.tolist(), e.tolist()
+    ([6, 8, 7], [0.0, 1.0, 5.0, 6.0])
+    """
+    groups: list[list[int]] = []  # [first bin, last bin, count]
+    cur: list[int] | None = None
+    for i, c in enumerate(counts.tolist()):
+        if cur is None:
+            cur = [i, i, 0]
+        cur[1], cur[2] = i, cur[2] + c
+        if cur[2] == 0 or cur[2] >= min_count:
+            groups.append(cur)
+            cur = None
+    if cur is not None:
+        if groups:
+            groups[-1][1], groups[-1][2] = cur[1], groups[-1][2] + cur[2]
+        else:
+            groups.append(cur)
+    while len(groups) > 1 and 0 < groups[-1][2] < min_count:  # trailing small group
+        last = groups.pop()
+        groups[-1][1], groups[-1][2] = last[1], groups[-1][2] + last[2]
+    new_edges = np.array([edges[g[0]] for g in groups] + [edges[-1]], dtype=float)
+    return np.array([g[2] for g in groups], dtype=counts.dtype), new_edges
+
+
 def distribution(
     s: pd.Series,
     edges: Sequence[float] | None = None,
@@ -238,27 +275,40 @@ def distribution(
     ``min_count`` protects small cells (for the *input* table, whose distribution would
     otherwise publish what the release hides): a value held by fewer than ``min_count``
     records is never named (it is pooled into ``(other)``), and histogram edges are computed
-    between the ``min_count``-th smallest and largest values, the tails counted in the end
-    bins (``tails_pooled``), so neither the minimum nor the maximum is shown.
+    between the ``(min_count + 1)``-th smallest and largest values, the tails counted in the
+    end bins (``tails_pooled``), so neither the minimum nor the maximum is shown; adjacent bins
+    are then merged until each holds 0 or at least ``min_count`` records
+    (:func:`_merge_small_bins`).  A numeric column whose tails cannot be pooled that way (at
+    most ``2 * min_count`` values, or more than ``n - 2 * min_count`` equal to one value) is
+    summarized by its values like a categorical one, small cells pooled.
     ``clip_to_edges`` counts values outside the given ``edges`` in the end bins (a release
     drawn on the input's protected edges).
     """
     f = factorized if factorized is not None else factorize(s)
     missing = int((f[0] < 0).sum())
     min_count = max(int(min_count), 0)
-    if _is_num(s) and len(f[1]) > MAX_CATEGORIES:
-        x = s.dropna().to_numpy(dtype=float)
+    x = s.dropna().to_numpy(dtype=float) if _is_num(s) and len(f[1]) > MAX_CATEGORIES else None
+    lo = hi = None
+    if x is not None and edges is None and min_count:
+        if len(x) > 2 * min_count:
+            part = np.partition(x, (min_count, len(x) - 1 - min_count))
+            lo, hi = part[min_count], part[len(x) - 1 - min_count]
+        if lo is None or not hi > lo:
+            # the tails cannot be pooled (too few records, or more than n - 2k of them share
+            # one value): a histogram would show the minimum, the maximum and single records,
+            # so the column is summarized by its values instead, small cells pooled below
+            x = None
+    if x is not None:
         pooled = False
         if edges is None:
-            if min_count and len(x) > 2 * min_count:
-                part = np.partition(x, (min_count, len(x) - 1 - min_count))
-                lo, hi = part[min_count], part[len(x) - 1 - min_count]
-                if hi > lo:
-                    x, pooled = np.clip(x, lo, hi), True
+            if lo is not None:
+                x, pooled = np.clip(x, lo, hi), True
             edges = np.histogram_bin_edges(x, bins=HIST_BINS) if len(x) else np.array([0.0, 1.0])
         elif clip_to_edges and len(x):
             x, pooled = np.clip(x, float(edges[0]), float(edges[-1])), True
         counts, e = np.histogram(x, bins=np.asarray(edges, dtype=float))
+        if pooled and min_count:
+            counts, e = _merge_small_bins(counts, e, min_count)
         out: dict[str, Any] = {
             "kind": "numeric",
             "edges": [float(v) for v in e],
