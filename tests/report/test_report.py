@@ -225,6 +225,7 @@ def test_report_hides_the_inputs_rare_values_and_extremes() -> None:
         }
     )
     df.loc[0, ["age", "ill"]] = [117.0, "RAREDISEASE"]
+    df.loc[1, "ill"] = "RARE2"  # released, but held by one record: a small cell
     policy = {
         "default_role": "insensitive",
         "columns": {
@@ -240,11 +241,13 @@ def test_report_hides_the_inputs_rare_values_and_extremes() -> None:
     text = json.dumps(rep) + render_html(rep)
     assert "RAREDISEASE" not in text
     ill = rep["distributions"]["ill"]["original"]
+    assert "RARE2" not in ill["labels"]  # (it is released: the release side may name it)
     assert {"flu", "cold", "asthma"} <= set(ill["labels"]) and "(other)" in ill["labels"]
-    assert sum(ill["counts"]) == n
+    # the before side covers the released records only: the suppressed one is not counted
+    assert sum(ill["counts"]) == n - 1
     age = rep["distributions"]["age"]["original"]
     assert age["tails_pooled"] and age["edges"][-1] < 117
-    assert sum(age["counts"]) == n  # the tails are counted in the end bins
+    assert sum(age["counts"]) == n - 1  # the tails are counted in the end bins
     # each shown end is an age that more than k people reach: no one is singled out
     assert (df["age"] >= age["edges"][-1]).sum() > 5 and (df["age"] <= age["edges"][0]).sum() > 5
 
@@ -293,3 +296,50 @@ def test_report_input_histogram_without_poolable_tails_names_no_extreme() -> Non
     shown = d.get("edges", []) + [v for v in d.get("labels", []) if v != "(other)"]
     assert not {1.0, 99.0, "1.0", "99.0", "1", "99"} & set(shown)
     assert all(c >= 10 for c in d["counts"])
+
+
+def _suppressed_one_table() -> tuple[pd.DataFrame, dict]:
+    rng = np.random.default_rng(3)
+    n = 400
+    df = pd.DataFrame(
+        {
+            "sex": rng.choice(["F", "M"], n),
+            "zip": rng.choice(["100", "101"], n),
+            "ill": rng.choice(["flu", "cold", "asthma"], n),
+            "income": rng.integers(1000, 5000, n),
+        }
+    )
+    df.loc[0, ["sex", "zip", "ill", "income"]] = ["F", "999", "asthma", 4321]  # alone
+    policy = {
+        "columns": {
+            "sex": {"role": "quasi", "hierarchy": {"F": ["*"], "M": ["*"]}},
+            "zip": {"role": "quasi", "hierarchy": {"100": ["*"], "101": ["*"], "999": ["*"]}},
+            "ill": "sensitive",
+            "income": "insensitive",
+        },
+        "privacy": {"k": 5, "suppression_limit": 0.01, "algorithm": "optimal"},
+    }
+    return df, policy
+
+
+@pytest.mark.parametrize("mode", ["drop", "mask"])
+def test_report_before_figures_do_not_give_away_suppressed_records(mode: str) -> None:
+    """Differencing attack: with the public release, the report's input-side figures must not
+    reveal what the release hides.  One record (alone in its class) is suppressed; if the
+    input's distributions or means counted it, input minus release would give its sex, its
+    diagnosis and its exact income."""
+    df, policy = _suppressed_one_table()
+    policy["privacy"]["suppressed"] = mode
+    release, rep = apply(df, policy)
+    assert rep["anonymity"]["suppressed"] == 1
+    shown = release if mode == "drop" else release[release["zip"] != "*"]
+    assert len(shown) == len(df) - 1
+    for col in ("sex", "ill"):
+        d = rep["distributions"][col]["original"]
+        counts = dict(zip(d["labels"], d["counts"]))
+        # the input values of the shown records; a suppressed record would add one somewhere
+        assert counts == df.loc[shown.index, col].value_counts().to_dict()
+    loss = rep["information_loss"]
+    income = loss["columns"]["income"]
+    assert income["mean_before"] * len(release) == pytest.approx(release["income"].sum())
+    assert loss["records_removed"] == len(df) - len(release)

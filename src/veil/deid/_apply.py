@@ -248,6 +248,7 @@ def apply(
                 "records_removed_by_operators": removed_by_operators,
                 "records_removed_by_privacy": removed_by_privacy,
             },
+            masked=masked,
         )
     )
     release = work

@@ -57,6 +57,27 @@ def _distributions(
     return out
 
 
+def _released_input(
+    original: pd.DataFrame, release: pd.DataFrame, masked: np.ndarray | None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The input rows of the released records, and of those not masked.
+
+    Per-column *before* figures (distributions, means, distinct counts) are taken on these
+    rows, not on the whole input: the release is public, so a before figure that also counted
+    the removed records would give, by difference, the values of what the release hides (with
+    one suppressed record: its exact value of every column, its sensitive value included).
+    Removed records are described by counts only.  When the release is not row-aligned with
+    the input (a table-level operator rebuilt it), the whole input is used.
+    """
+    pos = original.index.get_indexer(release.index)
+    if len(release) == 0 or (pos < 0).any() or release.index.has_duplicates:
+        return original, original
+    kept = original.iloc[pos]
+    if masked is None or not np.asarray(masked, dtype=bool).any():
+        return kept, kept
+    return kept, kept.iloc[np.flatnonzero(~np.asarray(masked, dtype=bool))]
+
+
 def build_report(
     original: pd.DataFrame,
     release: pd.DataFrame,
@@ -64,8 +85,13 @@ def build_report(
     roles: dict[str, Role | None],
     *,
     suppression: dict[str, Any],
+    masked: np.ndarray | None = None,
 ) -> dict[str, Any]:
-    """Everything the JSON and HTML reports show (never any key material)."""
+    """Everything the JSON and HTML reports show (never any key material).
+
+    ``masked``: over the release's rows, the suppressed records kept with masked
+    quasi-identifiers (their input values are left out of the *before* distributions).
+    """
     from veil import __version__
 
     targets = policy.privacy
@@ -75,6 +101,13 @@ def build_report(
     # each column is factorized once: those used by several figures are kept meanwhile
     reused = {*qis, *plotted[:MAX_PLOTS]}
     fo, fr = Factors(original, reused), Factors(release, reused)
+    kept, shown = _released_input(original, release, masked)
+    fk = fo if kept is original else Factors(kept, reused)
+    fs = fk if shown is kept else Factors(shown, reused)
+    loss = information_loss(kept, release, factors=(fk, fr))
+    n0, n1 = len(original), len(release)
+    loss["records_removed"] = n0 - n1
+    loss["records_removed_share"] = (n0 - n1) / n0 if n0 else 0.0
     columns: dict[str, Any] = {}
     for col in map(str, original.columns):
         spec = policy.columns.get(col)
@@ -112,6 +145,6 @@ def build_report(
             "before": risk_indicators(original, qis, k, factors=fo),
             "after": risk_indicators(release, qis, k, factors=fr),
         },
-        "information_loss": information_loss(original, release, factors=(fo, fr)),
-        "distributions": _distributions(original, release, plotted, (fo, fr), k),
+        "information_loss": loss,
+        "distributions": _distributions(shown, release, plotted, (fs, fr), k),
     }
