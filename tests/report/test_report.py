@@ -343,3 +343,32 @@ def test_report_before_figures_do_not_give_away_suppressed_records(mode: str) ->
     income = loss["columns"]["income"]
     assert income["mean_before"] * len(release) == pytest.approx(release["income"].sum())
     assert loss["records_removed"] == len(df) - len(release)
+
+
+def test_suppressed_outlier_does_not_shape_published_bin_edges() -> None:
+    """A record removed by a ``suppress`` condition must not reach the operators: with
+    equal-width bins its exact age would be the last bin edge, in the operator's stats in the
+    report and (through the bin widths) in the release's labels."""
+    rng = np.random.default_rng(9)
+    n = 600
+    df = pd.DataFrame(
+        {"age": rng.integers(20, 80, n).astype(float), "sex": rng.choice(["F", "M"], n)}
+    )
+    df.loc[0, "age"] = 117.0
+    policy = {
+        "columns": {
+            "age": {"role": "quasi", "operator": {"name": "generalize", "bins": 4}},
+            "sex": "quasi",
+        },
+        "suppress": ["age > 100"],
+        "privacy": {"k": 5},
+    }
+    release, rep = apply(df, policy)
+    assert len(release) == n - 1
+    assert rep["suppression"]["records_removed_by_conditions"] == 1
+    assert rep["suppression"]["records_removed_by_operators"] == 0
+    edges = rep["actions"][0]["stats"]["edges"]
+    kept = df["age"].iloc[1:]
+    assert edges[0] == kept.min() and edges[-1] == kept.max()  # the released records' range
+    assert "117" not in json.dumps(rep) + render_html(rep)
+    assert not release["age"].astype(str).str.contains("117").any()

@@ -171,8 +171,16 @@ def apply(
     )
     report: dict[str, Any] = {"warnings": [], "actions": []}
     suppress_mask = pol.suppressor.mask(original) if pol.suppressor is not None else None
-
+    # The suppressed records are removed before any operator runs: a data-dependent operator
+    # (equal-width or quantile bins, percentile top-coding, a fitted distribution) would
+    # otherwise derive what it publishes (bin edges, caps, parameters) from them, e.g. the
+    # exact age of a suppressed outlier as the last bin edge.
     work = original
+    removed_by_conditions = 0
+    if suppress_mask is not None:
+        removed_by_conditions = int(np.count_nonzero(suppress_mask))
+        work = original.loc[~np.asarray(suppress_mask, dtype=bool)]
+    n_after_conditions = len(work)
     for i, (col, op) in enumerate(steps):
         tick(f"{op.name} {col}", i, total)
         if not op.table_level and col not in work.columns:
@@ -196,15 +204,10 @@ def apply(
                 "stats": op.stats(),
             }
         )
-    removed_by_operators = len(original) - len(work)
+    removed_by_operators = n_after_conditions - len(work)
     report["warnings"].extend(ctx.warnings)
 
     tick("record suppression", len(steps), total)
-    removed_by_conditions = 0
-    if suppress_mask is not None:
-        keep = ~suppress_mask[np.asarray(work.index, dtype=np.int64)]
-        removed_by_conditions = int((~keep).sum())
-        work = work.loc[keep]
     _check_hierarchies(work, pol)
 
     tick("privacy targets", len(steps) + 1, total)
