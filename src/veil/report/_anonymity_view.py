@@ -30,7 +30,7 @@ _UTILITY: dict[str, str] = {
     "entropy": "non-uniform entropy, bits lost over the QI cells (0 = original values)",
     "dm": "discernibility metric DM: sum of squared class sizes (+ n per suppressed record)",
     "dm_star": "discernibility DM*: sum of squared class sizes, suppressed records as one class",
-    "aecs": "average equivalence class size (records / classes)",
+    "aecs": "average equivalence class size (records / classes, suppressed records as one class)",
     "cavg": "normalized average class size C_avg = records / classes / k (1 is ideal)",
     "info_loss": "microaggregation information loss SSE / SST (0 to 1)",
     "sse": "within-group sum of squared errors (SSE)",
