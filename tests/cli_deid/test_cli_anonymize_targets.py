@@ -132,3 +132,27 @@ def test_ordered_categorical_t_check_uses_the_category_order() -> None:
     assert sorted(set(release["g"])) == ["C", "D"]  # the engine kept C and D
     t = report["targets"]["t"]
     assert t["met"] and t["achieved"] == pytest.approx(0.095, abs=1e-9)
+
+
+def test_suppression_share_has_the_engines_base(tmp_path: Path) -> None:
+    """The suppression limit applies to the records the engine is given (ARX's convention,
+    and the engine's): with records removed first by a ``suppress`` condition, the target's
+    achieved share must be the engine's suppressed / engine input, not / the whole file."""
+    df = pd.DataFrame(
+        {"g": ["A"] * 10 + ["B"] * 10 + ["C"] * 2 + ["A"] * 18, "v": [0] * 22 + [1] * 18}
+    )
+    privacy = "  k: 5\n  suppression_limit: 0.1\n  algorithm: optimal\n"
+    src = tmp_path / "t.csv"
+    df.to_csv(src, index=False)
+    pol = tmp_path / "policy.yaml"
+    pol.write_text(
+        "version: 1\ndefault_role: insensitive\ncolumns:\n"
+        f"  g: {{role: quasi, hierarchy: {G_HIER}}}\nsuppress: ['v == 1']\nprivacy:\n{privacy}"
+    )
+    out = tmp_path / "o"
+    assert main(["anonymize", str(src), "--policy", str(pol), "--out", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["suppression"]["records_removed_by_conditions"] == 18
+    assert report["anonymity"]["records"] == 22 and report["anonymity"]["suppressed"] == 2
+    achieved = report["targets"]["suppression_limit"]["achieved"]
+    assert achieved == pytest.approx(2 / 22) == report["anonymity"]["suppressed_share"]

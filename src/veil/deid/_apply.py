@@ -230,7 +230,7 @@ def apply(
             qis,
             targets,
             removed_by_privacy=removed_by_privacy,
-            input_records=len(original),
+            input_records=before_privacy,  # the engine's base for its suppression limit
             suppressed=masked,
             reference=engine_input,
         )

@@ -111,7 +111,9 @@ def verify_targets(
     targets
         Object with ``k``, ``l``, ``t`` and ``suppression_limit`` (a policy's ``privacy``).
     removed_by_privacy, input_records
-        Records the engine dropped, and the records before any removal (suppression share).
+        Records the engine dropped, and the records it was given (after the ``suppress``
+        conditions and the operators): the base of the suppression share, as the engine
+        (and ARX) applies ``suppression_limit`` to its own input.
     suppressed
         Boolean mask over the rows of ``release`` (by position): records the engine kept with
         every quasi-identifier masked (``privacy.suppressed: mask``).  They are not a released
