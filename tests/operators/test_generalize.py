@@ -164,3 +164,27 @@ def test_bad_params(params: dict) -> None:
 def test_non_numeric_column_for_bins() -> None:
     with pytest.raises(InputError, match="not numeric"):
         get_operator("generalize", {"bins": 3}).apply(people(), "sex", ctx())
+
+
+@pytest.mark.parametrize(
+    ("op", "params", "leaked"),
+    [
+        ("generalize", {"bins": 4}, "minimum and maximum"),
+        ("generalize", {"bins": 3, "strategy": "quantile"}, "quantiles"),
+        ("top_bottom_code", {"top_percentile": 100}, "percentile"),
+    ],
+)
+def test_data_derived_edges_are_flagged_in_the_report(op: str, params: dict, leaked: str) -> None:
+    """Edges or codes taken from the data publish the data's extremes (an outlier's exact age
+    as the last bin edge): the run's report says so, once per column; explicit edges do not."""
+    df = pd.DataFrame({"age": [23, 37, 64, 51, 117]})
+    c = ctx()
+    out = get_operator(op, params).apply(df, "age", c)
+    get_operator(op, params).apply(df, "age", c)  # a second application: still one note
+    assert len(c.warnings) == 1 and "'age'" in c.warnings[0] and leaked in c.warnings[0]
+    if op == "generalize" and "strategy" not in params:
+        assert any("117" in str(v) for v in out["age"])  # the leak the warning is about
+    fixed = ctx()
+    get_operator("generalize", {"bins": [0, 40, 80, 200]}).apply(df, "age", fixed)
+    get_operator("top_bottom_code", {"top": 90}).apply(df, "age", fixed)
+    assert fixed.warnings == []

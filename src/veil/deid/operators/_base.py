@@ -73,6 +73,11 @@ class OperatorContext:
     seed: int | None = None
     warnings: list[str] = field(default_factory=list)
 
+    def warn_once(self, message: str) -> None:
+        """Add ``message`` to the run's report warnings (once, however often it is raised)."""
+        if message not in self.warnings:
+            self.warnings.append(message)
+
     def secret(self) -> bytes:
         """Return the secret key, or raise :class:`KeyMissingError`."""
         if self.secret_loader is None:

@@ -238,8 +238,7 @@ class Fake(Operator):
             "policy can recompute the original -> fake mapping (set VEIL_KEY or give a key to "
             "make it keyed)"
         )
-        if msg not in ctx.warnings:
-            ctx.warnings.append(msg)
+        ctx.warn_once(msg)
 
     def _gender(self, value: Any) -> str:
         if value is None or pd.isna(value):

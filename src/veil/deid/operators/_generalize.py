@@ -211,9 +211,17 @@ class Generalize(Operator):
             )
         return h
 
-    def _bins(self, s: pd.Series, col: str) -> pd.Series:
+    def _bins(self, s: pd.Series, col: str, ctx: OperatorContext) -> pd.Series:
         x = numeric_values(s, self.name)
         edges = bin_edges(x, self.bins, self.strategy)  # type: ignore[arg-type]
+        if isinstance(self.bins, (int, np.integer)):
+            what = "quantiles" if self.strategy == "quantile" else "minimum and maximum"
+            ctx.warn_once(
+                f"column {col!r}: bins: {int(self.bins)} takes its edges from the data, so the "
+                f"release's labels publish the column's {what} (a record's exact value at the "
+                "ends), including records the privacy engine suppresses later; give explicit "
+                "edges (bins: [0, 20, 40, ...]) for a release"
+            )
         idx = assign_bins(x, edges, self.right)
         if (idx == -2).any() and self.out_of_range == "error":
             raise InputError(out_of_range_message(x, idx, col))
@@ -251,7 +259,7 @@ class Generalize(Operator):
         col = check_column(df, column, self.name)
         s = df[col]
         if self.mode == "bins":
-            new = self._bins(s, col)
+            new = self._bins(s, col, ctx)
         elif self.mode == "split":
             new = self._split(s)
         elif self.mode == "keep":

@@ -78,6 +78,13 @@ class TopBottomCode(Operator):
             self.top_percentile is not None or self.bottom_percentile is not None
         ) and not finite.size:
             raise InputError(f"operator 'top_bottom_code': column {col!r} has no numeric values")
+        if self.top_percentile is not None or self.bottom_percentile is not None:
+            ctx.warn_once(
+                f"column {col!r}: top/bottom coding at a percentile takes the code from the "
+                "data, so the release publishes that percentile of the column (at 0 or 100: a "
+                "record's exact value), including records the privacy engine suppresses later; "
+                "give top/bottom as numbers for a release"
+            )
         if self.top_percentile is not None:
             top = float(np.percentile(finite, self.top_percentile))
         if self.bottom_percentile is not None:
