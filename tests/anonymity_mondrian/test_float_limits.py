@@ -92,6 +92,17 @@ def test_ncp_finite_and_exact_near_float_max(seed: int, relaxed: bool) -> None:
     assert partition_ncp(df, qi, res.partitions) == pytest.approx(exact, rel=1e-12, abs=1e-15)
 
 
+def test_huge_whole_floats_render_in_exponent_form() -> None:
+    # whole floats beyond 2**53 used to print as integers: 1e308 as a 309-digit number
+    df = pd.DataFrame({"a": [-1e308, -1e300, 1e300, 1e308] * 3, "y": np.arange(12)})
+    res = mondrian(df, ["a"], 3)
+    _assert_intervals_contain(df["a"], res.data["a"])
+    assert max(len(c) for c in res.data["a"]) <= 2 * len(repr(-1.7976931348623157e308)) + 4
+    ints = pd.DataFrame({"a": np.array([2**62, 2**62 + 1, 2**62 + 3] * 2, dtype=np.int64)})
+    cells = mondrian(ints, ["a"], 2).data["a"].tolist()
+    assert any(str(2**62 + 1) in c or str(2**62) in c for c in cells)  # ints stay exact
+
+
 @pytest.mark.parametrize("shift", [1, 64, 900])
 def test_scale_by_power_of_two_changes_nothing(shift: int) -> None:
     # Dividing a column by 2**shift is exact (no subnormals here), keeps the order of the

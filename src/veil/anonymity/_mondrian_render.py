@@ -27,14 +27,18 @@ def fmt_number(v: float, integral: bool) -> str:
     """Shortest text that reads back as exactly ``v`` (``17``, ``2.5``).
 
     Floats are printed in double precision (float32 values too), so that parsing an interval's
-    bounds as float64 always brackets the original values.
+    bounds as float64 always brackets the original values.  Whole floats print as integers up
+    to 2**53 and in exponent form beyond (``1e+308``, not a 309-digit integer); Python ints
+    (integer columns) always print exactly.
 
     Examples
     --------
-    >>> fmt_number(17, True), fmt_number(0.1, False)
-    ('17', '0.1')
+    >>> fmt_number(17, True), fmt_number(0.1, False), fmt_number(1e308, True)
+    ('17', '0.1', '1e+308')
     """
-    return str(int(v)) if integral else repr(float(v))
+    if integral and (isinstance(v, int) or abs(v) < 2.0**53):
+        return str(int(v))
+    return repr(float(v))
 
 
 @dataclass
