@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from veil.report._factors import Factors
-from veil.report._metrics import distribution, information_loss
+from veil.report._metrics import _moments, distribution, information_loss
 from veil.report._risk import risk_indicators
 from veil.schema import Role
 
@@ -78,6 +78,35 @@ def _released_input(
     return kept, kept.iloc[np.flatnonzero(~np.asarray(masked, dtype=bool))]
 
 
+def _masked_qis_before(
+    loss: dict[str, Any], shown: pd.DataFrame, qis: list[str], fs: Factors
+) -> None:
+    """Take the quasi-identifiers' *before* figures of ``loss`` on ``shown`` (the released
+    records that are not masked).
+
+    With ``suppressed: mask`` a masked record's quasi-identifiers are ``*`` in the release:
+    a before mean that counted its input value would, by difference with the released values
+    of the others, give it (an age of 117 kept at level 0 for the rest: ``mean_before`` x
+    records minus the released ages).  Its other columns are released, so they stay counted.
+    """
+    for col in qis:
+        entry = loss["columns"].get(col)
+        if entry is None or col not in shown.columns:
+            continue
+        d0 = len(fs(col)[1])
+        m0, sd0 = _moments(shown[col])
+        d1, m1, sd1 = entry["distinct_after"], entry["mean_after"], entry["std_after"]
+        entry.update(
+            distinct_before=d0,
+            distinct_reduction=(1 - d1 / d0) if d0 else 0.0,
+            mean_before=m0,
+            std_before=sd0,
+        )
+        if not entry["dropped"]:
+            entry["mean_shift"] = (m1 - m0) if m0 is not None and m1 is not None else None
+            entry["std_ratio"] = (sd1 / sd0) if sd0 and sd1 is not None else None
+
+
 def build_report(
     original: pd.DataFrame,
     release: pd.DataFrame,
@@ -105,6 +134,8 @@ def build_report(
     fk = fo if kept is original else Factors(kept, reused)
     fs = fk if shown is kept else Factors(shown, reused)
     loss = information_loss(kept, release, factors=(fk, fr))
+    if shown is not kept:
+        _masked_qis_before(loss, shown, qis, fs)
     n0, n1 = len(original), len(release)
     loss["records_removed"] = n0 - n1
     loss["records_removed_share"] = (n0 - n1) / n0 if n0 else 0.0
