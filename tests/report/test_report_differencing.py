@@ -64,3 +64,104 @@ def test_masked_record_quasi_identifier_not_recoverable_from_information_loss() 
     assert age["distinct_before"] == public.nunique()
     assert age["std_before"] == pytest.approx(float(np.std(public.dropna())))
     assert str(SECRET_AGE) not in json.dumps(rep["distributions"]) + render_html(rep)
+
+
+SECRET_INCOME = 98765.43
+
+
+def _engine_drops_one(income_op: dict) -> tuple[pd.DataFrame, dict]:
+    """One record alone in its class (zip 999) with an extreme income; the engine drops it."""
+    rng = np.random.default_rng(3)
+    n = 400
+    df = pd.DataFrame(
+        {
+            "sex": rng.choice(["F", "M"], n),
+            "zip": rng.choice(["100", "101"], n),
+            "income": rng.normal(3000, 500, n).round(2),
+        }
+    )
+    df.loc[0, ["sex", "zip", "income"]] = ["F", "999", SECRET_INCOME]
+    policy = {
+        "columns": {
+            "sex": {"role": "quasi", "hierarchy": {"F": ["*"], "M": ["*"]}},
+            "zip": {"role": "quasi", "hierarchy": {z: ["*"] for z in ("100", "101", "999")}},
+            "income": {"role": "insensitive", "operator": income_op},
+        },
+        "privacy": {"k": 5, "suppression_limit": 0.01, "algorithm": "optimal"},
+    }
+    return df, policy
+
+
+def _candidates(rep: dict, release: pd.DataFrame) -> list[float]:
+    """What an attacker gets for the dropped record's income from the operator's published
+    aggregate (over the n + 1 records it was given) and the report's before mean / std (over
+    the n released ones)."""
+    n = len(release)
+    loss = rep["information_loss"]["columns"]["income"]
+    m, sd = loss["mean_before"], loss["std_before"]
+    stats = next(a["stats"] for a in rep["actions"] if a["column"] == "income")
+    if m is None:
+        return []
+    if "params" in stats:  # a fitted normal: loc is the mean of the n + 1 records
+        return [stats["params"]["loc"] * (n + 1) - m * n]
+    if "threshold" in stats:  # a mean split: the threshold is that mean (also in the labels)
+        return [stats["threshold"] * (n + 1) - m * n]
+    sd_all = stats["absolute_scale"] / 0.1  # relative noise: 0.1 x the std of n + 1 records
+    if sd is None:
+        return []
+    d = np.sqrt(max(((n + 1) * sd_all**2 - n * sd**2) * (n + 1) / n, 0.0))
+    return [m + d, m - d]
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        {"name": "distribution", "candidates": ["norm"]},
+        {"name": "noise", "scale": 0.1, "relative": True},
+        {"name": "generalize", "split": "mean"},
+    ],
+    ids=["distribution", "relative-noise", "mean-split"],
+)
+def test_operator_aggregates_and_before_figures_do_not_give_a_dropped_record(op: dict) -> None:
+    """An operator that publishes an aggregate of its column (fitted parameters, a relative
+    noise scale, a mean split threshold) ran on the records before the engine dropped one;
+    the report's before mean and std are over the released records: together they would give
+    the dropped record's exact income."""
+    df, policy = _engine_drops_one(op)
+    release, rep = apply(df, policy, seed=1)
+    assert rep["suppression"]["records_removed_by_privacy"] == 1
+    assert 0 not in release.index
+    for guess in _candidates(rep, release):
+        assert abs(guess - SECRET_INCOME) > 1000
+    assert rep["information_loss"]["columns"]["income"]["before_withheld"]
+
+
+def test_operator_aggregates_keep_before_figures_when_nothing_is_removed_later() -> None:
+    """With no record removed after the operator, its aggregate and the before figures cover
+    the same records: the before mean and std are given (they are then equal to the fit)."""
+    df, policy = _engine_drops_one({"name": "generalize", "split": "mean"})
+    df.loc[0, "zip"] = "100"  # no longer alone: nothing to suppress
+    release, rep = apply(df, policy, seed=1)
+    assert len(release) == len(df)
+    loss = rep["information_loss"]["columns"]["income"]
+    assert loss["mean_before"] == pytest.approx(df["income"].mean())
+    assert "before_withheld" not in loss
+
+
+def test_suppress_operator_reset_index_keeps_the_report_aligned() -> None:
+    """A ``suppress`` operator with ``reset_index`` renumbered the rows before the report
+    matched them to the input by label: the before figures then covered the first m input
+    rows, the removed record included, and before - release gave its income."""
+    rng = np.random.default_rng(3)
+    n = 400
+    df = pd.DataFrame({"sex": rng.choice(["F", "M"], n), "income": rng.integers(1000, 5000, n)})
+    df.loc[5, "income"] = 98765
+    op = {"name": "suppress", "condition": "income > 50000", "reset_index": True}
+    policy = {"columns": {"sex": {"role": "quasi", "operator": op}, "income": "insensitive"}}
+    release, rep = apply(df, policy)
+    assert release.index.equals(pd.RangeIndex(n - 1))  # renumbered, as asked
+    loss = rep["information_loss"]["columns"]["income"]
+    hidden = loss["mean_before"] * len(release) - release["income"].sum()
+    assert abs(hidden + release["income"].iloc[-1] - 98765) > 1000
+    assert abs(hidden) < 1e-6  # the before figures are those of the released records
+    assert loss["changed_share"] == 0.0  # no cell was changed

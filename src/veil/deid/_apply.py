@@ -168,6 +168,7 @@ def apply(
         base_dir=str(pol.base_dir),
         hierarchies={c: s.hierarchy for c, s in pol.columns.items() if s.hierarchy is not None},
         seed=rng_seed,
+        keep_labels=True,  # the report matches released records to input rows by label
     )
     report: dict[str, Any] = {"warnings": [], "actions": []}
     suppress_mask = pol.suppressor.mask(original) if pol.suppressor is not None else None
@@ -181,6 +182,7 @@ def apply(
         removed_by_conditions = int(np.count_nonzero(suppress_mask))
         work = original.loc[~np.asarray(suppress_mask, dtype=bool)]
     n_after_conditions = len(work)
+    seen: list[int] = []  # records each operator was given
     for i, (col, op) in enumerate(steps):
         tick(f"{op.name} {col}", i, total)
         if not op.table_level and col not in work.columns:
@@ -190,6 +192,7 @@ def apply(
                 "by an earlier operator; list renaming operators last)",
             )
         n_before = len(work)
+        seen.append(n_before)
         try:
             work = op.apply(work, None if op.table_level else col, ctx)
         except VeilError as exc:
@@ -238,6 +241,15 @@ def apply(
             "enforced" if targets.algorithm and "anonymity" in report else "verified"
         )
 
+    # columns whose operators published an aggregate of more records than are released
+    # (removed or masked later): their before mean/std would give, by difference, those records
+    masked_any = masked is not None and bool(np.asarray(masked, dtype=bool).any())
+    fitted_on_more = {
+        c
+        for (col, op), n in zip(steps, seen)
+        if n != len(work) or masked_any
+        for c in op.fitted_columns(None if op.table_level else col)
+    }
     tick("report", len(steps) + 2, total)
     report.update(
         build_report(
@@ -252,10 +264,13 @@ def apply(
                 "records_removed_by_privacy": removed_by_privacy,
             },
             masked=masked,
+            fitted_on_more=fitted_on_more,
         )
     )
     release = work
-    if not isinstance(df.index, pd.RangeIndex) or not df.index.equals(pd.RangeIndex(len(df))):
+    if any(getattr(op, "reset_index", False) for _, op in steps):  # a suppress operator's
+        release = release.reset_index(drop=True)
+    elif not isinstance(df.index, pd.RangeIndex) or not df.index.equals(pd.RangeIndex(len(df))):
         release = release.set_axis(df.index[np.asarray(release.index, dtype=np.int64)], axis=0)
     release.attrs = {k: v for k, v in df.attrs.items() if k == "veil_source"}
     tick("done", total, total)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -115,11 +116,16 @@ def build_report(
     *,
     suppression: dict[str, Any],
     masked: np.ndarray | None = None,
+    fitted_on_more: Collection[str] = (),
 ) -> dict[str, Any]:
     """Everything the JSON and HTML reports show (never any key material).
 
     ``masked``: over the release's rows, the suppressed records kept with masked
     quasi-identifiers (their input values are left out of the *before* distributions).
+    ``fitted_on_more``: columns from which an operator published an aggregate (fitted
+    parameters, a mean split, a relative noise scale, bin edges) of more records than are
+    released; their *before* mean and std are withheld (``before_withheld``), since the two
+    would give, by difference, the values of the records removed or masked afterwards.
     """
     from veil import __version__
 
@@ -136,6 +142,11 @@ def build_report(
     loss = information_loss(kept, release, factors=(fk, fr))
     if shown is not kept:
         _masked_qis_before(loss, shown, qis, fs)
+    for col in fitted_on_more:
+        entry = loss["columns"].get(col)
+        if entry is not None:
+            entry.update(mean_before=None, std_before=None, before_withheld=True)
+            entry.update(mean_shift=None, std_ratio=None)
     n0, n1 = len(original), len(release)
     loss["records_removed"] = n0 - n1
     loss["records_removed_share"] = (n0 - n1) / n0 if n0 else 0.0

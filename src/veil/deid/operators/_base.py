@@ -62,6 +62,10 @@ class OperatorContext:
         The policy's seed, when given: makes keyless fake replacement repeatable across runs.
     warnings
         Messages an operator wants in the run's report (``report["warnings"]``).
+    keep_labels
+        Set by ``veil.apply``: table-level operators keep the rows' index labels (a
+        ``suppress`` operator's ``reset_index`` is then done on the release), since the report
+        and the target check match released records to input rows by label.
     """
 
     secret_loader: Callable[[], bytes] | None = None
@@ -72,6 +76,7 @@ class OperatorContext:
     hierarchies: dict[str, Any] = field(default_factory=dict)
     seed: int | None = None
     warnings: list[str] = field(default_factory=list)
+    keep_labels: bool = False
 
     def warn_once(self, message: str) -> None:
         """Add ``message`` to the run's report warnings (once, however often it is raised)."""
@@ -115,6 +120,17 @@ class Operator(ABC):
     def params(self) -> dict[str, Any]:
         """Public (non-secret) parameters, for the JSON report."""
         return {}
+
+    def fitted_columns(self, column: str | None) -> list[str]:
+        """Input columns from which this operator computes and publishes an aggregate of the
+        rows it is given (a mean split, a relative noise scale, fitted parameters, bin edges).
+
+        ``veil.apply`` leaves those columns' *before* mean and std out of the report when
+        records are removed or masked after the operator ran: the aggregate (over more
+        records) and the before figure (over the released ones) would, by difference, give
+        the removed records' values.  Empty for operators with fixed parameters.
+        """
+        return []
 
     def stats(self) -> dict[str, Any]:
         """Figures from the last :meth:`apply` (rows removed, fitted distribution, ...).

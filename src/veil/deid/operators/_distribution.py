@@ -180,5 +180,8 @@ class Distribution(Operator):
             "sample_size": self.sample_size,
         }
 
+    def fitted_columns(self, column: str | None) -> list[str]:
+        return [column] if column is not None else []
+
     def stats(self) -> dict[str, Any]:
         return dict(self._last)

@@ -318,5 +318,11 @@ class Generalize(Operator):
             p["split"] = self.split
         return p
 
+    def fitted_columns(self, column: str | None) -> list[str]:
+        fitted = self.mode == "split" or (
+            self.mode == "bins" and isinstance(self.bins, (int, np.integer))
+        )
+        return [column] if fitted and column is not None else []
+
     def stats(self) -> dict[str, Any]:
         return dict(self._last)

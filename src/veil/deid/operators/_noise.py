@@ -122,5 +122,8 @@ class Noise(Operator):
             p["clip"] = list(self.clip)
         return p
 
+    def fitted_columns(self, column: str | None) -> list[str]:
+        return [column] if self.relative and column is not None else []
+
     def stats(self) -> dict[str, Any]:
         return dict(self._last)

@@ -136,5 +136,8 @@ class PCARelease(Operator):
             "prefix": self.prefix,
         }
 
+    def fitted_columns(self, column: str | None) -> list[str]:
+        return [str(c) for c in self.columns]
+
     def stats(self) -> dict[str, Any]:
         return dict(self._last)

@@ -31,7 +31,9 @@ class Suppress(Operator):
         One condition or a list of them, e.g. ``"Age < 30"`` or
         ``["Age < 30", "County in ['Lamu', 'Isiolo']"]``.
     reset_index
-        Renumber the remaining rows 0..n-1 (default False: keep the original labels).
+        Renumber the remaining rows 0..n-1 (default False: keep the original labels).  In
+        ``veil.apply`` the release is renumbered at the end, so that the report still matches
+        each released record to its input row.
 
     Examples
     --------
@@ -64,7 +66,7 @@ class Suppress(Operator):
         drop = self.mask(df)
         self.last_removed = int(drop.sum())
         out = df.loc[~drop]
-        if self.reset_index:
+        if self.reset_index and not ctx.keep_labels:  # veil.apply renumbers the release
             out = out.reset_index(drop=True)
         return out.copy(deep=False)
 

@@ -124,5 +124,9 @@ class TopBottomCode(Operator):
             if v is not None
         }
 
+    def fitted_columns(self, column: str | None) -> list[str]:
+        pct = self.top_percentile is not None or self.bottom_percentile is not None
+        return [column] if pct and column is not None else []
+
     def stats(self) -> dict[str, Any]:
         return dict(self._last)
