@@ -134,6 +134,7 @@ def test_operator_aggregates_and_before_figures_do_not_give_a_dropped_record(op:
     for guess in _candidates(rep, release):
         assert abs(guess - SECRET_INCOME) > 1000
     assert rep["information_loss"]["columns"]["income"]["before_withheld"]
+    assert "withheld" in render_html(rep)
 
 
 def test_operator_aggregates_keep_before_figures_when_nothing_is_removed_later() -> None:
