@@ -166,3 +166,29 @@ def test_suppress_operator_reset_index_keeps_the_report_aligned() -> None:
     assert abs(hidden + release["income"].iloc[-1] - 98765) > 1000
     assert abs(hidden) < 1e-6  # the before figures are those of the released records
     assert loss["changed_share"] == 0.0  # no cell was changed
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_empty_release_report_describes_no_removed_record(n: int) -> None:
+    """When every record is removed, the report's before figures must not fall back to the
+    whole input: with one record they would be its exact income and diagnosis."""
+    df = pd.DataFrame(
+        {
+            "sex": ["F", "M", "F"][:n],
+            "ill": ["RAREDISEASE", "flu", "cold"][:n],
+            "income": [98765, 2345, 1234][:n],
+        }
+    )
+    policy = {
+        "columns": {"sex": "quasi", "ill": "sensitive", "income": "insensitive"},
+        "suppress": ["income > 0"],
+    }
+    release, rep = apply(df, policy)
+    assert len(release) == 0 and rep["information_loss"]["records_removed"] == n
+    income = rep["information_loss"]["columns"]["income"]
+    assert income["mean_before"] is None and income["std_before"] is None
+    assert income["distinct_before"] == 0
+    for col in ("sex", "ill"):
+        assert sum(rep["distributions"][col]["original"]["counts"]) == 0
+    text = json.dumps(rep) + render_html(rep)
+    assert "98765" not in text and "RAREDISEASE" not in text

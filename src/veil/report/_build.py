@@ -67,12 +67,15 @@ def _released_input(
     rows, not on the whole input: the release is public, so a before figure that also counted
     the removed records would give, by difference, the values of what the release hides (with
     one suppressed record: its exact value of every column, its sensitive value included).
-    Removed records are described by counts only.  When the release is not row-aligned with
-    the input (a table-level operator rebuilt it), the whole input is used.
+    Removed records are described by counts only: with an empty release no input row is
+    described (the whole input would give the removed records' values; all of them with one
+    record).  When the release is not row-aligned with the input (a table-level operator
+    rebuilt it), the whole input is used if no record was removed, else none.
     """
     pos = original.index.get_indexer(release.index)
     if len(release) == 0 or (pos < 0).any() or release.index.has_duplicates:
-        return original, original
+        rows = original if len(release) == len(original) else original.iloc[:0]
+        return rows, rows
     kept = original.iloc[pos]
     if masked is None or not np.asarray(masked, dtype=bool).any():
         return kept, kept
