@@ -191,11 +191,18 @@ def information_loss(
     }
 
 
-_LEADING = re.compile(r"^\s*[\[(<>=]*\s*(-?\d+(?:\.\d+)?)")
+# a number as Python prints it, exponent included (Mondrian cells print 1e+300, repr 1.5e-05)
+_LEADING = re.compile(r"^\s*[\[(<>=]*\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)")
 
 
 def _leading_number(label: str) -> float | None:
-    """Sort key of interval-like or numeric labels ("[30, 40)" -> 30); inf for "(other)"."""
+    """Sort key of interval-like or numeric labels ("[30, 40)" -> 30); inf for "(other)".
+
+    Examples
+    --------
+    >>> _leading_number("[30, 40)"), _leading_number("[1e+300, 1e+308]"), _leading_number("2.5e-05")
+    (30.0, 1e+300, 2.5e-05)
+    """
     if label == "(other)":
         return np.inf
     m = _LEADING.match(label)
