@@ -83,7 +83,9 @@ def test_t_closeness_reference_is_the_whole_input(
     rc, out = _run(tmp_path, df, privacy, sensitive=True)
     assert rc == 0, capsys.readouterr().err
     targets = json.loads((out / "report.json").read_text())["targets"]
-    assert targets["t"]["achieved"] == pytest.approx(18 / 29)
+    # met at 0.65 only against the whole input (18/29 = 0.62; 0.72 without C); the value
+    # itself is withheld because C was suppressed (it would reveal C's sensitive values)
+    assert targets["t"]["met"] is True and targets["t"]["achieved"] is None
     # the engine's own measure agrees
     pol = Policy.from_yaml(tmp_path / "policy.yaml")
     res = anonymize(df, config_from_policy(df, pol))
@@ -131,7 +133,9 @@ def test_ordered_categorical_t_check_uses_the_category_order() -> None:
     release, report = apply(df, policy)
     assert sorted(set(release["g"])) == ["C", "D"]  # the engine kept C and D
     t = report["targets"]["t"]
-    assert t["met"] and t["achieved"] == pytest.approx(0.095, abs=1e-9)
+    # met at 0.12 only in category order (0.095; text order gives 0.152); the value is
+    # withheld since A and B were suppressed
+    assert t["met"] is True and t["achieved"] is None
 
 
 def test_suppression_share_has_the_engines_base(tmp_path: Path) -> None:

@@ -372,3 +372,32 @@ def test_suppressed_outlier_does_not_shape_published_bin_edges() -> None:
     assert edges[0] == kept.min() and edges[-1] == kept.max()  # the released records' range
     assert "117" not in json.dumps(rep) + render_html(rep)
     assert not release["age"].astype(str).str.contains("117").any()
+
+
+def test_t_closeness_value_of_a_reference_with_suppressed_records_is_withheld() -> None:
+    """Attack: the release plus the exact t of the targets table, measured against the
+    engine's input (suppressed records included), pins a suppressed record's income down by
+    trying candidate values.  The value is withheld; the verdict stays exact."""
+    release = pd.DataFrame({"g": ["a"] * 5 + ["b"] * 5, "inc": [10, 20, 30, 40, 50] * 2})
+    targets = NS(k=None, l=None, t={"column": "inc", "t": 0.9, "distance": "ordered"},
+                 suppression_limit=None)  # fmt: skip
+
+    def report_for(secret: int) -> dict:
+        reference = pd.concat([release, pd.DataFrame({"g": ["c"], "inc": [secret]})])
+        return verify_targets(
+            release, ["g"], targets, removed_by_privacy=1, input_records=11, reference=reference
+        )
+
+    seen = {repr(report_for(v)["t"]) for v in (10, 30, 50)}
+    assert len(seen) == 1  # what is published does not depend on the suppressed value
+    r = report_for(50)
+    assert r["t"]["achieved"] is None and "withheld" in r["t"]["note"] and r["t"]["met"] is True
+    # the distance itself did depend on it: the exact value would have told them apart
+    exact = {
+        verify_targets(pd.concat([release, pd.DataFrame({"g": ["c"], "inc": [v]})]), ["g"],
+                       targets)["t"]["achieved"]
+        for v in (10, 30, 50)
+    }  # fmt: skip
+    assert len(exact) == 3
+    # nothing suppressed: the value is published
+    assert verify_targets(release, ["g"], targets, reference=release)["t"]["achieved"] is not None
