@@ -250,6 +250,19 @@ def apply(
         if n != len(work) or masked_any
         for c in op.fitted_columns(None if op.table_level else col)
     }
+    if removed_by_privacy:
+        # what a data-fitted operator published (bin edges, codes, fitted parameters, PCA
+        # artifacts, resampled values) was computed with the records the engine then dropped
+        for (col, op), n in zip(steps, seen):
+            fitted = op.fitted_columns(None if op.table_level else col)
+            if fitted and n > len(work):
+                ctx.warn_once(
+                    f"operator {op.name!r} on {', '.join(map(repr, fitted))} was fitted on "
+                    f"{n} records, including the {removed_by_privacy} the privacy engine then "
+                    "suppressed: what it publishes (edges, codes, fitted parameters, artifacts, "
+                    "resampled values) can reveal theirs; use fixed parameters for a release"
+                )
+        report["warnings"] = list(dict.fromkeys([*report["warnings"], *ctx.warnings]))
     tick("report", len(steps) + 2, total)
     report.update(
         build_report(

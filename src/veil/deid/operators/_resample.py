@@ -69,6 +69,11 @@ class Resample(Operator):
         new = s.take(rows).set_axis(s.index)
         return replace_column(df, col, new)
 
+    def fitted_columns(self, column: str | None) -> list[str]:
+        # the draws come from the empirical distribution of every row it is given: a value
+        # held only by a record removed later can be copied into the release
+        return [] if column is None else [column]
+
     def describe(self) -> str:
         return "resampled from its own empirical distribution (links to other columns removed)"
 
