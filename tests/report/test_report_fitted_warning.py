@@ -68,3 +68,30 @@ def test_no_engine_suppression_no_note() -> None:
     assert not [w for w in report["warnings"] if "privacy engine then" in w]
     _, report = _run({"name": "round", "base": 10}, k=2)  # fixed parameters: nothing fitted
     assert not [w for w in report["warnings"] if "privacy engine then" in w]
+
+
+def test_masked_records_flag_the_fitted_operator_too() -> None:
+    """With ``suppressed: mask`` the engine keeps the record but masks its quasi-identifiers;
+    a percentile code fitted on that QI before still publishes its exact value (117)."""
+    ages = [30, 31, 32, 33, 50, 51, 52, 53, 117]
+    df = pd.DataFrame({"age": ages, "x": range(9)})
+    bands = {a: "<40" if a < 40 else "40-99" if a < 100 else ">=100" for a in ages}
+    hierarchy = {str(a): [bands[a], "*"] for a in ages}
+    policy = {
+        "version": 1,
+        "default_role": "insensitive",
+        "columns": {
+            "age": {
+                "role": "quasi",
+                "hierarchy": hierarchy,
+                "operator": {"name": "top_bottom_code", "top_percentile": 100},
+            },
+        },
+        "privacy": {"k": 4, "suppression_limit": 0.2, "algorithm": "optimal", "suppressed": "mask"},
+    }
+    release, report = apply(df, policy, seed=1)
+    masked = release["age"].astype(str) == "*"
+    assert masked.sum() == 1 and len(release) == 9  # 117, alone in >=100
+    assert report["actions"][0]["stats"]["top"] == 117  # the attack: its masked age, published
+    notes = [w for w in report["warnings"] if "privacy engine then" in w]
+    assert len(notes) == 1 and "'top_bottom_code'" in notes[0] and "including the 1" in notes[0]

@@ -250,15 +250,17 @@ def apply(
         if n != len(work) or masked_any
         for c in op.fitted_columns(None if op.table_level else col)
     }
-    if removed_by_privacy:
+    by_engine = removed_by_privacy + (int(np.count_nonzero(masked)) if masked_any else 0)
+    if by_engine:
         # what a data-fitted operator published (bin edges, codes, fitted parameters, PCA
         # artifacts, resampled values) was computed with the records the engine then dropped
+        # or masked (suppressed: mask hides their quasi-identifiers, not what was fitted on them)
         for (col, op), n in zip(steps, seen):
             fitted = op.fitted_columns(None if op.table_level else col)
-            if fitted and n > len(work):
+            if fitted and (n > len(work) or masked_any):
                 ctx.warn_once(
                     f"operator {op.name!r} on {', '.join(map(repr, fitted))} was fitted on "
-                    f"{n} records, including the {removed_by_privacy} the privacy engine then "
+                    f"{n} records, including the {by_engine} the privacy engine then "
                     "suppressed: what it publishes (edges, codes, fitted parameters, artifacts, "
                     "resampled values) can reveal theirs; use fixed parameters for a release"
                 )
