@@ -197,6 +197,7 @@ def verify_targets(
                 # the exact distance pins their sensitive values down (try each candidate
                 # value until the distance matches), so only the verdict is published
                 out["t"]["achieved"] = None
+                out["t"]["withheld"] = True
                 out["t"]["note"] = (
                     "value withheld: the distance is measured against the whole input, "
                     "suppressed records included, and its exact value would reveal their "
