@@ -32,7 +32,7 @@ from veil.dp._rdp import RDPAccountant, noise_multiplier_for
 from veil.errors import ConfigError
 
 from ._grad_sample import PerSampleGrads
-from ._loader import PoissonLoader, StepSignal, check_finite, loader_shape
+from ._loader import PoissonLoader, StepSignal, check_finite, check_size, loader_shape
 from ._noise import NoiseSource
 from ._optimizer import (
     DPOptimizer,
@@ -82,11 +82,13 @@ class _CheckedLoader:
         self.signal = signal
         self.sample_rate = sample_rate
         self.dataset = loader.dataset
+        self.n = len(loader.dataset)  # the n of sample_rate = batch_size / n
 
     def __len__(self) -> int:
         return len(self.loader)
 
     def __iter__(self) -> Iterator[Any]:
+        check_size(self.dataset, self.n)
         self.signal.last_chunk = True
         for batch in self.loader:
             check_finite(batch)

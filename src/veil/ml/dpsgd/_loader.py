@@ -32,7 +32,14 @@ from veil.errors import ConfigError, InputError
 
 from ._noise import NoiseSource
 
-__all__ = ["PoissonLoader", "StepSignal", "check_finite", "dataset_size", "loader_shape"]
+__all__ = [
+    "PoissonLoader",
+    "StepSignal",
+    "check_finite",
+    "check_size",
+    "dataset_size",
+    "loader_shape",
+]
 
 
 #: Logical batches drawn by every :class:`PoissonLoader` of the process (unique numbers).
@@ -76,6 +83,21 @@ def loader_shape(data_loader: DataLoader) -> tuple[Dataset, int, int]:
     if data_loader.batch_size is None:
         raise ConfigError("the data loader must have a batch_size (no custom batch_sampler)")
     return dataset, n, int(data_loader.batch_size)
+
+
+def check_size(dataset: Any, n: int) -> None:
+    """Refuse a dataset whose length is no longer the ``n`` the sample rate was set for.
+
+    Records added would never be drawn (Poisson loader) and withdrawn ones still indexed; with
+    fixed batches a shrunken dataset puts each record in a batch with probability
+    ``batch_size / len(dataset)``, above the rate the accountant charges.
+    """
+    now = len(dataset)
+    if now != n:
+        raise ConfigError(
+            f"the training dataset has {now} records but this loader was built for {n}; "
+            "build a new loader (and optimizer) for the changed dataset"
+        )
 
 
 def check_finite(batch: Any) -> None:
@@ -220,12 +242,7 @@ class PoissonLoader:
         return self.collate_fn([self.dataset[int(i)] for i in idx])
 
     def __iter__(self) -> Iterator[Any]:
-        n = len(self.dataset)  # type: ignore[arg-type]
-        if n != self.n:  # records added would never be drawn; removed ones would be indexed
-            raise ConfigError(
-                f"the training dataset has {n} records but this loader was built for {self.n}; "
-                "build a new loader (and optimizer) for the changed dataset"
-            )
+        check_size(self.dataset, self.n)
         for _ in range(self.steps):
             logical = next(_LOGICAL)
             mask = self.noise.uniform(self.n) < self.sample_rate
