@@ -66,3 +66,23 @@ def test_closed_stdout_json_output_is_not_a_traceback(insurance_csv: Path) -> No
     )
     assert proc.stderr.decode() == ""
     assert proc.returncode == 0
+
+
+def test_closed_stderr_runs_and_keeps_stdout_clean(tmp_path: Path) -> None:
+    """``veil anonymize ... 2>&-``: ``sys.stderr`` is None; the progress check's
+    ``sys.stderr.isatty()`` raised (exit 1, no release, no message), and ``print(...,
+    file=sys.stderr)`` with ``file=None`` writes to stdout, mixing warnings into the output."""
+    (tmp_path / "a.csv").write_text("age,inc\n30,1\n40,2\n50,3\n")
+    (tmp_path / "p.yaml").write_text(
+        "version: 1\ndefault_role: insensitive\ncolumns:\n  inc:\n    role: insensitive\n"
+        "    operator: {name: top_bottom_code, top_percentile: 90}\n"  # warns
+    )
+    args = [sys.executable, "-m", "veil", "anonymize", "--policy", "p.yaml", "--out", "o", "a.csv"]
+    cmd = " ".join(f"'{a}'" for a in args)
+    open_ = subprocess.run(args, cwd=tmp_path, capture_output=True, timeout=120)
+    assert open_.returncode == 0 and b"veil: warning" in open_.stderr  # the warning exists
+    proc = subprocess.run(
+        ["bash", "-c", f"exec {cmd} 2>&-"], cwd=tmp_path, stdout=subprocess.PIPE, timeout=120
+    )
+    assert proc.returncode == 0 and (tmp_path / "o" / "a.csv").exists()
+    assert b"veil: warning" not in proc.stdout and proc.stdout.startswith(b"release:")

@@ -119,6 +119,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``veil`` command; returns the process exit code."""
     if sys.stdout is None:  # started with stdout closed (`>&-`): output is discarded, as print()
         sys.stdout = open(os.devnull, "w", encoding="utf-8")  # does; json.dump would crash
+    if sys.stderr is None:  # `2>&-`: print(file=None) would write messages to stdout, and
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # sys.stderr.isatty() would crash
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv)
