@@ -95,3 +95,26 @@ def test_masked_records_flag_the_fitted_operator_too() -> None:
     assert report["actions"][0]["stats"]["top"] == 117  # the attack: its masked age, published
     notes = [w for w in report["warnings"] if "privacy engine then" in w]
     assert len(notes) == 1 and "'top_bottom_code'" in notes[0] and "including the 1" in notes[0]
+
+
+def test_masked_records_other_columns_are_released_no_note() -> None:
+    # masking hides the quasi-identifiers only: a code fitted on a released column says
+    # nothing the release does not (the masked record's inc is in it)
+    df = pd.DataFrame(
+        {"g": ["A"] * 4 + ["B"] * 4 + ["C"], "inc": [10, 20, 30, 40, 15, 25, 35, 45, SECRET]}
+    )
+    policy = {
+        "version": 1,
+        "default_role": "insensitive",
+        "columns": {
+            "g": {"role": "quasi", "hierarchy": {"A": ["*"], "B": ["*"], "C": ["*"]}},
+            "inc": {
+                "role": "insensitive",
+                "operator": {"name": "top_bottom_code", "top_percentile": 100},
+            },
+        },
+        "privacy": {"k": 2, "suppression_limit": 0.2, "algorithm": "optimal", "suppressed": "mask"},
+    }
+    release, report = apply(df, policy, seed=1)
+    assert (release["g"].astype(str) == "*").sum() == 1 and SECRET in release["inc"].tolist()
+    assert not [w for w in report["warnings"] if "privacy engine then" in w]

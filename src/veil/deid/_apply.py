@@ -254,10 +254,11 @@ def apply(
     if by_engine:
         # what a data-fitted operator published (bin edges, codes, fitted parameters, PCA
         # artifacts, resampled values) was computed with the records the engine then dropped
-        # or masked (suppressed: mask hides their quasi-identifiers, not what was fitted on them)
+        # or masked (suppressed: mask hides their quasi-identifiers, not what was fitted on
+        # them; their other columns are released as they are)
         for (col, op), n in zip(steps, seen):
             fitted = op.fitted_columns(None if op.table_level else col)
-            if fitted and (n > len(work) or masked_any):
+            if fitted and (n > len(work) or (masked_any and set(fitted) & set(qis))):
                 ctx.warn_once(
                     f"operator {op.name!r} on {', '.join(map(repr, fitted))} was fitted on "
                     f"{n} records, including the {by_engine} the privacy engine then "
