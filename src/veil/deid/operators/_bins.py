@@ -47,12 +47,23 @@ def check_edges(edges: np.ndarray) -> None:
         raise ConfigError("operator 'generalize': bin edges must be strictly increasing")
 
 
+def _edge_texts(edges: np.ndarray, precision: int) -> list[str]:
+    """Edge texts at ``precision`` significant digits, more where two edges would print alike
+    (equal-width bins on ``[1e6, 1e6 + 1]`` all read ``1e+06``, so distinct bins got one label);
+    at 17 digits distinct doubles always print differently."""
+    for p in range(precision, 18):
+        t = [fmt_number(e, p) for e in edges]
+        if len(set(t)) == len(t):
+            return t
+    return [repr(float(e)) for e in edges]
+
+
 def interval_labels(edges: np.ndarray, right: bool, precision: int = 6) -> list[str]:
     """Interval labels like pandas ``Interval`` text: ``[0, 30)`` (or ``(0, 30]`` if ``right``).
 
     The outermost bin is closed on its open side too, so the data's minimum and maximum fall in.
     """
-    t = [fmt_number(e, precision) for e in edges]
+    t = _edge_texts(edges, precision)
     n = len(edges) - 1
     labels = []
     for i in range(n):
