@@ -66,15 +66,20 @@ def adult_columns() -> list[str]:
     return [*names, "income"]
 
 
-def load_table(rows: int, seed: int = 0) -> pd.DataFrame:
-    """Adult resampled (with replacement) to ``rows`` rows, plus synthetic direct identifiers."""
-    base = pd.read_csv(
+def read_adult() -> pd.DataFrame:
+    """``adult.data`` with its column names (last one ``income``), ``?`` as missing."""
+    return pd.read_csv(
         ADULT / "adult.data",
         header=None,
         names=adult_columns(),
         skipinitialspace=True,
         na_values=["?"],
     ).dropna(how="all")
+
+
+def load_table(rows: int, seed: int = 0) -> pd.DataFrame:
+    """Adult resampled (with replacement) to ``rows`` rows, plus synthetic direct identifiers."""
+    base = read_adult()
     rng = np.random.default_rng(seed)
     df = base.iloc[rng.integers(0, len(base), rows)].reset_index(drop=True)
     # Adult has no direct identifiers: add a person id, a phone number and a postcode
@@ -292,13 +297,7 @@ def bench_cli(rows: int) -> dict[str, Any]:
     child; CPU time and peak RSS come from ``resource.getrusage(RUSAGE_CHILDREN)`` (the
     benchmark starts no other child, so ``ru_maxrss`` is the CLI's own).
     """
-    base = pd.read_csv(
-        ADULT / "adult.data",
-        header=None,
-        names=adult_columns(),
-        skipinitialspace=True,
-        na_values=["?"],
-    ).dropna(how="all")
+    base = read_adult()
     with tempfile.TemporaryDirectory(prefix="veil-cli-bench-") as tmp:
         csv, policy, out = Path(tmp) / "adult1m.csv", Path(tmp) / "p1m.yaml", Path(tmp) / "o1m"
         base.sample(rows, replace=True, random_state=0).to_csv(csv, index=False)
