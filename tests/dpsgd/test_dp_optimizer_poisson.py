@@ -146,32 +146,6 @@ def test_skipping_or_replacing_a_poisson_batch_is_refused() -> None:
     assert opt.steps == 1
 
 
-class _Growing(torch.utils.data.Dataset):
-    """A map-style dataset whose length the caller changes (records added or withdrawn)."""
-
-    def __init__(self, data: TensorDataset) -> None:
-        self.data, self.n = data, len(data)
-
-    def __len__(self) -> int:
-        return self.n
-
-    def __getitem__(self, i: int):  # type: ignore[no-untyped-def]
-        return self.data[i]
-
-
-@pytest.mark.parametrize("change", [-50, 50])
-def test_a_dataset_that_changed_size_is_refused(change: int) -> None:
-    # the loader samples over the n records it was built for: records added later would never
-    # be drawn (and the rate q = batch_size / n would be wrong), withdrawn ones would be read
-    base = _Growing(_data(n=400))
-    base.n = 300
-    loader = PoissonLoader(base, sample_rate=0.1, noise=NoiseSource(secure=False, seed=1))
-    assert sum(1 for _ in loader) == 10
-    base.n = 300 + change
-    with pytest.raises(ConfigError, match=f"has {300 + change} records but this loader was built"):
-        next(iter(loader))
-
-
 def test_bad_combinations_are_refused() -> None:
     data = _data()
     loader = DataLoader(data, batch_size=20)
