@@ -208,7 +208,6 @@ def apply(
             }
         )
     removed_by_operators = n_after_conditions - len(work)
-    report["warnings"].extend(ctx.warnings)
 
     tick("record suppression", len(steps), total)
     _check_hierarchies(work, pol)
@@ -244,28 +243,26 @@ def apply(
     # columns whose operators published an aggregate of more records than are released
     # (removed or masked later): their before mean/std would give, by difference, those records
     masked_any = masked is not None and bool(np.asarray(masked, dtype=bool).any())
-    fitted_on_more = {
-        c
+    fitted = [
+        (op, n, op.fitted_columns(None if op.table_level else col))
         for (col, op), n in zip(steps, seen)
-        if n != len(work) or masked_any
-        for c in op.fitted_columns(None if op.table_level else col)
-    }
+    ]
+    fitted_on_more = {c for _, n, cols in fitted if n != len(work) or masked_any for c in cols}
     by_engine = removed_by_privacy + (int(np.count_nonzero(masked)) if masked_any else 0)
     if by_engine:
         # what a data-fitted operator published (bin edges, codes, fitted parameters, PCA
         # artifacts, resampled values) was computed with the records the engine then dropped
         # or masked (suppressed: mask hides their quasi-identifiers, not what was fitted on
         # them; their other columns are released as they are)
-        for (col, op), n in zip(steps, seen):
-            fitted = op.fitted_columns(None if op.table_level else col)
-            if fitted and (n > len(work) or (masked_any and set(fitted) & set(qis))):
+        for op, n, cols in fitted:
+            if cols and (n > len(work) or (masked_any and set(cols) & set(qis))):
                 ctx.warn_once(
-                    f"operator {op.name!r} on {', '.join(map(repr, fitted))} was fitted on "
+                    f"operator {op.name!r} on {', '.join(map(repr, cols))} was fitted on "
                     f"{n} records, including the {by_engine} the privacy engine then "
                     "suppressed: what it publishes (edges, codes, fitted parameters, artifacts, "
                     "resampled values) can reveal theirs; use fixed parameters for a release"
                 )
-        report["warnings"] = list(dict.fromkeys([*report["warnings"], *ctx.warnings]))
+    report["warnings"].extend(ctx.warnings)
     tick("report", len(steps) + 2, total)
     report.update(
         build_report(
