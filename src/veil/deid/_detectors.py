@@ -34,7 +34,7 @@ from veil.deid._national_ids import (
     detect_sin,
 )
 from veil.deid._places import detect_address
-from veil.deid._text import ARROW_FROM, as_text, digit_matrix
+from veil.deid._text import ARROW_FROM, as_text, digit_matrix, luhn_valid
 
 __all__ = [
     "DETECTORS",
@@ -160,20 +160,6 @@ def _isbns(s: pd.Series, cand: np.ndarray) -> np.ndarray:
     else:
         out[idx] = ok & hyphenated
     return out
-
-
-def luhn_valid(digits: np.ndarray) -> np.ndarray:
-    """Luhn check of equal-length digit strings given as an ``(n, length)`` integer array.
-
-    Examples
-    --------
-    >>> luhn_valid(np.array([[4, 5, 3, 9, 1, 4, 8, 8, 0, 3, 4, 3, 6, 4, 6, 7]])).tolist()
-    [True]
-    """
-    d = np.asarray(digits, dtype=np.int64)[:, ::-1].copy()
-    doubled = d[:, 1::2] * 2
-    d[:, 1::2] = np.where(doubled > 9, doubled - 9, doubled)
-    return d.sum(axis=1) % 10 == 0
 
 
 def detect_card(values: np.ndarray) -> np.ndarray:

@@ -35,7 +35,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from veil.deid._text import as_text, digit_matrix, fullmatch
+from veil.deid._text import as_text, digit_matrix, fullmatch, luhn_valid
 
 __all__ = [
     "CHECK_SHARE",
@@ -157,13 +157,6 @@ def _digit_matrix(digits: list[str]) -> np.ndarray:
     return digit_matrix(digits, 9)
 
 
-def _luhn(mat: np.ndarray) -> np.ndarray:
-    d = mat[:, ::-1].copy()
-    doubled = d[:, 1::2] * 2
-    d[:, 1::2] = np.where(doubled > 9, doubled - 9, doubled)
-    return d.sum(axis=1) % 10 == 0
-
-
 def bsn_valid(mat: np.ndarray) -> np.ndarray:
     """The BSN 11-proof of 9-digit rows: weights 9..2 and -1, sum divisible by 11, not all zero.
 
@@ -208,7 +201,7 @@ def detect_sin(values: np.ndarray) -> np.ndarray:
     >>> detect_sin(np.array(sins[:3], dtype=object)).tolist()  # too few to tell
     [False, False, False]
     """
-    return _by_checksum(values, _SIN_RX, _luhn)
+    return _by_checksum(values, _SIN_RX, luhn_valid)
 
 
 def detect_bsn(values: np.ndarray) -> np.ndarray:

@@ -9,7 +9,15 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["ARROW_FROM", "as_text", "digit_matrix", "fullmatch", "text_of", "to_text"]
+__all__ = [
+    "ARROW_FROM",
+    "as_text",
+    "digit_matrix",
+    "fullmatch",
+    "luhn_valid",
+    "text_of",
+    "to_text",
+]
 
 #: Below this many distinct values, detectors use Python strings (``object`` dtype): pandas'
 #: Arrow strings re-parse each regular expression on every call, which costs more than matching
@@ -88,3 +96,17 @@ def fullmatch(s: pd.Series, rx: re.Pattern[str]) -> np.ndarray:
         return np.fromiter((rx.fullmatch(v) is not None for v in s), dtype=bool, count=len(s))
     case = not rx.flags & re.IGNORECASE
     return np.array(s.str.fullmatch(rx.pattern, case=case).to_numpy(bool))  # writable
+
+
+def luhn_valid(digits: np.ndarray) -> np.ndarray:
+    """Luhn check of equal-length digit strings given as an ``(n, length)`` integer array.
+
+    Examples
+    --------
+    >>> luhn_valid(np.array([[4, 5, 3, 9, 1, 4, 8, 8, 0, 3, 4, 3, 6, 4, 6, 7]])).tolist()
+    [True]
+    """
+    d = np.asarray(digits, dtype=np.int64)[:, ::-1].copy()
+    doubled = d[:, 1::2] * 2
+    d[:, 1::2] = np.where(doubled > 9, doubled - 9, doubled)
+    return d.sum(axis=1) % 10 == 0
