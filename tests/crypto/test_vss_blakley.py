@@ -140,3 +140,10 @@ def test_pedersen_commitments_hide_low_entropy_secrets(group: FeldmanGroup) -> N
     assert pcomm.commitments[0][0] not in (1, group.g)
     h = pedersen_generator(group)
     assert pow(h, group.q, group.p) == 1 and h != group.g
+
+
+def test_blakley_refuses_shares_of_another_sharing_with_the_same_layout() -> None:
+    a, b = blakley_share(5, 2, 3), blakley_share(5, 2, 3)
+    with pytest.raises(CryptoError, match="different sharing"):
+        blakley_reconstruct([a[0], b[1]])
+    assert blakley_reconstruct([a[2], a[0]]) == 5

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -32,7 +33,11 @@ _MAX_SUBSET_CHECKS = 5000
 
 @dataclass(frozen=True)
 class BlakleyShare:
-    """One hyperplane: normal ``a`` (public to its holder) and offsets ``b`` (one per element)."""
+    """One hyperplane: normal ``a`` (public to its holder) and offsets ``b`` (one per element).
+
+    ``sharing_id`` is a random identifier of the dealing: shares of two sharings with the same
+    parameters would otherwise intersect in a point unrelated to either secret.
+    """
 
     index: int
     normal: tuple[int, ...]
@@ -41,6 +46,7 @@ class BlakleyShare:
     n: int
     prime: int
     scalar: bool
+    sharing_id: bytes = b""
 
     def __repr__(self) -> str:
         return f"BlakleyShare(index={self.index}, threshold={self.threshold}, n={self.n})"
@@ -105,6 +111,7 @@ def blakley_share(
             break
     else:  # pragma: no cover - only for tiny fields
         raise ConfigError(f"could not find hyperplanes in general position over p={prime}")
+    sid = os.urandom(16)
     points = [[s % prime] + [random_int_below(prime) for _ in range(t - 1)] for s in items]
     return [
         BlakleyShare(
@@ -115,6 +122,7 @@ def blakley_share(
             int(n),
             int(prime),
             isinstance(secret, int),
+            sid,
         )
         for i, a in enumerate(normals, 1)
     ]
@@ -135,7 +143,13 @@ def blakley_reconstruct(shares: Sequence[BlakleyShare]) -> int | list[int]:
     first = shares[0]
     t, p = first.threshold, first.prime
     for s in shares:
-        if (s.threshold, s.prime, s.n, len(s.offsets)) != (t, p, first.n, len(first.offsets)):
+        if (s.threshold, s.prime, s.n, len(s.offsets), s.sharing_id) != (
+            t,
+            p,
+            first.n,
+            len(first.offsets),
+            first.sharing_id,
+        ):
             raise CryptoError(f"share {s.index} belongs to a different sharing")
     if len({s.index for s in shares}) != len(shares):
         raise CryptoError("a share index is given twice")
