@@ -147,3 +147,39 @@ def test_blakley_refuses_shares_of_another_sharing_with_the_same_layout() -> Non
     with pytest.raises(CryptoError, match="different sharing"):
         blakley_reconstruct([a[0], b[1]])
     assert blakley_reconstruct([a[2], a[0]]) == 5
+
+
+def test_blakley_small_field_never_deals_leaky_or_dependent_hyperplanes() -> None:
+    # 5-of-20 over GF(101): too many subsets to check exhaustively, and with random normals
+    # about 1 subset in 100 is degenerate -- t - 1 shares could then pin the secret down.
+    p, t, n = 101, 5, 20
+    try:
+        shares = blakley_share(3, t, n, prime=p)
+    except ConfigError as err:
+        assert "prime" in str(err)
+        return
+    normals = [list(s.normal) for s in shares]
+    for sub in itertools.combinations(normals, t - 1):
+        m = np.array([r[1:] for r in sub], dtype=object)
+        assert _rank_mod(m, p) == t - 1  # the secret coordinate stays free
+    for sub in itertools.combinations(normals, t):
+        assert _rank_mod(np.array(sub, dtype=object), p) == t
+
+
+def _rank_mod(m: np.ndarray, p: int) -> int:
+    """Rank of an integer matrix modulo the prime ``p`` (plain Gaussian elimination)."""
+    rows = [[int(v) % p for v in row] for row in m]
+    rank = 0
+    for c in range(len(rows[0])):
+        piv = next((r for r in range(rank, len(rows)) if rows[r][c]), None)
+        if piv is None:
+            continue
+        rows[rank], rows[piv] = rows[piv], rows[rank]
+        inv = pow(rows[rank][c], -1, p)
+        rows[rank] = [v * inv % p for v in rows[rank]]
+        for r in range(len(rows)):
+            if r != rank and rows[r][c]:
+                f = rows[r][c]
+                rows[r] = [(v - f * w) % p for v, w in zip(rows[r], rows[rank])]
+        rank += 1
+    return rank

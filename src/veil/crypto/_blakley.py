@@ -29,6 +29,7 @@ __all__ = ["BlakleyShare", "blakley_share", "blakley_reconstruct", "MERSENNE127"
 #: The Mersenne prime 2**127 - 1 (default Blakley field).
 MERSENNE127 = (1 << 127) - 1
 _MAX_SUBSET_CHECKS = 5000
+_NEGLIGIBLE = 1 << 40  # 1 / (acceptable probability of degenerate hyperplanes)
 
 
 @dataclass(frozen=True)
@@ -70,11 +71,29 @@ def _rank(rows: Sequence[Sequence[int]], p: int) -> int:
     return rank
 
 
+def _check_field_size(t: int, n: int, p: int) -> None:
+    """Refuse parameters whose subsets are too many to check and too likely to be degenerate.
+
+    A random ``k x k`` matrix over ``GF(p)`` is singular with probability below ``1 / (p - 1)``,
+    so when the ``C(n, t) + C(n, t - 1)`` subsets are too many to check one by one, the union
+    bound ``(C(n, t) + C(n, t - 1)) / (p - 1)`` must be negligible (below ``2**-40``); otherwise
+    some ``t - 1`` shares could determine the secret, or some ``t`` fail to reconstruct it.
+    """
+    count = math.comb(n, t) + math.comb(n, t - 1)
+    if count > _MAX_SUBSET_CHECKS and count * _NEGLIGIBLE >= p - 1:
+        raise ConfigError(
+            f"prime {p} is too small for a {t}-of-{n} Blakley sharing: the hyperplanes cannot be "
+            f"checked subset by subset and random ones would be degenerate with probability up "
+            f"to {count}/{p - 1}; use a prime above {count * _NEGLIGIBLE} (e.g. the default "
+            "2**127 - 1)"
+        )
+
+
 def _normals_ok(normals: list[list[int]], t: int, p: int) -> bool:
     """Every t normals independent; every t-1 leave the secret coordinate free."""
     n = len(normals)
     if math.comb(n, t) + math.comb(n, t - 1) > _MAX_SUBSET_CHECKS:
-        return True  # random normals over a large field: failure probability ~ n^t / p
+        return True  # failure probability below 2**-40, see _check_field_size
     for sub in itertools.combinations(normals, t):
         if _rank(sub, p) < t:
             return False
@@ -89,6 +108,15 @@ def blakley_share(
     secret: int | Sequence[int], threshold: int, n: int, *, prime: int = MERSENNE127
 ) -> list[BlakleyShare]:
     """Split signed integer(s) into ``n`` hyperplane shares, any ``threshold`` of which suffice.
+
+    Raises
+    ------
+    ConfigError
+        Bad ``threshold``/``n``, a ``prime`` that is not a prime above ``2n``, or a prime too
+        small for the hyperplanes to be in general position (every ``threshold`` independent,
+        no ``threshold - 1`` fixing the secret) except with probability ``2**-40``.
+    CryptoError
+        A secret element that is not an integer with ``|s| < prime / 2``.
 
     Examples
     --------
@@ -105,6 +133,7 @@ def blakley_share(
         if isinstance(s, bool) or not isinstance(s, int) or abs(s) > prime // 2:
             raise CryptoError("Blakley secrets must be integers with |s| < p/2")
     t = int(threshold)
+    _check_field_size(t, int(n), int(prime))
     for _ in range(100):
         normals = [[random_int_below(prime) for _ in range(t)] for _ in range(n)]
         if _normals_ok(normals, t, prime):
