@@ -183,3 +183,27 @@ def _rank_mod(m: np.ndarray, p: int) -> int:
                 rows[r] = [(v - f * w) % p for v, w in zip(rows[r], rows[rank])]
         rank += 1
     return rank
+
+
+@pytest.mark.parametrize("scheme", ["feldman", "pedersen"])
+def test_vss_rejects_malformed_shares_with_a_crypto_error(group: FeldmanGroup, scheme: str) -> None:
+    share_fn, verify, rebuild = {
+        "feldman": (feldman_share, feldman_verify, feldman_reconstruct),
+        "pedersen": (pedersen_share, pedersen_verify, pedersen_reconstruct),
+    }[scheme]
+    shares, comm = share_fn(7, 2, 3, group=group)
+    # index 1 + q evaluates the commitments like index 1 (exponents are mod q): it used to
+    # verify and then crash Lagrange interpolation with a bare ValueError
+    alias = dataclasses.replace(shares[0], index=shares[0].index + group.q)
+    assert not verify(alias, comm)
+    with pytest.raises(CryptoError, match=r"\[" + str(alias.index) + r"\]"):
+        rebuild([shares[0], alias], comm)
+    for bad in (
+        dataclasses.replace(shares[1], values=(1.5,)),
+        dataclasses.replace(shares[1], index=0),
+        dataclasses.replace(shares[1], index=-2),
+    ):
+        assert not verify(bad, comm)
+        with pytest.raises(CryptoError, match="failed"):
+            rebuild([shares[0], bad], comm)
+    assert rebuild([shares[2], shares[0]], comm) == 7

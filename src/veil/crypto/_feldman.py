@@ -33,6 +33,7 @@ from ._vss import (
     multiply_commitments,
     poly_eval,
     verified_reconstruct,
+    well_formed,
 )
 
 __all__ = [
@@ -177,6 +178,8 @@ def feldman_verify(share: FeldmanShare, commitments: FeldmanCommitments) -> bool
     """Check a share against the public commitments (``g^{s_i} == prod_j C_j^{i^j}``)."""
     grp = commitments.group
     gmp = require_gmpy2()
+    if not well_formed(share, grp.q):
+        return False
     if len(share.values) != len(commitments.commitments):
         return False
     for s, comm in zip(share.values, commitments.commitments):

@@ -27,6 +27,7 @@ from ._vss import (
     multiply_commitments,
     poly_eval,
     verified_reconstruct,
+    well_formed,
 )
 
 __all__ = [
@@ -153,6 +154,8 @@ def pedersen_verify(share: PedersenShare, commitments: PedersenCommitments) -> b
     """Check ``g^{s_i} h^{t_i} == prod_j C_j^{i^j}`` for every element of the share."""
     grp, h = commitments.group, commitments.h
     gmp = require_gmpy2()
+    if not well_formed(share, grp.q):
+        return False
     if len(share.values) != len(commitments.commitments) or len(share.blindings) != len(
         share.values
     ):

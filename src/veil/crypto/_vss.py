@@ -72,6 +72,32 @@ def check_secret(s: object, q: int, scheme: str) -> None:
         raise CryptoError(f"{scheme} secrets must be integers with |s| < q/2")
 
 
+def well_formed(share: _Share, q: int) -> bool:
+    """Whether a share has an index in ``[1, q)`` and integer values.
+
+    Exponents are reduced modulo ``q``, so index ``i + q`` would pass the commitment check of
+    index ``i`` and then make two interpolation points coincide; index ``0`` is the secret
+    itself, never a share.
+
+    Parameters
+    ----------
+    share : share
+        A Feldman or Pedersen share (possibly received from another party).
+    q : int
+        Group order.
+
+    Returns
+    -------
+    bool
+        ``False`` for a share no honest dealer produces.
+    """
+    index = share.index
+    if isinstance(index, bool) or not isinstance(index, int) or not 1 <= index < q:
+        return False
+    values = list(share.values) + list(getattr(share, "blindings", ()))
+    return all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+
+
 def poly_eval(coeffs: Sequence[int], x: int, q: int) -> int:
     """Evaluate ``sum_j coeffs[j] x^j mod q`` by Horner's rule.
 
