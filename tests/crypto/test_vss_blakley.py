@@ -207,3 +207,17 @@ def test_vss_rejects_malformed_shares_with_a_crypto_error(group: FeldmanGroup, s
         with pytest.raises(CryptoError, match="failed"):
             rebuild([shares[0], bad], comm)
     assert rebuild([shares[2], shares[0]], comm) == 7
+
+
+def test_feldman_group_refuses_parameters_that_are_not_a_safe_prime_group() -> None:
+    assert FeldmanGroup(23, 11, 4).q == 11  # p = 2q + 1, both prime, g a square
+    for p, q, g in [
+        (35, 17, 4),  # p composite: discrete logs are easy modulo its factors
+        (19, 9, 4),  # q composite
+        (23, 10, 4),  # p != 2q + 1
+        (23, 11, 5),  # 5 is not a square mod 23: order 22, g^s leaks s mod 2
+        (23, 11, 1),  # g = 1 commits to nothing
+        (23, 11, 22),  # g = -1 has order 2
+    ]:
+        with pytest.raises(ConfigError):
+            FeldmanGroup(p, q, g)

@@ -72,6 +72,26 @@ class FeldmanGroup:
     q: int
     g: int = 4
 
+    def __post_init__(self) -> None:
+        """Refuse anything but a safe-prime group with ``g`` generating the order-``q`` subgroup.
+
+        Binding and hiding rest on discrete logarithms in a group of prime order ``q``; with a
+        composite ``p`` or ``q``, or a ``g`` outside the quadratic residues (``g^s`` then leaks
+        ``s mod 2``), verification no longer means what it says.
+        """
+        p, q, g = self.p, self.q, self.g
+        if (p, q, g) == (_RFC3526_2048, (_RFC3526_2048 - 1) // 2, 4):
+            return  # RFC 3526 group 14: checked by the test suite, skip 50 ms of primality tests
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (p, q, g)):
+            raise ConfigError("FeldmanGroup parameters must be integers")
+        if p != 2 * q + 1 or q < 3:
+            raise ConfigError("a Feldman group needs a safe prime p = 2q + 1")
+        gmp = require_gmpy2()
+        if not (gmp.is_prime(q, 25) and gmp.is_prime(p, 25)):
+            raise ConfigError("a Feldman group needs p = 2q + 1 with p and q prime")
+        if not 1 < g < p - 1 or gmp.legendre(g, p) != 1:
+            raise ConfigError("g must be a quadratic residue other than 1 (order q) modulo p")
+
     @classmethod
     def default(cls) -> FeldmanGroup:
         """The 2048-bit MODP group 14 of RFC 3526 (a safe prime)."""
