@@ -221,3 +221,17 @@ def test_feldman_group_refuses_parameters_that_are_not_a_safe_prime_group() -> N
     ]:
         with pytest.raises(ConfigError):
             FeldmanGroup(p, q, g)
+
+
+def test_pedersen_one_share_and_the_commitments_are_uniform_whatever_the_secret() -> None:
+    # in the order-11 subgroup of Z_23^*, one party's whole view of a 2-of-3 Pedersen sharing
+    # -- its value, its blinding and C_0 (C_1 follows from them) -- must be uniform on
+    # 11^3 cells for a 0 and for a 1 vote alike (chi-square, alpha 1e-6, 40,000 dealings)
+    grp = FeldmanGroup(23, 11, 4)
+    cell = {pow(grp.g, k, grp.p): k for k in range(grp.q)}
+    for secret in (0, 1):
+        shares, comm = pedersen_share([secret] * 40_000, 2, 3, group=grp)
+        v, b = np.array(shares[1].values), np.array(shares[1].blindings)
+        c0 = np.array([cell[c[0]] for c in comm.commitments])
+        counts = np.bincount((v * grp.q + b) * grp.q + c0, minlength=grp.q**3)
+        assert stats.chisquare(counts).pvalue > 1e-6
