@@ -99,9 +99,13 @@ def check_array_2d(
 
     NaN/inf is an error: a NaN would either leak (propagating through a sum) or silently bias
     the release.  Sparse input is refused (densify it first), as are complex and object data.
+    Error messages name shapes, column positions and counts, never a value of ``X``:
+    scikit-learn's own text quotes the offending cell or prints the whole array, and users
+    log errors (see "Errors never quote your data" in docs/ml.md).
     """
     from sklearn.utils import check_array
 
+    columns = list(X.columns) if hasattr(X, "columns") and hasattr(X, "to_numpy") else None
     if hasattr(X, "to_numpy") and not hasattr(X, "sparse"):
         X = X.to_numpy()
     try:
@@ -111,12 +115,73 @@ def check_array_2d(
                 X, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=min_samples
             )
     except ValueError as exc:
-        raise InputError(f"{name}: {exc}") from None
+        raise InputError(_array_error(X, name, str(exc), columns)) from None
     if not allow_nan and not np.isfinite(arr).all():
         raise InputError(
             f"{name} contains NaN or infinite values; impute them first (DP models refuse them)"
         )
     return arr
+
+
+def _array_error(X: Any, name: str, text: str, columns: list[Any] | None) -> str:
+    """A one-line, data-free description of why ``X`` is not a 2-D float array.
+
+    ``text`` is scikit-learn's (or numpy's) message; only its kind is used, its words are
+    repeated only for the schema-only "Found array with ..." family (counts and shapes).
+    """
+    if text.startswith("Found array with"):
+        return f"{name}: {text.splitlines()[0]}"
+    if "Expected 2D array" in text:
+        shape = _safe_shape(X)
+        got = "a scalar" if shape == () else f"a {len(shape)}-D array of shape {shape}"
+        return (
+            f"{name} must be a 2D array (n_samples, n_features), got {got}: Reshape your data "
+            f"with {name}.reshape(-1, 1) for a single feature or {name}.reshape(1, -1) for a "
+            "single sample"
+        )
+    if "Complex data not supported" in text:
+        return f"{name}: Complex data not supported; DP models need real-valued features"
+    if "convert" in text:
+        j = _first_non_numeric_column(X)
+        where = "a value" if j is None else f"column {j}"
+        if j is not None and columns is not None and j < len(columns):
+            where = f"column {columns[j]!r}"
+        return (
+            f"{name} must be numeric: {where} holds text that cannot be converted to float; "
+            "encode categorical columns (e.g. one-hot) before fitting"
+        )
+    if "inhomogeneous" in text or "sequence" in text:
+        return (
+            f"{name} must be a rectangular table of numbers: its rows have different lengths "
+            "or hold sequences"
+        )
+    return (
+        f"{name} could not be read as a 2D array of numbers; run "
+        f"np.asarray({name}, dtype=float) yourself to see which value is the problem"
+    )
+
+
+def _safe_shape(X: Any) -> tuple[int, ...]:
+    try:
+        return tuple(int(k) for k in np.shape(X))
+    except (TypeError, ValueError):
+        return (len(X),) if hasattr(X, "__len__") else ()
+
+
+def _first_non_numeric_column(X: Any) -> int | None:
+    """Position of the first column that does not convert to float (``None`` if unknown)."""
+    try:
+        arr = np.asarray(X, dtype=object)
+    except (TypeError, ValueError):
+        return None
+    if arr.ndim != 2:
+        return None
+    for j in range(arr.shape[1]):
+        try:
+            arr[:, j].astype(np.float64)
+        except (TypeError, ValueError):
+            return j
+    return None
 
 
 def check_target(est: Any, y: Any, n: int, *, classification: bool) -> np.ndarray:
@@ -240,8 +305,11 @@ def resolve_classes(classes: Any, y: np.ndarray) -> tuple[np.ndarray, np.ndarray
     except TypeError:  # labels of y not comparable with the classes
         outside = np.ones(len(y), dtype=bool)
     if np.any(outside):
-        unseen = np.unique(np.asarray(y)[outside].astype(str))[:5].tolist()
-        raise InputError(f"y has labels outside classes: {unseen}")
+        n_unseen = len(np.unique(np.asarray(y)[outside].astype(str)))
+        raise InputError(
+            f"y has {n_unseen} label(s) outside classes ({int(np.sum(outside))} row(s)): add "
+            "them to classes=[...] or drop those rows (set(y) - set(classes) lists them)"
+        )
     return labels, codes
 
 
@@ -312,9 +380,10 @@ class DPClassifierMixin(DPEstimatorMixin):
             ya = np.asarray(y).reshape(-1)
             unseen = ~np.isin(ya, classes)
             if unseen.any():
-                labels = np.unique(ya[unseen].astype(str))[:5].tolist()
+                n_labels = len(np.unique(ya[unseen].astype(str)))
                 raise InputError(
-                    f"y has labels the model was not fitted for: {labels} (fitted classes: "
+                    f"y has {n_labels} label(s) the model was not fitted for "
+                    f"({int(unseen.sum())} row(s); fitted classes: "
                     f"{np.asarray(classes).tolist()[:10]}); pass classes=[...] at fit time to "
                     "declare every possible label"
                 )

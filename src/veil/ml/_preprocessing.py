@@ -294,7 +294,12 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
 
     def inverse_transform(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "components_")
-        Xa = np.asarray(X, dtype=float)
+        Xa = check_array_2d(X)
+        if Xa.shape[1] != self.n_components_:
+            raise InputError(
+                f"X has {Xa.shape[1]} features, but PCA.inverse_transform is expecting "
+                f"{self.n_components_} (n_components_) features as input"
+            )
         if self.whiten:
             Xa = Xa * np.sqrt(np.maximum(self.explained_variance_, 1e-12))
         return Xa @ self.components_ + self.mean_
