@@ -20,7 +20,7 @@ from veil.anonymity._config import (
 from veil.anonymity._encode import Grouping, group_columns
 from veil.anonymity._models import AverageRisk, KAnonymity, KMap, PrivacyModel, TCloseness
 from veil.anonymity._result import to_jsonable
-from veil.anonymity._risk import qi_class_ids, risk_summary
+from veil.anonymity._risk import qi_class_ids, risk_summary, stack_population
 from veil.anonymity._stats import (
     ClassStats,
     SensitiveStats,
@@ -434,10 +434,7 @@ def _take(s: pd.Series, at: np.ndarray) -> np.ndarray | Callable[[], np.ndarray]
 def _population_sizes(
     df: pd.DataFrame, population: pd.DataFrame, qi: list[str], grouping: Grouping
 ) -> np.ndarray:
-    miss = [col for col in qi if col not in population.columns]
-    if miss:
-        raise InputError(f"population table lacks quasi-identifier column(s) {miss}")
-    both = pd.concat([df[qi].astype(str), population[qi].astype(str)], ignore_index=True)
+    both = stack_population(df, population, qi)
     bids, bg = qi_class_ids(both, qi)
     n = len(df)
     pop_counts = np.bincount(bids[n:], minlength=bg)

@@ -27,7 +27,14 @@ import pandas as pd
 from veil.anonymity._encode import group_columns
 from veil.errors import ConfigError, InputError
 
-__all__ = ["risk", "risk_summary", "class_size_histogram", "qi_class_ids", "zayatz_uniqueness"]
+__all__ = [
+    "risk",
+    "risk_summary",
+    "class_size_histogram",
+    "qi_class_ids",
+    "stack_population",
+    "zayatz_uniqueness",
+]
 
 _BINS = [(1, 1), (2, 2), (3, 4), (5, 9), (10, 19), (20, 49), (50, 99), (100, None)]
 
@@ -122,6 +129,60 @@ def risk_summary(
     return out
 
 
+def _as_text(s: pd.Series) -> pd.Series:
+    """``s`` as text (``None`` where missing); integral floats are written as integers.
+
+    A column with one missing cell is read as float (``30.0``) and one with a stray word as
+    text (``"30"``): written this way, both match the integer ``30`` of the other table.
+    """
+    values = s.to_numpy(dtype=object, na_value=None)
+    missing = s.isna().to_numpy()
+    out = np.empty(len(values), dtype=object)
+    for i, v in enumerate(values):
+        if missing[i]:
+            out[i] = None
+        elif isinstance(v, (float, np.floating)) and float(v).is_integer():
+            out[i] = str(int(v))
+        else:
+            out[i] = str(v)
+    return pd.Series(out, dtype=object)
+
+
+def stack_population(df: pd.DataFrame, population: pd.DataFrame, qi: Sequence[str]) -> pd.DataFrame:
+    """The QI columns of ``df`` then of ``population`` in one frame, values made comparable.
+
+    A column of the same dtype in both tables, or numeric in both, is stacked as it is (``30``
+    and ``30.0`` are equal); otherwise both sides are compared as text (:func:`_as_text`), so a
+    population read with a missing or stray value in a column still matches the sample.
+
+    Parameters
+    ----------
+    df, population
+        The release and the population table (any index).
+    qi
+        Quasi-identifier columns, present in both.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``len(df) + len(population)`` rows with a fresh ``RangeIndex``.
+    """
+    miss = [c for c in qi if c not in population.columns]
+    if miss:
+        raise InputError(f"population table lacks quasi-identifier column(s) {miss}")
+    cols = {}
+    for c in qi:
+        a, b = df[c].reset_index(drop=True), population[c].reset_index(drop=True)
+        same = a.dtype == b.dtype
+        numeric = all(
+            pd.api.types.is_numeric_dtype(x) and not pd.api.types.is_bool_dtype(x) for x in (a, b)
+        )
+        if not (same or numeric):
+            a, b = _as_text(a), _as_text(b)
+        cols[c] = pd.concat([a, b], ignore_index=True)
+    return pd.DataFrame(cols)
+
+
 def qi_class_ids(df: pd.DataFrame, qi: Sequence[str]) -> tuple[np.ndarray, int]:
     """Equivalence class id of each row (by position; any index) over the columns ``qi``."""
     missing = [c for c in qi if c not in df.columns]
@@ -169,10 +230,7 @@ def risk(
         ids, g = qi_class_ids(df, qi)
         sizes = np.bincount(ids, minlength=g)
     else:
-        miss = [c for c in qi if c not in population.columns]
-        if miss:
-            raise InputError(f"population table lacks quasi-identifier column(s) {miss}")
-        both = pd.concat([df[qi], population[qi]], ignore_index=True)
+        both = stack_population(df, population, qi)
         ids, g = qi_class_ids(both, qi)
         n = len(df)
         sizes = np.bincount(ids[:n], minlength=g)

@@ -1,0 +1,64 @@
+"""Population tables whose QI columns are typed differently from the sample's, repeated QIs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from veil.anonymity import check, risk
+from veil.cli.main import main
+
+
+def _pandas_population_sizes(df: pd.DataFrame, pop: pd.DataFrame, qi: list[str]) -> pd.Series:
+    """F_j of every sample class, matching values after mapping both tables to float."""
+    key = [df[c].astype(float) for c in qi]
+    pkey = [pop[c].astype(float) for c in qi]
+    fsize = pd.DataFrame(dict(zip(qi, pkey))).groupby(qi).size()
+    sample = pd.DataFrame(dict(zip(qi, key))).groupby(qi).size()
+    return fsize.reindex(sample.index).fillna(0), sample
+
+
+@pytest.mark.parametrize(
+    "pop_age",
+    [
+        [30.0, 30.0, 30.0, 40.0, 40.0, np.nan],  # a missing age makes the column float
+        ["30", "30", "30", "40", "40", "unknown"],  # a stray word makes it text
+    ],
+)
+def test_population_columns_typed_differently_still_match(pop_age, tmp_path, capsys) -> None:
+    df = pd.DataFrame({"age": [30, 30, 40, 40], "zip": ["a", "a", "b", "b"]})
+    pop = pd.DataFrame({"age": pop_age, "zip": ["a", "a", "a", "b", "b", "b"]})
+    big_f = {30: 3, 40: 2}  # people per age in the population (the 6th has no usable age)
+    f = df["age"].map(df["age"].value_counts())
+    F = df["age"].map(big_f)
+    r = risk(df, ["age"], population=pop)
+    assert r["journalist"]["highest"] == pytest.approx(1 / 2)
+    assert r["marketer"] == pytest.approx(float((1 / F).mean()))
+    assert r["prosecutor"]["average"] == pytest.approx(float((1 / f).mean()))
+    res = check(df, ["age"], k=2, population=pop)
+    kmap = [m for m in res.models if m["model"].startswith("k-map")][0]
+    assert kmap["holds"] and kmap["achieved"] == 2
+    assert res.risk["journalist"] == r["journalist"]
+    s, p = tmp_path / "s.csv", tmp_path / "p.csv"
+    df.to_csv(s, index=False)
+    pop.to_csv(p, index=False)
+    assert main(["check", str(s), "--qi", "age", "--k", "2", "--population", str(p)]) == 0
+    assert main(["check", str(s), "--qi", "age", "--k", "3", "--population", str(p)]) == 1
+    capsys.readouterr()
+
+
+def test_a_quasi_identifier_listed_twice_counts_once() -> None:
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"a": rng.integers(0, 5, 60), "b": rng.integers(0, 3, 60)})
+    pop = pd.DataFrame({"a": rng.integers(0, 5, 600), "b": rng.integers(0, 3, 600)})
+    big_f, sample = _pandas_population_sizes(df, pop, ["a", "b"])
+    big_f = np.maximum(big_f, sample)
+    for qi in (["a", "b", "a"], ["a", "b"]):
+        r = risk(df, qi, population=pop)
+        assert r["classes"] == len(sample)
+        assert r["journalist"]["highest"] == pytest.approx(float(1 / big_f.min()))
+        assert r["marketer"] == pytest.approx(float((sample / big_f).sum() / len(df)))
+        res = check(df, qi, k=1, population=pop)
+        assert res.n_classes == len(sample)
+        assert res.risk["journalist"] == r["journalist"]
