@@ -1,0 +1,8 @@
+"""Make the local helper module importable under importlib import mode."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
