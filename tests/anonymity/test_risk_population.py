@@ -8,6 +8,7 @@ import pytest
 
 from veil.anonymity import check, risk
 from veil.cli.main import main
+from veil.errors import InputError
 
 
 def _pandas_population_sizes(df: pd.DataFrame, pop: pd.DataFrame, qi: list[str]) -> pd.Series:
@@ -62,3 +63,15 @@ def test_a_quasi_identifier_listed_twice_counts_once() -> None:
         res = check(df, qi, k=1, population=pop)
         assert res.n_classes == len(sample)
         assert res.risk["journalist"] == r["journalist"]
+
+
+def test_risk_of_an_empty_table_is_reported_not_a_crash() -> None:
+    df = pd.DataFrame({"a": pd.Series([], dtype="int64"), "b": pd.Series([], dtype=object)})
+    r = risk(df, ["a", "b"])
+    assert r["records"] == 0 and r["prosecutor"] is None and r["sample_uniqueness"] == 0.0
+    pop = pd.DataFrame({"a": [1, 2], "b": ["x", "y"]})
+    assert risk(df, ["a", "b"], population=pop)["journalist"] is None
+    with pytest.raises(InputError, match="DataFrame"):
+        risk([[1, "x"]], ["a", "b"])  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="nope"):
+        risk(df, ["nope"])

@@ -224,8 +224,17 @@ def risk(
     >>> risk(df, ["a", "b"])["prosecutor"]["highest"]
     1.0
     """
+    if not isinstance(df, pd.DataFrame):
+        raise InputError("risk expects a pandas DataFrame")
     qi = [qi] if isinstance(qi, str) else list(qi)
     pop = None
+    if len(df) == 0:  # no record, no risk (the class encoders need at least one value)
+        missing = [c for c in qi if c not in df.columns]
+        if missing:
+            raise InputError(f"column(s) not in the table: {missing}")
+        if not qi:
+            raise ConfigError("at least one quasi-identifier is needed")
+        return risk_summary(np.zeros(0, dtype=np.int64), threshold=threshold)
     if population is None:
         ids, g = qi_class_ids(df, qi)
         sizes = np.bincount(ids, minlength=g)
