@@ -75,3 +75,44 @@ def test_risk_of_an_empty_table_is_reported_not_a_crash() -> None:
         risk([[1, "x"]], ["a", "b"])  # type: ignore[arg-type]
     with pytest.raises(InputError, match="nope"):
         risk(df, ["nope"])
+
+
+def test_risk_and_k_map_on_adult_match_pandas(adult_data) -> None:
+    # sample 8,000 of the 48,842 adult.data + adult.test people; population = all of them
+    names = ["age", "workclass", "fnlwgt", "education", "education_num", "marital"]
+    names += ["occupation", "relationship", "race", "sex", "gain", "loss", "hours"]
+    names += ["country", "salary"]
+    opts = {"header": None, "names": names, "skipinitialspace": True}
+    test = pd.read_csv(adult_data.with_name("adult.test"), skiprows=1, **opts)
+    pop = pd.concat([pd.read_csv(adult_data, **opts), test], ignore_index=True)
+    rng = np.random.default_rng(0)
+    sample = pop.iloc[rng.choice(len(pop), 8000, replace=False)]
+    sample.index = rng.integers(0, 100, len(sample))  # a non-unique index
+    qi, n = ["age", "sex", "race", "marital"], len(sample)
+    f = sample.groupby(qi).size()
+    big_f = pop.groupby(qi).size().reindex(f.index)
+    per_record = sample[qi].merge(big_f.rename("F").reset_index(), on=qi, how="left")["F"]
+    r = risk(sample, qi, population=pop, threshold=0.1)
+    assert r["prosecutor"]["highest"] == pytest.approx(1 / f.min())
+    assert r["prosecutor"]["average"] == pytest.approx(len(f) / n)
+    assert r["prosecutor"]["records_at_risk"] == pytest.approx(float(f[f < 10].sum() / n))
+    assert r["journalist"]["highest"] == pytest.approx(1 / big_f.min())
+    assert r["journalist"]["average"] == pytest.approx(float((1 / per_record).mean()))
+    assert r["journalist"]["records_at_risk"] == pytest.approx(float((per_record < 10).mean()))
+    assert r["marketer"] == pytest.approx(float((f / big_f).sum() / n))
+    assert r["sample_uniqueness"] == pytest.approx(float((f == 1).sum() / n))
+    pi, fi = n / len(pop), f.value_counts()  # Zayatz, binomial approximation
+    denom = sum(i * c * (1 - pi) ** (i - 1) for i, c in fi.items())
+    assert r["population_uniqueness"] == pytest.approx(fi[1] * fi[1] / denom / n)
+    res = check(sample, qi, k=5, population=pop)
+    kanon, kmap = res.models
+    assert (kanon["violating_classes"], kanon["violating_records"]) == (
+        int((f < 5).sum()),
+        int(f[f < 5].sum()),
+    )
+    assert (kmap["violating_classes"], kmap["violating_records"]) == (
+        int((big_f < 5).sum()),
+        int(f[big_f < 5].sum()),
+    )
+    multi = sample.set_index([sample.index, np.arange(n)])  # a MultiIndex: same answer
+    assert check(multi, qi, k=5, population=pop).models == res.models
