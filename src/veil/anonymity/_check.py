@@ -49,9 +49,13 @@ def _pairs(spec: Any, what: str) -> list[tuple[str, float]]:
             if not sep or not col:
                 raise ConfigError(f"{what} must look like COLUMN:VALUE, got {item!r}")
             try:
-                out.append((col, float(val) if "." in val else int(val)))
+                number: float = int(val)
             except ValueError:
-                raise ConfigError(f"{what} must look like COLUMN:VALUE, got {item!r}") from None
+                try:  # any float notation: 0.2, .2, 2e-1
+                    number = float(val)
+                except ValueError:
+                    raise ConfigError(f"{what} must look like COLUMN:VALUE, got {item!r}") from None
+            out.append((col, number))
         else:
             col, val = item
             out.append((str(col), val))
