@@ -265,7 +265,7 @@ def _cases(tmp_path: Path, insurance_csv: Path) -> dict[str, tuple[list[str], st
                     )
                 ),
             ],
-            "lacks",
+            "missing from its hierarchy",
         ),
         "hierarchy file missing": (
             [

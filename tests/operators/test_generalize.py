@@ -87,8 +87,9 @@ def test_hierarchy_mapping_context_and_missing_values() -> None:
     mapping = {"Nairobi": ["Central", "*"], "Kisumu": ["West", "*"]}
     df = pd.DataFrame({"county": ["Nairobi", "Kisumu", "Lamu", "Isiolo"]})
     op = get_operator("generalize", {"hierarchy": mapping, "level": 1})
-    with pytest.raises(InputError, match="2 value.*'Lamu', 'Isiolo'"):
+    with pytest.raises(InputError, match="2 distinct value.*'county' missing") as info:
         op.apply(df, "county", ctx())
+    assert "Lamu" not in str(info.value)  # counted, not quoted: errors end up in logs
     h = Hierarchy.from_mapping(mapping)
     out = get_operator("generalize", {"level": 1}).apply(
         df.iloc[:2], "county", ctx(hierarchies={"county": h})

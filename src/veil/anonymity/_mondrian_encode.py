@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from veil.errors import ConfigError, InputError
-from veil.schema._hierarchy import Hierarchy, as_str_values
+from veil.schema._hierarchy import Hierarchy, as_str_values, missing_from_hierarchy
 
 __all__ = ["Dim", "HierTree", "encode_qis", "numeric_offsets", "tree_from_hierarchy"]
 
@@ -289,9 +289,7 @@ def _encode_categorical(name: str, s: pd.Series, hierarchy: Any) -> tuple[Dim, n
     tree = hierarchy if isinstance(hierarchy, HierTree) else tree_from_hierarchy(hierarchy, name)
     missing = [u for u in ustr if u not in tree.code_of]
     if missing:
-        shown = ", ".join(repr(m) for m in missing[:5])
-        more = f" (and {len(missing) - 5} more)" if len(missing) > 5 else ""
-        raise InputError(f"values of {name!r} missing from its hierarchy: {shown}{more}")
+        raise InputError(missing_from_hierarchy(missing, name))
     lut = np.asarray([tree.code_of[u] for u in ustr], dtype=np.int32)
     n_leaves = len(tree.leaves)
     denom = max(n_leaves - 1, 1)

@@ -16,6 +16,7 @@ from veil.deid._targets import verify_targets
 from veil.deid.operators import OperatorContext
 from veil.errors import ConfigError, InputError, PolicyError, UnsatisfiableError, VeilError
 from veil.schema import Role
+from veil.schema._hierarchy import missing_from_hierarchy
 
 __all__ = ["apply", "ApplyResult"]
 
@@ -65,11 +66,7 @@ def _check_hierarchies(df: pd.DataFrame, policy: Policy) -> None:
             continue
         missing = spec.hierarchy.missing(df[col].dropna())
         if missing:
-            shown = ", ".join(repr(v) for v in missing[:5]) + (" ..." if len(missing) > 5 else "")
-            raise policy.error(
-                ("columns", col, "hierarchy"),
-                f"the hierarchy of column {col!r} lacks {len(missing)} value(s) present in the data: {shown}",
-            )
+            raise policy.error(("columns", col, "hierarchy"), missing_from_hierarchy(missing, col))
 
 
 def _enforce(

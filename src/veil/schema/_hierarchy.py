@@ -25,7 +25,7 @@ import pandas as pd
 
 from veil.errors import InputError
 
-__all__ = ["Hierarchy", "as_str_values", "factorize_str_array"]
+__all__ = ["Hierarchy", "as_str_values", "factorize_str_array", "missing_from_hierarchy"]
 
 
 def _scalar_str(v: Any) -> str:
@@ -86,6 +86,25 @@ def as_str_values(values: Any) -> tuple[np.ndarray, np.ndarray]:
         ustr = np.append(ustr, np.array(["nan"], dtype=object))
         codes = np.where(codes < 0, len(ustr) - 1, codes)
     return codes, ustr
+
+
+def missing_from_hierarchy(missing: list[str], column: Any = None) -> str:
+    """One-line error for data values absent from a hierarchy: counted, never quoted.
+
+    The values come from the user's data (a rare ZIP code, a diagnosis) and errors end up in
+    logs, so the message gives their number and how to list them on purpose
+    (:meth:`Hierarchy.missing`).  Empty cells are matched as ``'nan'``: that one is named,
+    since it is a missing cell rather than a value.
+    """
+    where = f" of column {column!r}" if column is not None else ""
+    col = repr(column) if column is not None else "col"
+    hint = " (empty cells are matched as 'nan': fill or drop them)" if "nan" in missing else ""
+    return (
+        f"{len(missing)} distinct value(s){where} missing from {'its' if where else 'the'} "
+        f"hierarchy{hint}; add them "
+        f"to the hierarchy file (values not shown: errors end up in logs; "
+        f"Hierarchy.from_file(...).missing(df[{col}]) lists them)"
+    )
 
 
 class Hierarchy:
@@ -363,18 +382,11 @@ class Hierarchy:
         return np.bincount(self._maps[level], minlength=len(self._labels[level]))
 
     def encode(self, values: Any, *, column: str | None = None) -> np.ndarray:
-        """Level-0 codes (``int32``) of ``values``; InputError naming up to 5 missing values."""
+        """Level-0 codes (``int32``) of ``values``; InputError counting the missing values."""
         codes, ustr = as_str_values(values)
         lut = self._lookup(ustr)
         if (lut < 0).any():
-            miss = [str(v) for v in ustr[lut < 0]]
-            where = f" in column {column!r}" if column else ""
-            more = f" (and {len(miss) - 5} more)" if len(miss) > 5 else ""
-            hint = "; empty cells are matched as 'nan'" if "nan" in miss else ""
-            raise InputError(
-                f"{len(miss)} value(s){where} missing from the hierarchy: "
-                f"{', '.join(map(repr, miss[:5]))}{more}{hint}"
-            )
+            raise InputError(missing_from_hierarchy([str(v) for v in ustr[lut < 0]], column))
         return lut[codes].astype(np.int32, copy=False)
 
     def _lookup(self, ustr: np.ndarray) -> np.ndarray:
@@ -402,7 +414,8 @@ class Hierarchy:
         Raises
         ------
         InputError
-            When values are missing from the hierarchy (up to 5 are named).
+            When values are missing from the hierarchy (counted, not named: see
+            :func:`missing_from_hierarchy`).
         """
         level = self._check_level(level)
         codes = self.encode(values)

@@ -97,10 +97,14 @@ def split_labels(threshold: float, precision: int = 6) -> list[str]:
     return [f"< {t}", f">= {t}"]
 
 
-def out_of_range_message(values: np.ndarray, idx: np.ndarray, column: Any) -> str:
-    bad = np.unique(values[idx == -2])
-    ex = ", ".join(fmt_number(v) for v in bad[:5])
+def out_of_range_message(
+    values: np.ndarray, idx: np.ndarray, column: Any, edges: np.ndarray
+) -> str:
+    """Count the values outside ``[edges[0], edges[-1]]`` (the user's edges), never quote them."""
+    out = values[idx == -2]
+    below, above = int((out < edges[0]).sum()), int((out > edges[-1]).sum())
     return (
-        f"operator 'generalize': {int((idx == -2).sum())} value(s) of column {column!r} fall "
-        f"outside the bins (e.g. {ex}); widen the edges or set out_of_range: missing"
+        f"operator 'generalize': {out.size} value(s) of column {column!r} fall outside the bins "
+        f"[{fmt_number(edges[0])}, {fmt_number(edges[-1])}] ({below} below, {above} above); "
+        "widen the edges or set out_of_range: missing"
     )

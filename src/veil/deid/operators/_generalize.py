@@ -29,6 +29,7 @@ from veil.deid.operators._util import (
     resolve_path,
 )
 from veil.errors import ConfigError, InputError
+from veil.schema._hierarchy import missing_from_hierarchy
 
 __all__ = ["Generalize", "truncate_dates"]
 
@@ -58,12 +59,11 @@ def truncate_dates(values: pd.Series | np.ndarray, to: str, column: Any = None) 
             dt = pd.DatetimeIndex(pd.to_datetime(arr, errors="coerce", format="ISO8601"))
         except (ValueError, TypeError):
             dt = pd.DatetimeIndex(pd.to_datetime(arr, errors="coerce", format="mixed"))
-        bad = arr[dt.isna() & arr.notna().to_numpy()]
-        if len(bad):
-            ex = ", ".join(repr(canonical_str(v)) for v in bad[:5])
+        n_bad = int((dt.isna() & arr.notna().to_numpy()).sum())
+        if n_bad:  # counted, never quoted: errors end up in logs
             raise InputError(
-                f"operator 'generalize': {len(bad)} value(s) of column {column!r} are not dates "
-                f"(e.g. {ex})"
+                f"operator 'generalize': {n_bad} value(s) of column {column!r} are not "
+                "dates; clean the column or read it with a date format (ISO 8601 works)"
             )
     if to in _DATE_FORMATS:
         out = dt.strftime(_DATE_FORMATS[to])
@@ -224,7 +224,7 @@ class Generalize(Operator):
             )
         idx = assign_bins(x, edges, self.right)
         if (idx == -2).any() and self.out_of_range == "error":
-            raise InputError(out_of_range_message(x, idx, col))
+            raise InputError(out_of_range_message(x, idx, col, edges))
         labels = self.labels if self.labels is not None else interval_labels(edges, self.right)
         if len(labels) != len(edges) - 1:
             raise ConfigError(
@@ -277,11 +277,7 @@ class Generalize(Operator):
             def gen(u: np.ndarray) -> np.ndarray:
                 miss = h.missing(u)
                 if miss:
-                    more = f" (and {len(miss) - 5} more)" if len(miss) > 5 else ""
-                    raise InputError(
-                        f"{len(miss)} value(s) of column {col!r} missing from its hierarchy: "
-                        f"{', '.join(map(repr, miss[:5]))}{more}"
-                    )
+                    raise InputError(missing_from_hierarchy(miss, col))
                 return np.asarray(h.generalize(u, level), dtype=object)
 
             new = map_uniques(s, gen)

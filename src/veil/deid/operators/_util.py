@@ -208,16 +208,21 @@ def require_choice(op: str, name: str, value: Any, choices: Sequence[str]) -> st
 
 
 def numeric_values(series: pd.Series, op: str) -> np.ndarray:
-    """Float view of a numeric column; raise :class:`InputError` naming non-numeric values."""
+    """Float view of a numeric column.
+
+    Raises :class:`InputError` counting the non-numeric cells and giving the position of the
+    first; the values themselves are never quoted (errors end up in logs).
+    """
     if pd.api.types.is_bool_dtype(series.dtype) or not (
         pd.api.types.is_numeric_dtype(series.dtype)
     ):
         conv = pd.to_numeric(series, errors="coerce")
-        bad = series[conv.isna() & series.notna()]
-        if len(bad):
-            ex = ", ".join(repr(v) for v in pd.unique(bad)[:5])
+        bad = (conv.isna() & series.notna()).to_numpy(dtype=bool)
+        if bad.any():
             raise InputError(
-                f"operator {op!r}: column {series.name!r} is not numeric (values such as {ex})"
+                f"operator {op!r}: column {series.name!r} is not numeric: {int(bad.sum())} "
+                f"cell(s) are not numbers, the first at row {int(np.argmax(bad))} (0-based, "
+                "header excluded); clean or convert the column, or use a text operator"
             )
         series = conv
     return series.to_numpy(dtype=np.float64, na_value=np.nan)
