@@ -235,3 +235,26 @@ def test_pedersen_one_share_and_the_commitments_are_uniform_whatever_the_secret(
         c0 = np.array([cell[c[0]] for c in comm.commitments])
         counts = np.bincount((v * grp.q + b) * grp.q + c0, minlength=grp.q**3)
         assert stats.chisquare(counts).pvalue > 1e-6
+
+
+@pytest.mark.parametrize("scheme", ["feldman", "pedersen", "blakley"])
+def test_secrets_that_are_not_integers_raise_a_crypto_error(
+    group: FeldmanGroup, scheme: str
+) -> None:
+    def deal(secret: object) -> object:
+        if scheme == "blakley":
+            return blakley_reconstruct(blakley_share(secret, 2, 3))  # type: ignore[arg-type]
+        share, rebuild = {
+            "feldman": (feldman_share, feldman_reconstruct),
+            "pedersen": (pedersen_share, pedersen_reconstruct),
+        }[scheme]
+        shares, comm = share(secret, 2, 3, group=group)  # type: ignore[arg-type]
+        return rebuild(shares[:2], comm)
+
+    # a float, bytes (would be dealt as a list of byte values), text, None, a NaN
+    for bad in (1.5, b"key", "key", None, float("nan"), [1, 2.5]):
+        with pytest.raises(CryptoError):
+            deal(bad)
+    # numpy integers are integers: dealt as the same scalar / vector as Python ints
+    assert deal(np.int64(-42)) == -42
+    assert deal(np.array([5, -6])) == [5, -6]

@@ -23,6 +23,7 @@ from veil.errors import ConfigError
 from ._errors import CryptoError
 from ._field import _is_prime
 from ._random import random_int_below
+from ._vss import secret_items
 
 __all__ = ["BlakleyShare", "blakley_share", "blakley_reconstruct", "MERSENNE127"]
 
@@ -128,7 +129,7 @@ def blakley_share(
         raise ConfigError(f"need integers 1 <= threshold <= n, got {threshold}, {n}")
     if not _is_prime(int(prime)) or prime <= 2 * n:
         raise ConfigError("prime must be a prime larger than 2n")
-    items = [secret] if isinstance(secret, int) else list(secret)
+    items, scalar = secret_items(secret, "Blakley")
     for s in items:
         if isinstance(s, bool) or not isinstance(s, int) or abs(s) > prime // 2:
             raise CryptoError("Blakley secrets must be integers with |s| < p/2")
@@ -150,7 +151,7 @@ def blakley_share(
             t,
             int(n),
             int(prime),
-            isinstance(secret, int),
+            scalar,
             sid,
         )
         for i, a in enumerate(normals, 1)

@@ -32,6 +32,7 @@ from ._vss import (
     commitment_product,
     multiply_commitments,
     poly_eval,
+    secret_items,
     verified_reconstruct,
     well_formed,
 )
@@ -180,7 +181,7 @@ def feldman_share(
     """
     grp = group or FeldmanGroup.default()
     check_share_params(threshold, n, grp.q)
-    items = [secret] if isinstance(secret, int) else list(secret)
+    items, scalar = secret_items(secret, "Feldman")
     gmp = require_gmpy2()
     values: list[list[int]] = [[] for _ in range(n)]
     comms = []
@@ -191,7 +192,7 @@ def feldman_share(
         for i in range(1, n + 1):
             values[i - 1].append(poly_eval(coeffs, i, grp.q))
     shares = [FeldmanShare(i, tuple(v), int(threshold), int(n)) for i, v in enumerate(values, 1)]
-    return shares, FeldmanCommitments(grp, tuple(comms), isinstance(secret, int))
+    return shares, FeldmanCommitments(grp, tuple(comms), scalar)
 
 
 def feldman_verify(share: FeldmanShare, commitments: FeldmanCommitments) -> bool:

@@ -26,6 +26,7 @@ from ._vss import (
     commitment_product,
     multiply_commitments,
     poly_eval,
+    secret_items,
     verified_reconstruct,
     well_formed,
 )
@@ -126,7 +127,7 @@ def pedersen_share(
     check_share_params(threshold, n, grp.q)
     gmp = require_gmpy2()
     h = pedersen_generator(grp)
-    items = [secret] if isinstance(secret, int) else list(secret)
+    items, scalar = secret_items(secret, "Pedersen")
     vals: list[list[int]] = [[] for _ in range(n)]
     blinds: list[list[int]] = [[] for _ in range(n)]
     comms = []
@@ -147,7 +148,7 @@ def pedersen_share(
         PedersenShare(i, tuple(vals[i - 1]), tuple(blinds[i - 1]), int(threshold), int(n))
         for i in range(1, n + 1)
     ]
-    return shares, PedersenCommitments(grp, h, tuple(comms), isinstance(secret, int))
+    return shares, PedersenCommitments(grp, h, tuple(comms), scalar)
 
 
 def pedersen_verify(share: PedersenShare, commitments: PedersenCommitments) -> bool:

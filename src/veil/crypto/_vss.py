@@ -8,8 +8,10 @@ commitments ``C_j`` through ``prod_j C_j^{i^j} mod p``; they differ only in what
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol, TypeVar
+
+import numpy as np
 
 from veil.errors import ConfigError
 
@@ -49,6 +51,48 @@ def check_share_params(threshold: int, n: int, q: int) -> None:
     """
     if int(threshold) != threshold or int(n) != n or not 1 <= threshold <= n or n >= q:
         raise ConfigError(f"need integers 1 <= threshold <= n, got {threshold}, {n}")
+
+
+def secret_items(secret: object, scheme: str) -> tuple[list[int], bool]:
+    """The secret as a list of Python ints, and whether it was a single integer.
+
+    Parameters
+    ----------
+    secret : int or sequence of int
+        A (numpy or Python) integer, or an iterable (list, tuple, array) of them.
+    scheme : str
+        ``"Feldman"``, ``"Pedersen"`` or ``"Blakley"``, for the error message.
+
+    Returns
+    -------
+    items : list of int
+        The elements (numpy integers converted to ``int``; other types are left for
+        :func:`check_secret` to refuse).
+    scalar : bool
+        True when ``secret`` was one integer.
+
+    Raises
+    ------
+    CryptoError
+        A float, text, bytes (which would otherwise be dealt as a list of byte values), or any
+        other object that is neither an integer nor a sequence.
+
+    Examples
+    --------
+    >>> secret_items(7, "Feldman"), secret_items([1, -2], "Feldman")
+    (([7], True), ([1, -2], False))
+    """
+    if isinstance(secret, np.integer):
+        return [int(secret)], True
+    if isinstance(secret, int) and not isinstance(secret, bool):
+        return [secret], True
+    if isinstance(secret, (str, bytes, bytearray, memoryview)) or not isinstance(secret, Iterable):
+        raise CryptoError(
+            f"{scheme} secrets must be an integer or a sequence of integers, "
+            f"got {type(secret).__name__}"
+        )
+    values = np.asarray(secret, dtype=object).ravel() if isinstance(secret, np.ndarray) else secret
+    return [int(v) if isinstance(v, np.integer) else v for v in values], False
 
 
 def check_secret(s: object, q: int, scheme: str) -> None:
