@@ -102,3 +102,16 @@ def test_errors(sample):
         classification_utility(sample, shifted, "salary", FEATURES)
     with pytest.raises(ConfigError, match="model"):
         classification_utility(sample, sample, "salary", FEATURES, model="svm")
+
+
+def test_unreadable_release_cell_is_not_quoted():
+    rng = np.random.default_rng(5)
+    original = pd.DataFrame(
+        {"x": rng.integers(0, 50, 200), "c": rng.choice(["a", "b"], 200), "y": [0, 1] * 100}
+    )
+    for col in ("x", "c"):
+        release = original.copy().astype({col: object})
+        release.loc[release.index[3], col] = "SENTINEL-7731"
+        with pytest.raises(InputError, match=f"release cell of .* feature '{col}'") as info:
+            classification_utility(original, release, "y", ["x", "c"])
+        assert "SENTINEL-7731" not in str(info.value)

@@ -110,8 +110,9 @@ class _NumericMap:
             except ValueError:
                 pass
         raise InputError(
-            f"cannot read release cell {text!r} of numeric feature {self.name!r} "
-            "(pass its hierarchy to map generalized labels)"
+            f"cannot read a release cell of numeric feature {self.name!r}: it is neither a "
+            "number, an interval nor a label of the feature's hierarchy (pass its hierarchy to "
+            "map generalized labels)"
         )
 
     def transform(self, cells: pd.Series) -> np.ndarray:
@@ -142,8 +143,9 @@ class _CategoricalMap:
             members = self.vocab
         else:
             raise InputError(
-                f"cannot read release cell {text!r} of categorical feature {self.name!r} "
-                "(pass its hierarchy to map generalized labels)"
+                f"cannot read a release cell of categorical feature {self.name!r}: it is "
+                "neither a value, a {...} set nor a label of the feature's hierarchy (pass its "
+                "hierarchy to map generalized labels)"
             )
         pos = [self.index[m] for m in members if m in self.index]
         if pos:

@@ -120,19 +120,21 @@ def parse_date_column(s: pd.Series, fmt: str | None = None, *, name: str = "") -
     if pd.api.types.is_datetime64_any_dtype(s):
         return s
     fmt = fmt or detect_date_format(s)
-    if fmt is None:
-        bad = [str(v) for v in s.dropna().unique()[:3]]
+    if fmt is None:  # the values are not quoted: errors end up in logs
         raise InputError(
-            f"column {name!r} was declared a date but its values have no single date format "
-            f"(e.g. {', '.join(bad)})"
+            f"column {name!r} was declared a date but its values have no single date format; "
+            "write them in one format (ISO 8601: 2024-05-17) or drop the column from parse_dates"
         )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         out = pd.to_datetime(s.astype(object).where(s.notna(), None), format=fmt, errors="coerce")
-    bad_mask = out.isna() & s.notna()
+    bad_mask = (out.isna() & s.notna()).to_numpy(dtype=bool)
     if bad_mask.any():
-        bad = [str(v) for v in s[bad_mask].unique()[:3]]
-        raise InputError(f"column {name!r}: values not in date format {fmt}: {', '.join(bad)}")
+        raise InputError(
+            f"column {name!r}: {int(bad_mask.sum())} value(s) not in date format {fmt}, the "
+            f"first at row {int(np.argmax(bad_mask))} (0-based, header excluded); fix them or "
+            "drop the column from parse_dates"
+        )
     return out
 
 
