@@ -62,8 +62,11 @@ class RandomizedResponse(DPMechanism):
         arr = np.asarray(values, dtype=object).ravel()
         try:
             return np.fromiter((self._index[str(v)] for v in arr), dtype=np.int64, count=arr.size)
-        except KeyError as exc:
-            raise InputError(f"value {exc.args[0]!r} is not one of the categories") from None
+        except KeyError:  # the value is the private input: never quoted (errors end up in logs)
+            raise InputError(
+                f"a value to randomise is not one of the {len(self.categories)} categories "
+                "(matched as text); map it to a category first"
+            ) from None
 
     def randomise_codes(self, codes: np.ndarray) -> np.ndarray:
         """Vectorized form on integer codes ``0..k-1``."""

@@ -107,8 +107,11 @@ class ExponentialCategorical(DPMechanism):
     def _gamma(self, value: Any) -> np.ndarray:
         try:
             i = self._domain.index(value)
-        except ValueError:
-            raise InputError(f"value {value!r} is not in the domain of the utility list") from None
+        except ValueError:  # the value is the private input: never quoted (errors end up in logs)
+            raise InputError(
+                f"the value to randomise is not in the domain of the utility list "
+                f"({len(self._domain)} values); map it to one of them first"
+            ) from None
         if self.sensitivity == 0:
             return np.zeros(len(self._domain))
         return self.epsilon * self._dist[i] / (2 * self.sensitivity)
