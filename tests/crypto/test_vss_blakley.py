@@ -258,3 +258,14 @@ def test_secrets_that_are_not_integers_raise_a_crypto_error(
     # numpy integers are integers: dealt as the same scalar / vector as Python ints
     assert deal(np.int64(-42)) == -42
     assert deal(np.array([5, -6])) == [5, -6]
+
+
+def test_blakley_two_of_three_needed_shares_are_uniform_on_a_small_field() -> None:
+    # 3-of-4 over GF(11): within one dealing (shared normals) the offsets that shares 1 and 4
+    # hold for each element must be uniform on 11^2 cells whatever the secret (chi-square,
+    # alpha 1e-6, 30,000 elements per secret)
+    p = 11
+    for secret in (0, 5):
+        shares = blakley_share([secret] * 30_000, 3, 4, prime=p)
+        cells = np.array(shares[0].offsets) * p + np.array(shares[3].offsets)
+        assert stats.chisquare(np.bincount(cells, minlength=p * p)).pvalue > 1e-6
