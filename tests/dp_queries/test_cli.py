@@ -79,7 +79,7 @@ def test_headerless_file_with_names_and_integer_median(tmp_path: Path, capsys) -
     out = tmp_path / "o.csv"
     rc = main(
         ["query", str(path), "SELECT grp, MEDIAN(age) AS med FROM data GROUP BY grp",
-         "--names", "age,grp", "--epsilon", "1e6", "--bounds", "age=0:100",
+         "--names", "age,grp", "--epsilon", "1e6", "--bounds", "age=0:100", "--integer", "age",
          "--keys", "grp=a,b", "--out", str(out), "--seed", "2"]
     )  # fmt: skip
     assert rc == 0

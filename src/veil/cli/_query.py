@@ -86,6 +86,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="COL=LOW:HIGH",
         help="clamping bounds of a column (repeatable; required for SUM/AVG/VAR/...)",
     )
+    p.add_argument(
+        "--integer",
+        action="append",
+        metavar="COL",
+        help="COL holds whole numbers: its quantiles pick among the integers between the bounds "
+        "(values rounded). Without it quantiles are continuous, whatever type the file's values "
+        "suggest: a type read from the data would reveal a missing or fractional value",
+    )
     p.add_argument("--max-groups", type=int, help="groups per person (with --privacy-unit)")
     p.add_argument("--max-rows", type=int, help="rows per person and group (with --privacy-unit)")
     p.add_argument(
@@ -239,6 +247,7 @@ def run(args: argparse.Namespace) -> int:
             max_groups=1 if args.max_groups is None else args.max_groups,
             max_rows=1 if args.max_rows is None else args.max_rows,
             mechanism=args.mechanism,
+            integer_columns=[c.strip() for v in args.integer or [] for c in v.split(",")],
             random_state=args.seed,
         )
     try:

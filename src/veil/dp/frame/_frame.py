@@ -67,6 +67,13 @@ class PrivateFrame:
     mechanism
         ``"laplace"`` (pure epsilon-DP: exact discrete Laplace for counts, floating-point-safe
         Laplace for sums) or ``"gaussian"`` (needs delta).
+    integer_columns
+        Columns whose quantiles select among the integers between the bounds (permute-and-flip;
+        values are rounded), a public declaration.  ``None``: the columns of integer or boolean
+        dtype.  The dtype is only public when the schema is: a type *inferred from the data*
+        (``read_csv``) turns to float when one person's value is missing or fractional, and the
+        release would then reveal it (an integer-valued median versus one that is almost surely
+        not) -- declare the list then, as ``veil query`` does (``--integer``).
     random_state
         ``None`` (secure generator).  A seed makes the noise reproducible and insecure (tests).
 
@@ -90,6 +97,7 @@ class PrivateFrame:
         max_groups: int = 1,
         max_rows: int = 1,
         mechanism: str = "laplace",
+        integer_columns: Sequence[str] | None = None,
         random_state: Any = None,
     ) -> None:
         if not isinstance(df, pd.DataFrame):
@@ -109,6 +117,10 @@ class PrivateFrame:
         unknown = [c for c in self.bounds if c not in df.columns]
         if unknown:  # most likely a typo: the intended column would then lack its bounds
             raise ConfigError(f"bounds for {unknown[0]!r}: no column {unknown[0]!r} in the table")
+        self.integer_columns = None if integer_columns is None else set(integer_columns)
+        unknown = [c for c in self.integer_columns or () if c not in df.columns]
+        if unknown:
+            raise ConfigError(f"integer column {unknown[0]!r} is not in the table")
         self.mechanism = mechanism
         self._accountant = accountant  # None: the default accountant, looked up per query
         self._rng: BitSource = resolve_rng(random_state)
@@ -290,6 +302,8 @@ class PrivateFrame:
             )
 
     def _is_integer(self, column: str) -> bool:
+        if self.integer_columns is not None:  # declared: public, unlike an inferred dtype
+            return column in self.integer_columns
         dtype = self._df[column].dtype
         return pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
 
