@@ -87,3 +87,17 @@ def test_discrete_laplace_halfwidth_for_scales_where_p_rounds_to_one() -> None:
         t = discrete_laplace_halfwidth(scale, 0.05)
         assert math.isfinite(t)
         assert t == pytest.approx(scale * math.log(1 / 0.05), rel=1e-9)
+
+
+@pytest.mark.parametrize("where", ["folder", "missing/o.csv"])
+def test_bad_out_path_is_refused_before_anything_is_released(
+    table: Path, tmp_path: Path, capsys, where: str
+) -> None:
+    """An --out that cannot be written used to fail only after the noisy table was printed:
+    a release with exit status 2, which invites a second run (a second release)."""
+    (tmp_path / "folder").mkdir()
+    rc = main(["query", str(table), "SELECT COUNT(*) FROM data", "--epsilon", "1",
+               "--out", str(tmp_path / where)])  # fmt: skip
+    cap = capsys.readouterr()
+    assert rc == 2 and cap.out == "" and cap.err.count("\n") == 1, cap
+    assert "--out" in cap.err

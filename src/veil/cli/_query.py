@@ -164,6 +164,26 @@ def _epsilon_error(args: argparse.Namespace, exc: NoiseScaleError) -> ConfigErro
     )
 
 
+def _check_out(args: argparse.Namespace) -> None:
+    """Refuse an ``--out`` that cannot be written *before* anything is computed: failing after
+    the noisy table was printed would be a release with an error status (and invite a rerun,
+    i.e. a second release)."""
+    from pathlib import Path
+
+    from veil.io import same_file
+
+    target = Path(args.out)
+    if not str(args.out).strip():
+        raise ConfigError("--out must name a file")
+    if same_file(args.input, target):
+        raise ConfigError("--out names the input file: refusing to overwrite the input")
+    if target.is_dir():
+        raise ConfigError(f"--out {args.out}: is a folder, not a file")
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise ConfigError(f"--out {args.out}: the folder {folder} does not exist")
+
+
 def _check_bounds(sql: str, bounds: dict[str, tuple[float, float]]) -> None:
     from veil.dp.sql import Aggregate, parse
 
@@ -221,10 +241,7 @@ def run(args: argparse.Namespace) -> int:
     _check_bounds(args.sql, bounds)
     _check_limits(args)
     if args.out:
-        from veil.io import same_file
-
-        if same_file(args.input, args.out):
-            raise ConfigError("--out names the input file: refusing to overwrite the input")
+        _check_out(args)
     df = _read(args)
     try:
         from veil.dp import BudgetAccountant
@@ -271,10 +288,11 @@ def run(args: argparse.Namespace) -> int:
     caption = f"{unit}; ± = {1 - args.alpha:.0%} CI half-width"
     if plan.plan.selection_threshold is not None:
         caption += f"; groups kept if noisy persons >= {plan.plan.selection_threshold}"
-    _print(out, f"veil query: {budget} spent", caption)
-    if args.out:
+    if args.out:  # before printing: a failed write then leaves nothing released
         from veil.io import write
 
         write(out, args.out)
+    _print(out, f"veil query: {budget} spent", caption)
+    if args.out:
         print(f"noisy table written to {args.out}", file=sys.stderr)
     return 0
