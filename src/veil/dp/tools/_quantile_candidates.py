@@ -1,8 +1,18 @@
-"""DP quantiles of integer-typed input: permute-and-flip over the integer candidates.
+"""DP quantiles over a public candidate set: permute-and-flip with the midrank score.
 
-When the input's dtype is integer or boolean (a public property of the column, not of its
-values), the release is restricted to the integers ``c = ceil(L) .. floor(U)`` -- a public
-candidate set chosen before looking at the data, as in OpenDP's candidate-based quantile.
+Two candidate sets use this mechanism:
+
+* *integer-typed input* (integer or boolean dtype, a public property of the column, not of
+  its values): the integers ``c = ceil(L) .. floor(U)`` between the bounds;
+* *a listed set* (``candidates=`` of the ``veil.dp.tools`` quantiles, a Veil extension in the
+  style of OpenDP's ``make_quantile_score_candidates``): any sorted, duplicate-free list of
+  1 to 2^20 finite floats inside the bounds (:func:`listed_candidates`), for float or integer
+  input.
+
+Either set must be chosen before looking at the data (public): the release is one of its
+members, so a set derived from the data would leak through the output's support alone.
+Values outside ``[min c, max c]`` are clamped to it (see Score): they count as ties with the
+nearest end candidate.
 
 Score.  With ``lt(c) = #{x < c}``, ``le(c) = #{x <= c}`` (values clamped to the candidate
 range, a per-record map) and ``n`` values, candidate ``c`` occupies the block of ranks
@@ -20,7 +30,8 @@ plain interval distance ``dist(q n, [lt, le])`` (the ``PrivateFrame`` utility) i
 of each wrong candidate's own block of ties to its penalty, which is what makes the release
 exact on tied data such as ages at small epsilon.
 
-Sensitivity (derived for every pair of neighbours; cases for one candidate ``c``):
+Sensitivity (derived for every pair of neighbours; cases for one candidate ``c``; nothing
+below uses that the candidates are integers or evenly spaced, only that they are fixed):
 
 * *replace one record* ``a -> b`` (``n`` public; the privacy unit of ``veil.dp.tools``, as in
   diffprivlib): with ``a < b``, ``lt(c)`` drops by one iff ``a < c <= b`` and ``le(c)`` iff
@@ -70,11 +81,15 @@ import numpy as np
 
 from veil.dp._rng import BitSource, uniform_below
 from veil.dp._samplers import _bern_exp_neg
+from veil.errors import ConfigError
 
 __all__ = [
     "MAX_CANDIDATES",
     "integer_candidates",
+    "listed_candidates",
+    "candidate_counts",
     "candidate_quantiles",
+    "listed_quantiles",
     "floor_to_candidates",
     "midrank_scores",
     "pf_quantile",
@@ -116,14 +131,117 @@ def candidate_quantiles(
     numpy.ndarray of float64, the chosen integer candidates (in the order of ``qs``).
     """
     v = np.asarray(values, dtype=np.float64)
-    n = v.size
     idx = (np.clip(v, first, first + k - 1) - first).astype(np.int64)
     cnt = np.bincount(idx, minlength=k).astype(np.int64)
     lt = np.cumsum(cnt) - cnt
-    out = np.empty(len(qs))
-    for j, q in enumerate(qs):
-        pick = pf_quantile(lt, cnt, n, float(q), float(epsilon), rng)
-        out[j] = float(first + pick)
+    return first + _pick_each(lt, cnt, v.size, qs, epsilon, rng).astype(np.float64)
+
+
+def listed_candidates(candidates: object, name: str, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Validate a public candidate list: the sorted candidates as a float64 array.
+
+    ``lo`` / ``hi`` hold the bounds of every output cell; each candidate must lie inside all of
+    them.  Raises :class:`~veil.errors.ConfigError` (one message) unless ``candidates`` is a
+    1-d array-like of 1 to :data:`MAX_CANDIDATES` finite numbers without duplicates (their
+    order does not matter; duplicates are refused rather than merged, since a repeated value
+    usually means a mistaken list, and OpenDP refuses them too).
+
+    Examples
+    --------
+    >>> listed_candidates([3.0, 1.0, 2.5], "median", np.array([0.0]), np.array([10.0]))
+    array([1. , 2.5, 3. ])
+    """
+    what = f"{name}: candidates must be a 1-d list of 1 to 2**20 finite numbers"
+    try:
+        arr = np.asarray(candidates)
+    except (TypeError, ValueError):  # ragged nested lists
+        raise ConfigError(f"{what} (got {type(candidates).__name__})") from None
+    if arr.dtype.kind not in "biuf":
+        raise ConfigError(f"{what}, got dtype {arr.dtype}")
+    c = arr.astype(np.float64)
+    if c.ndim != 1 or not 1 <= c.size <= MAX_CANDIDATES:
+        raise ConfigError(f"{what}, got shape {c.shape}")
+    if not np.isfinite(c).all():
+        raise ConfigError(f"{what}; got NaN or infinity")
+    c = np.sort(c)
+    dup = np.flatnonzero(np.diff(c) == 0)
+    if dup.size:
+        raise ConfigError(
+            f"{name}: candidates must be distinct; {float(c[dup[0]])!r} appears more than once"
+        )
+    if c[0] < np.max(lo) or c[-1] > np.min(hi):
+        raise ConfigError(
+            f"{name}: candidates must lie inside the bounds: they span "
+            f"[{float(c[0])!r}, {float(c[-1])!r}], "
+            f"the bounds [{float(np.max(lo))!r}, {float(np.min(hi))!r}]"
+        )
+    return c
+
+
+def candidate_counts(values: np.ndarray, cands: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(lt, cnt)`` per candidate: ``#{x < c}`` and ``#{x == c}`` of the (NaN-free) values
+    clamped to ``[cands[0], cands[-1]]`` (``cands`` sorted, distinct); the inputs of
+    :func:`midrank_scores`."""
+    z = np.sort(np.clip(np.asarray(values, dtype=np.float64), cands[0], cands[-1]))
+    lt = np.searchsorted(z, cands, side="left").astype(np.int64)
+    le = np.searchsorted(z, cands, side="right").astype(np.int64)
+    return lt, le - lt
+
+
+def listed_quantiles(
+    values: np.ndarray,
+    qs: Sequence[float] | np.ndarray,
+    epsilon: float,
+    cands: np.ndarray,
+    rng: BitSource,
+) -> np.ndarray:
+    """One DP ``q``-quantile per entry of ``qs`` among the public ``cands`` (sorted, distinct,
+    from :func:`listed_candidates`), each with the full ``epsilon`` (the caller splits the
+    budget): permute-and-flip on the midrank scores at ``epsilon / 2``, as for integer input.
+
+    Examples
+    --------
+    >>> from veil.dp._rng import SecureRandom
+    >>> grid = np.linspace(0, 100, 101)
+    >>> x = np.repeat([20.0, 40.0, 60.0], 100)
+    >>> float(listed_quantiles(x, [0.5], 10.0, grid, SecureRandom())[0])
+    40.0
+    """
+    lt, cnt = candidate_counts(values, cands)
+    return cands[_pick_each(lt, cnt, np.size(values), qs, epsilon, rng)]
+
+
+def _pick_each(
+    lt: np.ndarray,
+    cnt: np.ndarray,
+    n: int,
+    qs: Sequence[float] | np.ndarray,
+    epsilon: float,
+    rng: BitSource,
+) -> np.ndarray:
+    """Index of the candidate chosen for each ``q`` (independent draws, ``epsilon`` each).
+
+    Repeated values of ``q`` are drawn together, as rows of one :func:`pf_quantile_groups`
+    pass (at most ~2^22 coins at a time); distinct values in their order of appearance.
+    """
+    qs = np.asarray(qs, dtype=np.float64).ravel()
+    out = np.empty(qs.size, dtype=np.int64)
+    k = lt.size
+    _, first = np.unique(qs, return_index=True)
+    step = max(1, (1 << 22) // k)
+    for q in qs[np.sort(first)]:
+        rows = np.flatnonzero(qs == q)
+        for s in range(0, rows.size, step):
+            r = rows[s : s + step]
+            shape = (r.size, k)
+            out[r] = pf_quantile_groups(
+                np.broadcast_to(lt, shape),
+                np.broadcast_to(cnt, shape),
+                np.full(r.size, n),
+                float(q),
+                float(epsilon),
+                rng,
+            )
     return out
 
 

@@ -25,6 +25,22 @@ permute-and-flip (McKenna & Sheldon 2020) on the midrank score ``|(lt(c) + le(c)
 the tied value itself on data such as ages instead of a point of a neighbouring gap.  Integer ranges wider than 2^20 candidates use
 the interval mechanism and floor its output (post-processing).
 
+Public candidate lists (``candidates=``, a Veil extension; diffprivlib has none): the release
+is one of the listed values, chosen by the same exact permute-and-flip on the midrank score at
+``eps / 2`` (:func:`~veil.dp.tools._quantile_candidates.listed_quantiles`), for float or integer
+input -- OpenDP's ``make_quantile_score_candidates`` followed by a noisy max, with Veil's
+score.  Re-derivation for a listed set: the score of candidate ``c`` depends on the data only
+through ``lt(c) = #{x < c}`` and ``le(c) = #{x <= c}`` of the values clamped to the candidates'
+range (a per-record map).  Replacing one record ``a`` by ``b > a`` (``n`` public) removes it
+from ``lt(c)`` iff ``a < c <= b`` and from ``le(c)`` iff ``a <= c < b`` and leaves ``q n``
+alone, so every score ``(lt + le) / 2 - q n`` moves by ``0``, ``-1/2`` or ``-1`` (``+`` for
+``b < a``): ``Delta = 1``, whatever the spacing of the candidates; adding or removing a value
+(the ``nan*`` functions) moves it by at most ``max(q, 1 - q) <= 1``.  The utility ``-|s|`` is
+not monotone, hence ``eps / (2 Delta) = eps / 2``, the integer path's calibration.  The list
+must be public (fixed before looking at the data: its members are the possible outputs), with
+1 to 2^20 distinct finite values inside the bounds; it is validated before the accountant is
+charged.
+
 Several quantiles split epsilon equally; the answers are sorted to be monotone in ``q``
 (post-processing).
 """
@@ -55,6 +71,8 @@ from veil.dp.tools._quantile_candidates import (
     candidate_quantiles,
     floor_to_candidates,
     integer_candidates,
+    listed_candidates,
+    listed_quantiles,
 )
 from veil.errors import ConfigError, InputError
 
@@ -157,6 +175,7 @@ def _quantiles(
     random_state: Any,
     accountant: Any,
     nan: bool,
+    candidates: Any = None,
 ) -> Any:
     eps = check_epsilon(epsilon)
     qs = np.asarray(quant, dtype=np.float64)
@@ -171,6 +190,14 @@ def _quantiles(
     estimate = isinstance(bounds, str) and bounds == "estimate"
     if not estimate:
         lo_all, hi_all = parse_bounds(bounds, name, n_out)
+    listed = None
+    if candidates is not None:
+        if estimate:
+            raise ConfigError(
+                f"{name}: candidates need explicit bounds=(lower, upper) that contain them, "
+                "not 'estimate'"
+            )
+        listed = listed_candidates(candidates, name, lo_all, hi_all)
     if arr.size == 0:
         raise InputError(f"{name}: empty input")
     e_cell = cell_epsilon(eps, arr.shape)
@@ -191,8 +218,10 @@ def _quantiles(
         # draw uniformly from the bounds / candidates -- a constant here would be told apart
         # from a neighbour with one value with certainty
         e_q = e / flat_q.size
-        cands = integer_candidates(lo, hi) if integer_input else None
-        if cands is not None:
+        cands = integer_candidates(lo, hi) if integer_input and listed is None else None
+        if listed is not None:  # a public list (any input dtype)
+            res = listed_quantiles(vals, flat_q, e_q, listed, rng)
+        elif cands is not None:
             res = candidate_quantiles(vals, flat_q, e_q, cands[0], cands[1], rng)
         else:
             res = np.array([smith_quantile(vals, float(q), e_q, lo, hi, rng) for q in flat_q])
@@ -232,7 +261,7 @@ def _is_integer_typed(array: Any) -> bool:
 
 
 def _signature_doc(name: str, arg: str) -> str:
-    return f"""DP ``{name}`` (Smith 2011), diffprivlib signature.
+    return f"""DP ``{name}`` (Smith 2011; permute-and-flip on candidates), diffprivlib signature.
 
     Parameters
     ----------
@@ -245,12 +274,25 @@ def _signature_doc(name: str, arg: str) -> str:
     axis, keepdims : as numpy
     random_state : None (secure), int or numpy Generator (tests only)
     accountant : BudgetAccountant, optional
+    candidates : 1-d array_like of float, optional (keyword only; a Veil extension)
+        A *public* list of possible answers (fixed without looking at the data, as OpenDP's
+        ``make_quantile_score_candidates``): 1 to 2**20 distinct finite values, in any order,
+        inside the bounds (``ConfigError`` otherwise, before any budget is spent).  The
+        release is one of them, chosen by exact permute-and-flip (McKenna & Sheldon 2020) on
+        the midrank score ``|(#{{x < c}} + #{{x <= c}}) / 2 - q n|`` at ``epsilon / 2``: one
+        replaced record moves each candidate's score by at most 1 (see the module notes).
+        Default None: Smith's interval mechanism for float input, the integers between the
+        bounds for integer input.
 
     Examples
     --------
     >>> import veil.dp as dp
     >>> m = dp.tools.median([1.0, 5.0, 9.0, 4.0], epsilon=1.0, bounds=(0, 10))
     >>> 0 <= m <= 10
+    True
+    >>> grid = [0.0, 2.5, 5.0, 7.5, 10.0]
+    >>> m = dp.tools.median([1.0, 5.0, 9.0, 4.0], epsilon=1.0, bounds=(0, 10), candidates=grid)
+    >>> m in grid
     True
     """
 
@@ -264,11 +306,23 @@ def quantile(
     keepdims: bool = False,
     random_state: Any = None,
     accountant: Any = None,
+    *,
+    candidates: Any = None,
     **unused_args: Any,
 ) -> Any:
     check_unused(unused_args, quantile)
     return _quantiles(
-        "quantile", array, quant, epsilon, bounds, axis, keepdims, random_state, accountant, False
+        "quantile",
+        array,
+        quant,
+        epsilon,
+        bounds,
+        axis,
+        keepdims,
+        random_state,
+        accountant,
+        False,
+        candidates,
     )
 
 
@@ -281,11 +335,23 @@ def nanquantile(
     keepdims: bool = False,
     random_state: Any = None,
     accountant: Any = None,
+    *,
+    candidates: Any = None,
     **unused_args: Any,
 ) -> Any:
     check_unused(unused_args, nanquantile)
     return _quantiles(
-        "nanquantile", array, quant, epsilon, bounds, axis, keepdims, random_state, accountant, True
+        "nanquantile",
+        array,
+        quant,
+        epsilon,
+        bounds,
+        axis,
+        keepdims,
+        random_state,
+        accountant,
+        True,
+        candidates,
     )
 
 
@@ -305,6 +371,8 @@ def percentile(
     keepdims: bool = False,
     random_state: Any = None,
     accountant: Any = None,
+    *,
+    candidates: Any = None,
     **unused_args: Any,
 ) -> Any:
     check_unused(unused_args, percentile)
@@ -319,6 +387,7 @@ def percentile(
         random_state,
         accountant,
         False,
+        candidates,
     )
 
 
@@ -331,6 +400,8 @@ def nanpercentile(
     keepdims: bool = False,
     random_state: Any = None,
     accountant: Any = None,
+    *,
+    candidates: Any = None,
     **unused_args: Any,
 ) -> Any:
     check_unused(unused_args, nanpercentile)
@@ -345,6 +416,7 @@ def nanpercentile(
         random_state,
         accountant,
         True,
+        candidates,
     )
 
 
@@ -356,11 +428,23 @@ def median(
     keepdims: bool = False,
     random_state: Any = None,
     accountant: Any = None,
+    *,
+    candidates: Any = None,
     **unused_args: Any,
 ) -> Any:
     check_unused(unused_args, median)
     return _quantiles(
-        "median", array, 0.5, epsilon, bounds, axis, keepdims, random_state, accountant, False
+        "median",
+        array,
+        0.5,
+        epsilon,
+        bounds,
+        axis,
+        keepdims,
+        random_state,
+        accountant,
+        False,
+        candidates,
     )
 
 
@@ -372,11 +456,23 @@ def nanmedian(
     keepdims: bool = False,
     random_state: Any = None,
     accountant: Any = None,
+    *,
+    candidates: Any = None,
     **unused_args: Any,
 ) -> Any:
     check_unused(unused_args, nanmedian)
     return _quantiles(
-        "nanmedian", array, 0.5, epsilon, bounds, axis, keepdims, random_state, accountant, True
+        "nanmedian",
+        array,
+        0.5,
+        epsilon,
+        bounds,
+        axis,
+        keepdims,
+        random_state,
+        accountant,
+        True,
+        candidates,
     )
 
 
