@@ -5,7 +5,10 @@ Each sub-command lives in its own module ``veil.cli._<name>`` exposing
 sets ``func`` (a callable taking the parsed ``argparse.Namespace`` and returning an exit code).
 
 User errors (:class:`veil.errors.VeilError`) print one line on stderr and exit with status 2;
-``--debug`` (before or after the sub-command) prints the traceback instead.  A reader that stops
+``--debug`` (before or after the sub-command) prints the traceback instead.  Any other
+exception is an internal error: one line naming its type (not its text, which may quote the
+data: a pandas or numpy message often does) and exit status 70 (``EX_SOFTWARE``); ``--debug``
+shows its traceback.  The traceback is the only place an exception chain is printed.  A reader that stops
 early (``veil check ... | head``) is not an error: the command stops quietly with status 141, as
 a tool killed by ``SIGPIPE`` does.
 """
@@ -101,6 +104,10 @@ def _show_warning(
 #: Exit status when the reader of stdout went away (128 + SIGPIPE, what a shell reports).
 BROKEN_PIPE_STATUS = 141
 
+#: Exit status of an internal error (an exception that is not a Veil user error): sysexits'
+#: ``EX_SOFTWARE``.
+INTERNAL_ERROR_STATUS = 70
+
 
 def _silence_stdout() -> None:
     """Point stdout at the null device, so that the interpreter's final flush cannot fail again."""
@@ -155,6 +162,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("veil: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug or an unexpected library error: its text may quote data
+        if debug:
+            traceback.print_exc()
+        else:
+            print(
+                f"veil: error: internal error ({type(exc).__name__}) in veil {args.command}; "
+                "its message is not shown because it may quote your data: rerun with --debug "
+                "to see the traceback, and report it if the input is valid",
+                file=sys.stderr,
+            )
+        return INTERNAL_ERROR_STATUS
 
 
 if __name__ == "__main__":  # pragma: no cover
