@@ -24,9 +24,24 @@ from ._field import PrimeField
 __all__ = ["Share", "combine_ids"]
 
 
-def combine_ids(op: bytes, *parts: bytes) -> bytes:
-    """Deterministic identifier of a sharing derived by a public operation from others."""
-    return hashlib.sha256(op + b"".join(parts)).digest()[:16]
+_ID_SPACE = 1 << 128
+
+
+def combine_ids(coefficients: dict[bytes, int]) -> bytes:
+    """Identifier of the sharing ``sum_j c_j * (sharing j)`` derived from the dealings' ids.
+
+    Ids are read as integers modulo ``2**128`` and combined linearly, so the identifier
+    depends on the linear combination only, not on the order or grouping of the operations:
+    parties that add the same shares in different orders hold shares of one sharing.
+
+    Examples
+    --------
+    >>> a, b = bytes(15) + b"\x01", bytes(15) + b"\x02"
+    >>> combine_ids({a: 1, b: 3}) == combine_ids({b: 3, a: 1}) == bytes(15) + b"\x07"
+    True
+    """
+    total = sum(c * int.from_bytes(sid, "big") for sid, c in coefficients.items())
+    return (total % _ID_SPACE).to_bytes(16, "big")
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,7 +69,8 @@ class Share:
     bound : int
         Public upper bound on the magnitude of each encoded secret integer.
     sharing_id : bytes
-        Random identifier of the dealing (derived deterministically by homomorphic operations).
+        Random identifier of the dealing; homomorphic operations combine ids linearly (see
+        :func:`combine_ids`), so the same combination computed in any order has one id.
     tag : bytes or None
         HMAC-SHA256 authentication tag set by the dealer when a ``mac_key`` was given.
 
@@ -133,13 +149,16 @@ class Share:
         self._check_compatible(other)
         field = self._arith()
         vals = self.values + other.values if field is None else field.add(self.values, other.values)
-        sid = combine_ids(b"add", self.sharing_id, other.sharing_id)
+        if self.sharing_id == other.sharing_id:
+            sid = combine_ids({self.sharing_id: 2})
+        else:
+            sid = combine_ids({self.sharing_id: 1, other.sharing_id: 1})
         return self._with(vals, self.bound + other.bound, sid)
 
     def __neg__(self) -> Share:
         field = self._arith()
         vals = (np.uint64(0) - self.values) if field is None else field.neg(self.values)
-        return self._with(vals, self.bound, combine_ids(b"neg", self.sharing_id))
+        return self._with(vals, self.bound, combine_ids({self.sharing_id: -1}))
 
     def __sub__(self, other: object) -> Share:
         if not isinstance(other, Share):
@@ -155,7 +174,7 @@ class Share:
             vals = self.values * np.uint64(k % RING64)
         else:
             vals = field.mul(self.values, k % self.modulus)
-        sid = combine_ids(b"mul", self.sharing_id, str(k).encode())
+        sid = combine_ids({self.sharing_id: k})
         return self._with(vals, self.bound * abs(k), sid)
 
     __rmul__ = __mul__
