@@ -318,6 +318,18 @@ class PrivateFrame:
         return arr if rows is None else arr[rows]
 
 
+def _check_ci_names(outputs: Sequence[str], others: Sequence[str]) -> None:
+    """Refuse an output or group column called ``<output>_ci``: ``with_ci`` adds that column
+    for each output, and two columns of one name would mislabel a statistic as an interval."""
+    names = set(outputs) | set(others)
+    for name in outputs:
+        if f"{name}_ci" in names:
+            raise ConfigError(
+                f"output name {name + '_ci'!r} is also the name of the confidence-interval "
+                f"column of output {name!r}; choose another name"
+            )
+
+
 class GroupedFrame:
     """A :class:`PrivateFrame` grouped by columns; build a plan or release with :meth:`agg`."""
 
@@ -392,6 +404,7 @@ class GroupedFrame:
             if name in self.by:
                 raise ConfigError(f"output name {name!r} clashes with a group column")
             parsed[name] = agg
+        _check_ci_names(list(parsed), self.by)
         if isinstance(delta, float) and math.isnan(delta):
             raise ConfigError("delta must be a number")
         return QueryPlan(

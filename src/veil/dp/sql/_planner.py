@@ -201,6 +201,10 @@ def plan_sql(
         names.add(out)
     if not aggs:
         raise ConfigError("SQL: the query has no aggregate; select COUNT(*), SUM(col), ...")
+    from veil.dp.frame._frame import _check_ci_names
+
+    outputs = [rename[c] for c in aggs]
+    _check_ci_names(outputs, [n for n in names if n not in outputs])
     for col in reversed(by):  # group columns not selected still label the rows, first
         if col not in columns:
             columns.insert(0, col)

@@ -1,0 +1,40 @@
+"""Names in and out of a DP query: output columns that would collide, table columns that repeat."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from veil.cli.main import main
+from veil.dp.frame import PrivateFrame
+from veil.errors import ConfigError
+
+pytestmark = pytest.mark.filterwarnings("ignore::veil.errors.InsecureRandomWarning")
+
+
+def _frame() -> PrivateFrame:
+    df = pd.DataFrame({"pid": [1, 1, 2, 3], "g": ["a", "b", "a", "b"], "x": [1.0, 2, 3, 4]})
+    return PrivateFrame(df, "pid", accountant=False, bounds={"x": (0, 5)}, random_state=1)
+
+
+def test_output_named_like_another_outputs_ci_is_refused() -> None:
+    """``n_ci`` (a sum) next to ``n`` used to give two columns called ``n_ci`` with
+    ``with_ci=True`` -- the CLI then labelled the sum as the count's CI."""
+    pf = _frame()
+    with pytest.raises(ConfigError, match="n_ci"):
+        pf.groupby("g", keys=["a", "b"]).plan(n="count", n_ci=("x", "sum"), epsilon=1.0)
+    with pytest.raises(ConfigError, match="n_ci"):
+        pf.sql("SELECT g, COUNT(*) AS n, SUM(x) AS n_ci FROM data GROUP BY g", epsilon=1.0,
+               keys={"g": ["a", "b"]})  # fmt: skip
+    with pytest.raises(ConfigError, match="g_ci"):
+        pf.sql("SELECT g AS g_ci, COUNT(*) AS g FROM data GROUP BY g", epsilon=1.0,
+               keys={"g": ["a", "b"]})  # fmt: skip
+
+
+def test_cli_output_names_stay_unique(tmp_path, capsys) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text("g,x\na,1\nb,2\n")
+    rc = main(["query", str(path), "SELECT g, COUNT(*) AS n, SUM(x) AS n_ci FROM data GROUP BY g",
+               "--epsilon", "1", "--keys", "g=a,b", "--bounds", "x=0:5"])  # fmt: skip
+    cap = capsys.readouterr()
+    assert rc == 2 and cap.out == "" and "n_ci" in cap.err
