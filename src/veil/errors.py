@@ -2,7 +2,11 @@
 
 Every error a *user* can cause (bad input, bad policy, bad parameters, an exhausted
 budget) derives from :class:`VeilError`.  The CLI prints such errors as a single line
-and exits with status 2; ``--debug`` shows the traceback.  Anything else is a bug.
+and exits with status 2; ``--debug`` shows the traceback.  Anything else is a bug (the CLI
+prints one line naming its type, without its text, and exits with status 70).
+
+Messages never quote a cell value of the user's data: they name columns, counts, row
+positions, shapes and the parameters the user gave (errors end up in logs and tickets).
 """
 
 from __future__ import annotations

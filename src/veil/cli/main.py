@@ -8,9 +8,9 @@ User errors (:class:`veil.errors.VeilError`) print one line on stderr and exit w
 ``--debug`` (before or after the sub-command) prints the traceback instead.  Any other
 exception is an internal error: one line naming its type (not its text, which may quote the
 data: a pandas or numpy message often does) and exit status 70 (``EX_SOFTWARE``); ``--debug``
-shows its traceback.  The traceback is the only place an exception chain is printed.  A reader that stops
-early (``veil check ... | head``) is not an error: the command stops quietly with status 141, as
-a tool killed by ``SIGPIPE`` does.
+shows its traceback.  The traceback is the only place an exception chain is printed.  A reader
+that stops early (``veil check ... | head``) is not an error: the command stops quietly with
+status 141, as a tool killed by ``SIGPIPE`` does.
 """
 
 from __future__ import annotations
