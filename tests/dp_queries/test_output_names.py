@@ -7,7 +7,7 @@ import pytest
 
 from veil.cli.main import main
 from veil.dp.frame import PrivateFrame
-from veil.errors import ConfigError
+from veil.errors import ConfigError, InputError
 
 pytestmark = pytest.mark.filterwarnings("ignore::veil.errors.InsecureRandomWarning")
 
@@ -38,3 +38,10 @@ def test_cli_output_names_stay_unique(tmp_path, capsys) -> None:
                "--epsilon", "1", "--keys", "g=a,b", "--bounds", "x=0:5"])  # fmt: skip
     cap = capsys.readouterr()
     assert rc == 2 and cap.out == "" and "n_ci" in cap.err
+
+
+def test_repeated_column_names_are_a_typed_error() -> None:
+    """``df["x"]`` is then a DataFrame: AttributeError/TypeError deep in the query before."""
+    df = pd.DataFrame([[1, "a", 1.0, 2.0]], columns=["pid", "g", "x", "x"])
+    with pytest.raises(InputError, match="'x'"):
+        PrivateFrame(df, "pid", accountant=False)

@@ -102,6 +102,9 @@ class PrivateFrame:
     ) -> None:
         if not isinstance(df, pd.DataFrame):
             raise InputError(f"PrivateFrame needs a pandas DataFrame, got {type(df).__name__}")
+        if df.columns.duplicated().any():  # df[name] would be a table, not a column
+            dup = list(dict.fromkeys(df.columns[df.columns.duplicated()]))
+            raise InputError(f"the table repeats column name(s) {', '.join(map(repr, dup[:5]))}")
         if privacy_unit is not None and privacy_unit not in df.columns:
             raise ConfigError(f"privacy unit column {privacy_unit!r} is not in the table")
         self._df = df
