@@ -29,7 +29,8 @@ def capacity(modulus: int) -> int:
 
 
 def default_bound(modulus: int) -> int:
-    """Default public bound on encoded values: leaves ``2**16`` additions of headroom."""
+    """Default public bound on encoded values: ``2**16`` additions of headroom in fields of at
+    least 41 bits (``2**61 - 1``, ``2**64``), the whole capacity in smaller ones."""
     cap = capacity(modulus)
     return cap >> 16 if cap >= 1 << 40 else cap
 

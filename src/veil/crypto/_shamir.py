@@ -78,7 +78,8 @@ def shamir_share(
     max_abs : float, optional
         Public bound on ``|secret|``; inputs beyond it raise :class:`CryptoOverflowError`.
         Defaults to the field capacity divided by ``2**16`` (room for 65,536
-        homomorphic additions).
+        homomorphic additions); with a prime below ``2**32`` to the whole capacity
+        ``(p - 1) / 2`` (no headroom: a sum raises :class:`CryptoOverflowError`).
     mac_key : bytes, optional
         When given, each share carries an HMAC-SHA256 tag; :func:`shamir_reconstruct` called
         with the same key detects corrupted or substituted shares.
