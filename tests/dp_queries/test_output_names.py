@@ -45,3 +45,17 @@ def test_repeated_column_names_are_a_typed_error() -> None:
     df = pd.DataFrame([[1, "a", 1.0, 2.0]], columns=["pid", "g", "x", "x"])
     with pytest.raises(InputError, match="'x'"):
         PrivateFrame(df, "pid", accountant=False)
+
+
+def test_non_text_column_labels_are_a_typed_error() -> None:
+    """``pd.read_csv(header=None)`` labels columns 0, 1, ...: the SQL name "1" passed the
+    column check and then failed with a KeyError."""
+    df = pd.DataFrame({0: [1, 1, 2], 1: ["a", "b", "a"], 2: [1.0, 2.0, 3.0]})
+    pf = PrivateFrame(df, accountant=False, random_state=2, bounds={2: (0, 5)})
+    for sql in [
+        'SELECT "1", COUNT(*) AS n FROM data GROUP BY "1"',
+        "SELECT COUNT(*) FROM data WHERE \"1\" = 'a'",
+        'SELECT SUM("2") FROM data',
+    ]:
+        with pytest.raises(ConfigError, match="rename"):
+            pf.sql(sql, epsilon=1.0, keys={"1": ["a", "b"]} if "GROUP" in sql else None)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from veil.dp.sql._ast import Aggregate, Column
+from veil.dp.sql._ast import Aggregate, Column, Query
 from veil.dp.sql._parser import parse
 from veil.dp.sql._where import columns_of, evaluate
 from veil.errors import ConfigError
@@ -159,7 +159,15 @@ def plan_sql(
     """
     query = parse(sql)
     df = frame._df
-    known = set(map(str, df.columns))
+    known = {c for c in df.columns if isinstance(c, str)}  # SQL names columns by text
+    labelled = {str(c): c for c in df.columns if not isinstance(c, str)}
+    for col in set(query.group_by) | columns_of(query.where) | _named(query):
+        if col not in known and col in labelled:
+            raise ConfigError(
+                f"SQL: column {col!r} of the table is labelled by the "
+                f"{type(labelled[col]).__name__} {labelled[col]!r}, not by text; SQL names "
+                "columns by text (rename them: df.rename(columns=str))"
+            )
     for col in query.group_by:
         if col not in known:
             raise ConfigError(f"SQL: unknown column {col!r} in GROUP BY")
@@ -229,6 +237,16 @@ def plan_sql(
             **{k: _agg(v) for k, v in aggs.items()},
         )
     return SQLPlan(plan, columns, rename)
+
+
+def _named(query: Query) -> set[str]:
+    """Columns named in the SELECT list (group columns and aggregated columns)."""
+    out: set[str] = set()
+    for item in query.select:
+        name = item.expr.name if isinstance(item.expr, Column) else item.expr.column
+        if name is not None:
+            out.add(name)
+    return out
 
 
 def _agg(spec: tuple) -> Any:
