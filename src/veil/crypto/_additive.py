@@ -20,7 +20,7 @@ from ._encoding import RING64, decode, encode
 from ._errors import CryptoError
 from ._field import PrimeField
 from ._random import random_below, random_uint64
-from ._shares import Share
+from ._shares import Share, check_mac_key
 
 __all__ = ["additive_share", "additive_reconstruct"]
 
@@ -61,6 +61,8 @@ def additive_share(
     """
     if int(n) != n or n < 1:
         raise ConfigError(f"n must be a positive integer, got {n}")
+    if mac_key is not None:
+        mac_key = check_mac_key(mac_key)
     modulus = int(modulus)
     field = None if modulus == RING64 else PrimeField(modulus)
     residues, shape, bound = encode(secret, modulus, frac_bits, max_abs)
@@ -117,6 +119,7 @@ def additive_reconstruct(shares: Sequence[Share], *, mac_key: bytes | None = Non
     if missing or len(shares) != first.n:
         raise CryptoError(f"additive sharing needs all {first.n} shares; missing indices {missing}")
     if mac_key is not None:
+        mac_key = check_mac_key(mac_key)
         for s in shares:
             if not s.verify(mac_key):
                 raise CryptoError(

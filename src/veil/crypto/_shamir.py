@@ -20,7 +20,7 @@ from ._encoding import decode, encode
 from ._errors import CryptoError
 from ._field import MERSENNE61, PrimeField
 from ._random import random_below
-from ._shares import Share
+from ._shares import Share, check_mac_key
 
 __all__ = ["shamir_share", "shamir_reconstruct", "lagrange_at"]
 
@@ -82,7 +82,8 @@ def shamir_share(
         ``(p - 1) / 2`` (no headroom: a sum raises :class:`CryptoOverflowError`).
     mac_key : bytes, optional
         When given, each share carries an HMAC-SHA256 tag; :func:`shamir_reconstruct` called
-        with the same key detects corrupted or substituted shares.
+        with the same key detects corrupted or substituted shares.  At least 16 bytes
+        (:class:`ConfigError` otherwise), e.g. ``secrets.token_bytes(32)``.
 
     Returns
     -------
@@ -98,6 +99,8 @@ def shamir_share(
     """
     field = PrimeField(prime)
     _check_tn(threshold, n, field.p)
+    if mac_key is not None:
+        mac_key = check_mac_key(mac_key)
     residues, shape, bound = encode(secret, field.p, frac_bits, max_abs)
     size = residues.size
     coeffs = [random_below(field.p, size) for _ in range(threshold - 1)]
@@ -145,6 +148,7 @@ def _validate(shares: Sequence[Share], mac_key: bytes | None) -> list[Share]:
             raise CryptoError(f"invalid share index {s.index}")
         seen.add(s.index)
     if mac_key is not None:
+        mac_key = check_mac_key(mac_key)
         for s in shares:
             if s.tag is None:
                 raise CryptoError(f"share {s.index} carries no authentication tag")

@@ -17,14 +17,55 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from veil.errors import ConfigError
+
 from ._encoding import RING64, capacity
 from ._errors import CryptoError, CryptoOverflowError
 from ._field import PrimeField
 
-__all__ = ["Share", "combine_ids"]
+__all__ = ["Share", "check_mac_key", "combine_ids"]
 
 
 _ID_SPACE = 1 << 128
+#: Shortest HMAC key accepted (128 bits): an empty or short key makes every tag forgeable.
+MIN_MAC_KEY_BYTES = 16
+
+
+def check_mac_key(mac_key: object) -> bytes:
+    """Return ``mac_key`` as bytes, refusing anything but a bytes-like key of 16+ bytes.
+
+    Parameters
+    ----------
+    mac_key : bytes
+        The dealer's HMAC-SHA256 key (e.g. ``secrets.token_bytes(32)``).
+
+    Returns
+    -------
+    bytes
+        The key.
+
+    Raises
+    ------
+    ConfigError
+        Text, a number, or fewer than :data:`MIN_MAC_KEY_BYTES` bytes: with ``b""`` (an unset
+        variable, say) anyone could compute valid tags for forged shares.
+
+    Examples
+    --------
+    >>> len(check_mac_key(bytes(32)))
+    32
+    """
+    if not isinstance(mac_key, (bytes, bytearray, memoryview)):
+        raise ConfigError(
+            f"mac_key must be bytes (e.g. secrets.token_bytes(32)), got {type(mac_key).__name__}"
+        )
+    key = bytes(mac_key)
+    if len(key) < MIN_MAC_KEY_BYTES:
+        raise ConfigError(
+            f"mac_key must be at least {MIN_MAC_KEY_BYTES} bytes, got {len(key)}: a short key "
+            "lets anyone forge share tags"
+        )
+    return key
 
 
 def combine_ids(coefficients: dict[bytes, int]) -> bytes:
