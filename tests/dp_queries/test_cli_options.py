@@ -101,3 +101,26 @@ def test_bad_out_path_is_refused_before_anything_is_released(
     cap = capsys.readouterr()
     assert rc == 2 and cap.out == "" and cap.err.count("\n") == 1, cap
     assert "--out" in cap.err
+
+
+@pytest.mark.parametrize("size", ["0", "-5", "nan", "inf"])
+def test_group_size_must_be_a_positive_number(table: Path, capsys, size: str) -> None:
+    """--group-size 0, -5, nan or inf used to print half-widths of some other group size."""
+    rc = main(["query", str(table), "SELECT AVG(age) FROM data", "--epsilon", "1",
+               "--bounds", "age=0:100", "--dry-run", "--group-size", size])  # fmt: skip
+    cap = capsys.readouterr()
+    assert rc == 2 and cap.out == "" and "group_size" in cap.err.replace("-", "_"), cap
+
+
+def test_accuracy_group_size_must_be_a_positive_number() -> None:
+    import pandas as pd
+
+    from veil.dp.frame import PrivateFrame
+    from veil.errors import ConfigError
+
+    plan = PrivateFrame(pd.DataFrame({"x": [1.0]}), accountant=False).plan(
+        m=("x", "mean", (0, 1)), epsilon=1.0
+    )
+    for size in (0, -5, math.nan, math.inf):
+        with pytest.raises(ConfigError, match="group_size"):
+            plan.accuracy(0.05, group_size=size)

@@ -236,6 +236,8 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--delta must lie in [0, 1), got {args.delta}")
     if not 0 < args.alpha < 1:
         raise ConfigError(f"--alpha must lie in (0, 1), got {args.alpha}")
+    if args.group_size is not None and not 0 < args.group_size < math.inf:
+        raise ConfigError(f"--group-size must be a positive number, got {args.group_size}")
     bounds = parse_bounds(args.bounds)
     keys = parse_keys(args.keys)
     _check_bounds(args.sql, bounds)

@@ -160,6 +160,8 @@ class QueryPlan:
         """
         if not 0 < alpha < 1:
             raise ConfigError(f"alpha must lie in (0, 1), got {alpha}")
+        if group_size is not None and not (0 < float(group_size) < math.inf):
+            raise ConfigError(f"group_size must be a positive number, got {group_size}")
         rows = []
         for name, agg in self.aggs.items():
             comps = [self._comps[k] for k in output_components(agg, self.replace)]
