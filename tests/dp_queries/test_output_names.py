@@ -59,3 +59,12 @@ def test_non_text_column_labels_are_a_typed_error() -> None:
     ]:
         with pytest.raises(ConfigError, match="rename"):
             pf.sql(sql, epsilon=1.0, keys={"1": ["a", "b"]} if "GROUP" in sql else None)
+
+
+def test_private_selection_sorts_keys_of_mixed_types() -> None:
+    """Selected keys are sorted (so the order leaks nothing); keys 1 and "a" in one object
+    column made the sort raise TypeError after the budget was charged."""
+    df = pd.DataFrame({"pid": range(60), "g": pd.Series([1, "a"] * 30, dtype=object)})
+    pf = PrivateFrame(df, "pid", accountant=False, random_state=3)
+    out = pf.groupby("g").agg(n="count", epsilon=10.0, delta=0.1)
+    assert out["g"].tolist() == [1, "a"]  # by type name, then text: int < str

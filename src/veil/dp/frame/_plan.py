@@ -67,6 +67,21 @@ def _check_neighbouring(frame: Any, by: list[str], aggs: dict[str, Agg], neighbo
     return True
 
 
+def _sort_keys(out: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Privately selected rows sorted by key, so that their order leaks nothing; keys that do
+    not compare (``1`` and ``"a"`` in one object column) sort by type name, then text."""
+    try:
+        out = out.sort_values(by, na_position="last", kind="stable")
+    except TypeError:
+        out = out.sort_values(
+            by,
+            na_position="last",
+            kind="stable",
+            key=lambda s: s.map(lambda v: f"{type(v).__name__}\0{v}", na_action="ignore"),
+        )
+    return out.reset_index(drop=True)
+
+
 class QueryPlan:
     """A DP query with its budget split and noise calibrated, but nothing released yet.
 
@@ -254,7 +269,7 @@ class QueryPlan:
                 hw = halfwidths(agg, self._comps, alpha, counts, self.replace)
                 out[f"{name}_ci"] = np.broadcast_to(np.asarray(hw, dtype=np.float64), len(out))
         if self.private_selection and self.by:
-            out = out.sort_values(self.by, na_position="last", kind="stable").reset_index(drop=True)
+            out = _sort_keys(out, self.by)
         if not self.by:
             out = out.reset_index(drop=True)
         return out
