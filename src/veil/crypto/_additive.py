@@ -20,7 +20,7 @@ from ._encoding import RING64, decode, encode
 from ._errors import CryptoError
 from ._field import PrimeField
 from ._random import random_below, random_uint64
-from ._shares import Share, check_mac_key
+from ._shares import Share, check_mac_key, exact_values
 
 __all__ = ["additive_share", "additive_reconstruct"]
 
@@ -101,6 +101,7 @@ def additive_reconstruct(shares: Sequence[Share], *, mac_key: bytes | None = Non
     shares = list(shares)
     if not shares or not all(isinstance(s, Share) and s.scheme == "additive" for s in shares):
         raise CryptoError("additive_reconstruct needs additive shares")
+    shares = [exact_values(s) for s in shares]
     first = shares[0]
     for s in shares[1:]:
         if s.sharing_id != first.sharing_id:

@@ -20,7 +20,7 @@ from ._encoding import decode, encode
 from ._errors import CryptoError
 from ._field import MERSENNE61, PrimeField
 from ._random import random_below
-from ._shares import Share, check_mac_key
+from ._shares import Share, check_mac_key, exact_values
 
 __all__ = ["shamir_share", "shamir_reconstruct", "lagrange_at"]
 
@@ -127,6 +127,7 @@ def _validate(shares: Sequence[Share], mac_key: bytes | None) -> list[Share]:
     for s in shares:
         if not isinstance(s, Share) or s.scheme != "shamir":
             raise CryptoError("shamir_reconstruct needs Shamir shares")
+    shares = [exact_values(s) for s in shares]
     first = shares[0]
     for s in shares[1:]:
         if s.sharing_id != first.sharing_id:

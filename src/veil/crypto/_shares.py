@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -23,7 +24,7 @@ from ._encoding import RING64, capacity
 from ._errors import CryptoError, CryptoOverflowError
 from ._field import PrimeField
 
-__all__ = ["Share", "check_mac_key", "combine_ids"]
+__all__ = ["Share", "check_mac_key", "combine_ids", "exact_values"]
 
 
 _ID_SPACE = 1 << 128
@@ -83,6 +84,56 @@ def combine_ids(coefficients: dict[bytes, int]) -> bytes:
     """
     total = sum(c * int.from_bytes(sid, "big") for sid, c in coefficients.items())
     return (total % _ID_SPACE).to_bytes(16, "big")
+
+
+def exact_values(share: Share) -> Share:
+    """``share`` with its values as an exact ``uint64`` residue array, or a :class:`CryptoError`.
+
+    Shares that went through another representation (JSON, a list, pandas) come back as
+    Python ints, ``int64`` or ``object`` arrays -- converted exactly here -- or as floats, text,
+    negative or out-of-range numbers, or the wrong number of values, which field arithmetic
+    would otherwise turn into a wrong secret without any error.
+
+    Parameters
+    ----------
+    share : Share
+        A share to reconstruct from.
+
+    Returns
+    -------
+    Share
+        The same share, its ``values`` a flat ``uint64`` array (the object itself when they
+        already are one).
+
+    Raises
+    ------
+    CryptoError
+        Values that are not integers in ``[0, modulus)``, or not one per secret element.
+    """
+    values = share.values
+    size = math.prod(share.shape)
+    if not (isinstance(values, np.ndarray) and values.dtype == np.uint64):
+        # a list of Python ints stays exact as objects (numpy would make mixed big ints float)
+        arr = (
+            values if isinstance(values, np.ndarray) else np.array(values, dtype=object)
+        ).reshape(-1)
+        if arr.dtype.kind == "O":  # Python ints, possibly above 2**63
+            flat = arr.tolist()
+            if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in flat):
+                raise CryptoError(f"share {share.index} values are not integers")
+            if any(v < 0 or v >= share.modulus for v in flat):
+                raise CryptoError(f"share {share.index} has values outside [0, modulus)")
+            arr = np.array(flat, dtype=np.uint64)
+        elif arr.dtype.kind not in "iu":
+            raise CryptoError(f"share {share.index} values are not integers ({arr.dtype})")
+        elif arr.size and int(arr.min()) < 0:
+            raise CryptoError(f"share {share.index} has values outside [0, modulus)")
+        values = arr.astype(np.uint64)
+    if values.ndim != 1 or values.size != size:
+        raise CryptoError(f"share {share.index} has the wrong length")
+    if share.modulus != RING64 and values.size and int(values.max()) >= share.modulus:
+        raise CryptoError(f"share {share.index} has values outside [0, modulus)")
+    return share if values is share.values else replace(share, values=values)
 
 
 @dataclass(frozen=True, eq=False)
