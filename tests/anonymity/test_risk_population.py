@@ -116,3 +116,15 @@ def test_risk_and_k_map_on_adult_match_pandas(adult_data) -> None:
     )
     multi = sample.set_index([sample.index, np.arange(n)])  # a MultiIndex: same answer
     assert check(multi, qi, k=5, population=pop).models == res.models
+
+
+def test_check_reports_the_same_risk_as_risk_with_a_population() -> None:
+    # docs/anonymity.md: the population-uniqueness estimate uses n / len(population) when a
+    # population table is given; check().risk must not drop it
+    rng = np.random.default_rng(11)
+    df = pd.DataFrame({"a": rng.integers(0, 40, 60), "b": rng.choice(list("xyz"), 60)})
+    pop = pd.concat([df, df.sample(400, replace=True, random_state=1)], ignore_index=True)
+    want = risk(df, ["a", "b"], population=pop)
+    assert want["population_uniqueness"] is not None
+    assert check(df, ["a", "b"], k=1, population=pop).risk == want
+    assert check(df, ["a", "b"], k=1).risk == risk(df, ["a", "b"])

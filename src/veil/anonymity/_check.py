@@ -74,6 +74,8 @@ class _Details:
     # QI values of the classes in ``order``, then ``vidx`` (or a function that decodes them)
     values: dict[str, np.ndarray | Callable[[], np.ndarray]]
     broken: list[str]  # models each class in ``vidx`` breaks
+    # n / len(population) when a population table covers the sample (as :func:`risk` derives it)
+    sampling_fraction: float | None = None
 
     def column(self, col: str) -> np.ndarray:
         """QI values of column ``col`` for the classes in ``order``, then ``vidx``."""
@@ -136,7 +138,8 @@ class CheckResult:
 
     @functools.cached_property
     def risk(self) -> dict[str, Any]:
-        return risk_summary(self.details.sizes, self.details.population)
+        d = self.details
+        return risk_summary(d.sizes, d.population, sampling_fraction=d.sampling_fraction)
 
     @property
     def class_sizes(self) -> list[dict[str, Any]]:
@@ -310,9 +313,10 @@ def check(
             None,
         )
         sensitive[col] = encode_sensitive(df[col], col, hier)
-    pop_sizes = None
+    pop_sizes, fraction = None, None
     if population is not None:
         pop_sizes = _population_sizes(df, population, qi, grouping)
+        fraction = n / len(population) if len(population) >= n else None
     sizes = grouping.sizes
     stats = ClassStats(
         sizes,
@@ -377,7 +381,7 @@ def check(
         n_classes=g,
         n_suppressed=n_sup if n_sup <= max_sup else 0,
         n_violating=n_viol,
-        details=_Details(qi, sizes, pop_sizes, order, vidx, values, broken),
+        details=_Details(qi, sizes, pop_sizes, order, vidx, values, broken, fraction),
     )
 
 
