@@ -9,7 +9,7 @@ whether *some* person had a missing or fractional age: neighbouring tables ``D``
 whole) and ``D'`` (``D`` plus one person whose age is missing) gave the event "median is an
 integer" probabilities 1 and 0, an unbounded privacy loss.  Integer candidates are now used
 only for columns declared public-ly integer (``--integer COL``, ``PrivateFrame(...,
-integer_columns=[...])``).
+integer_columns=[...])``).  The released group keys had the same flaw (their column type).
 """
 
 from __future__ import annotations
@@ -86,3 +86,25 @@ def test_integer_columns_must_exist() -> None:
 
     with pytest.raises(ConfigError, match="'nope'"):
         PrivateFrame(pd.DataFrame({"a": [1]}), accountant=False, integer_columns=["nope"])
+
+
+@pytest.mark.parametrize("keys", [["--keys", "zone=1,2"], ["--delta", "1e-3"]])
+def test_released_keys_do_not_reveal_a_missing_value(tmp_path: Path, capsys, keys) -> None:
+    """The key column of the release was written with the column's inferred type: int64 when
+    every zone is whole, float64 once one person's zone is missing -- a Parquet output's schema
+    (int64 vs double) told the neighbours apart with certainty, public keys or not."""
+    base = pd.DataFrame({"pid": range(80), "zone": [1, 2] * 40})
+    d, d2 = tmp_path / "d.csv", tmp_path / "d2.csv"
+    base.to_csv(d, index=False)
+    d2.write_text(d.read_text() + "999,\n")
+    released = []
+    for path in (d, d2):
+        out = tmp_path / f"{path.stem}.parquet"
+        rc = main(
+            ["query", str(path), "SELECT zone, COUNT(*) AS n FROM data GROUP BY zone",
+             "--epsilon", "5", "--privacy-unit", "pid", "--seed", "1", "--out", str(out), *keys]
+        )  # fmt: skip
+        assert rc == 0
+        released.append(pd.read_parquet(out)["zone"])
+    assert released[0].dtype == released[1].dtype
+    assert released[0].tolist() == released[1].tolist() == ["1", "2"]

@@ -196,6 +196,24 @@ def _check_bounds(sql: str, bounds: dict[str, tuple[float, float]]) -> None:
             )
 
 
+def _key_text(value: Any) -> Any:
+    """A released group key as text that depends on the value alone, never on the type the
+    reader inferred for its column (int64 turns float64 when one person's value is missing):
+    whole numbers without ``.0``, missing keys NaN."""
+    import numpy as np
+    import pandas as pd
+
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return math.nan
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return "n/a" if math.isnan(value) else f"{value:.4g}"
@@ -290,6 +308,9 @@ def run(args: argparse.Namespace) -> int:
     caption = f"{unit}; ± = {1 - args.alpha:.0%} CI half-width"
     if plan.plan.selection_threshold is not None:
         caption += f"; groups kept if noisy persons >= {plan.plan.selection_threshold}"
+    for col in plan.plan.by:  # the key columns' types were inferred from the data
+        name = plan.rename.get(col, col)
+        out[name] = out[name].map(_key_text).astype(object)
     if args.out:  # before printing: a failed write then leaves nothing released
         from veil.io import write
 
