@@ -284,3 +284,18 @@ def test_omitting_candidates_keeps_the_diffprivlib_behaviour():
             [dp.tools.median(x, epsilon=1.0, bounds=(0, 100), random_state=s) for s in range(200)]
         )
     assert np.unique(smith).size == smith.size  # continuous draws
+
+
+def test_median_scores_are_opendps_on_float_candidates():
+    """Porting check: for the median, Veil's scores on a float candidate list are OpenDP's
+    ``make_quantile_score_candidates`` scores up to OpenDP's integer scaling."""
+    odp = pytest.importorskip("opendp.prelude")
+    from veil.dp.tools._quantile_candidates import candidate_counts, midrank_scores
+
+    odp.enable_features("contrib")
+    data = [-0.5, 0.25, 0.6, 1.0, 1.0, 1.7, 2.5, 2.5, 2.9, 3.0]  # inside the candidates' range
+    space = (odp.vector_domain(odp.atom_domain(T=float, nan=False)), odp.symmetric_distance())
+    t = space >> odp.t.then_quantile_score_candidates(CANDS.tolist(), alpha=0.5)
+    theirs = np.asarray(t(data), dtype=float)
+    ours = midrank_scores(*candidate_counts(np.array(data), CANDS), len(data), 0.5)
+    np.testing.assert_allclose(theirs / theirs.max(), ours / ours.max())
