@@ -107,6 +107,8 @@ class PrivateFrame:
             raise InputError(f"the table repeats column name(s) {', '.join(map(repr, dup[:5]))}")
         if privacy_unit is not None and privacy_unit not in df.columns:
             raise ConfigError(f"privacy unit column {privacy_unit!r} is not in the table")
+        if privacy_unit is not None:
+            _check_unit_types(df[privacy_unit], privacy_unit)
         self._df = df
         self.privacy_unit = privacy_unit
         self.max_groups = positive_int(max_groups, "max_groups")
@@ -319,6 +321,24 @@ class PrivateFrame:
         else:  # COUNT(col) of a text column: only missingness matters
             arr = np.where(s.isna().to_numpy(), np.nan, 0.0)
         return arr if rows is None else arr[rows]
+
+
+def _check_unit_types(ids: pd.Series, name: str) -> None:
+    """Refuse privacy-unit ids of mixed types: ``999`` and ``"999"`` are two values to the
+    factorization, so one person's rows under both would count as two persons and move up to
+    twice the groups (and rows) the noise is calibrated for.  ``1`` and ``1.0`` are equal
+    values (one person); missing ids are ignored anyway."""
+    if ids.dtype != object:
+        return
+    kind = pd.api.types.infer_dtype(ids, skipna=True)
+    if kind not in ("mixed", "mixed-integer"):
+        return
+    kinds = sorted({type(v).__name__ for v in ids.dropna()})
+    if len(kinds) > 1:  # (one type can be "mixed" too: tuples)
+        raise ConfigError(
+            f"privacy unit column {name!r} mixes value types ({', '.join(kinds)}): one person "
+            "could appear under two ids (1 and '1'); convert the ids to one type"
+        )
 
 
 def _check_ci_names(outputs: Sequence[str], others: Sequence[str]) -> None:
