@@ -124,3 +124,18 @@ def test_accuracy_group_size_must_be_a_positive_number() -> None:
     for size in (0, -5, math.nan, math.inf):
         with pytest.raises(ConfigError, match="group_size"):
             plan.accuracy(0.05, group_size=size)
+
+
+def test_dry_run_help_says_what_it_reads(table: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--help promised that --dry-run reads "nothing but the header"; it reads the table."""
+    import veil.io
+    from veil.cli.main import build_parser
+
+    calls = []
+    real = veil.io.read
+    monkeypatch.setattr(veil.io, "read", lambda *a, **k: calls.append(a) or real(*a, **k))
+    rc = main(["query", str(table), "SELECT COUNT(*) FROM data", "--epsilon", "1", "--dry-run"])
+    assert rc == 0 and calls  # the whole table is read
+    sub = build_parser()._subparsers._group_actions[0].choices["query"]
+    (action,) = [a for a in sub._actions if "--dry-run" in a.option_strings]
+    assert "header" not in action.help and "nothing is released" in action.help

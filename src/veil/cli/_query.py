@@ -108,7 +108,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--dry-run",
         action="store_true",
-        help="only print the budget split and CI half-widths; read nothing but the header",
+        help="only print the budget split and CI half-widths; nothing is released (the table "
+        "is still read, to check the query against its columns)",
     )
     p.add_argument("--group-size", type=float, help="assumed group size for --dry-run of means")
     p.add_argument("--out", metavar="FILE", help="also write the noisy table to FILE")
