@@ -132,6 +132,11 @@ def build_components(
             if key not in comps:
                 kind, column, bounds, q = key
                 sens = _sensitivity(kind, bounds, max_rows, q, replace)
+                if not math.isfinite(sens):  # (hi - lo)^2 of a variance overflows
+                    raise ConfigError(
+                        f"bounds {bounds} of column {column!r} are too wide: the sensitivity of "
+                        "its variance/standard deviation overflows; narrow them"
+                    )
                 comps[key] = Component(kind, column, bounds, q, sensitivity=sens)
                 if sens == 0.0:
                     comps[key].mechanism = "exact"  # public (the row count under replacement)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from veil.dp import _samplers
 from veil.dp.frame import _noise
 from veil.dp.frame._bounding import bound_contributions, persons_per_group
 from veil.dp.frame._budget import (
@@ -39,7 +40,7 @@ from veil.dp.frame._partition import (
 )
 from veil.dp.frame._quantile import integer_candidates, rank_halfwidth
 from veil.dp.frame._spec import Agg
-from veil.errors import ConfigError
+from veil.errors import ConfigError, NoiseScaleError
 
 if TYPE_CHECKING:  # pragma: no cover
     from veil.dp.frame._frame import PrivateFrame
@@ -65,6 +66,24 @@ def _check_neighbouring(frame: Any, by: list[str], aggs: dict[str, Agg], neighbo
                 "(the number of values must be public)"
             )
     return True
+
+
+def _check_discrete_scale(scale: float) -> None:
+    """The exact discrete Laplace sampler's range, (0, 2^52] (``veil.dp._samplers``)."""
+    if not (0 < scale <= 2.0**52):
+        raise NoiseScaleError(
+            f"noise scale must be in (0, 2^52], got {scale}: epsilon is too small for this "
+            "sensitivity"
+        )
+
+
+def _check_gaussian_sigma(sigma: float) -> None:
+    """The exact discrete Gaussian sampler's range, (0, 2^40] (``veil.dp._samplers``)."""
+    if not (0 < sigma <= 2.0**40):
+        raise NoiseScaleError(
+            f"discrete Gaussian sigma must be in (0, 2^40], got {sigma}: epsilon (or delta) is "
+            "too small for this sensitivity"
+        )
 
 
 def _sort_keys(out: pd.DataFrame, by: list[str]) -> pd.DataFrame:
@@ -234,6 +253,7 @@ class QueryPlan:
             keys sorted.  Noisy counts are integers and may be negative (unbiased).
         """
         frame = self._frame
+        self._check_drawable()  # before the charge: an undrawable noise would waste the budget
         frame._charge(self.epsilon, self.delta)
         rng = frame._rng
         codes, keyframe, value_rows, n_rows = self._bounded_rows(rng)
@@ -273,6 +293,23 @@ class QueryPlan:
         if not self.by:
             out = out.reset_index(drop=True)
         return out
+
+    def _check_drawable(self) -> None:
+        """Raise :class:`NoiseScaleError` when a noise scale lies outside what the exact samplers
+        draw (they would refuse it only after the budget was charged)."""
+        if self.private_selection:
+            _check_discrete_scale(self.max_groups / self.eps_selection)
+        for comp in self._comps.values():
+            if comp.mechanism == "discrete_laplace":
+                _check_discrete_scale(comp.scale)
+            elif comp.mechanism == "discrete_gaussian":
+                _check_gaussian_sigma(comp.scale)
+            elif comp.mechanism == "laplace":  # grid units, as _samplers.laplace_fp draws them
+                args = (comp.scale, comp.noise_sensitivity, comp.coords)
+                _check_discrete_scale(_samplers.fp_laplace_params(*args)[1])
+            elif comp.mechanism == "gaussian":
+                args = (comp.scale, comp.noise_sensitivity, comp.coords)
+                _check_gaussian_sigma(_samplers.fp_gaussian_params(*args)[1])
 
     def _bounded_rows(self, rng):
         """Rows entering the aggregation: filter, keys, contribution bounding, selection.

@@ -1,0 +1,49 @@
+"""A query whose noise cannot be drawn is refused *before* the accountant is charged.
+
+The samplers refuse noise scales outside what they can draw exactly (a Laplace scale above
+2^52, a discrete Gaussian sigma above 2^40, a grid outside (2^-900, 2^900)).  These limits are
+known from the plan alone, but ``execute`` used to charge the budget first and fail while
+drawing: the accountant lost epsilon for a query that released nothing.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from veil.dp.frame import PrivateFrame
+from veil.errors import ConfigError, NoiseScaleError
+
+from .test_accounting import Recorder
+
+pytestmark = pytest.mark.filterwarnings("ignore::veil.errors.InsecureRandomWarning")
+DF = pd.DataFrame({"pid": [1, 2, 3], "g": ["a", "b", "a"], "x": [1.0, 2.0, 3.0]})
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(n="count", epsilon=1e-20),  # discrete Laplace scale 1e20
+        dict(s=("x", "sum", (0, 10)), epsilon=1e-20),  # Laplace scale 1e21
+        dict(s=("x", "sum", (0, 10)), epsilon=1e300),  # grid below 2^-900
+    ],
+)
+@pytest.mark.parametrize("keys", [["a", "b"], None])
+def test_undrawable_noise_is_refused_before_charging(kw: dict, keys) -> None:
+    if keys is None:
+        kw = {"delta": 1e-6, **kw}
+    acc = Recorder()
+    pf = PrivateFrame(DF, "pid", accountant=acc, max_groups=2)  # Gaussian counts via zCDP
+    plan = pf.groupby("g", keys=keys).plan(**kw)
+    with pytest.raises(NoiseScaleError):
+        plan.execute()
+    assert acc.calls == []
+
+
+def test_bounds_too_wide_for_a_variance_are_a_config_error() -> None:
+    """(hi - lo)^2 overflows: the variance's sensitivity is infinite."""
+    acc = Recorder()
+    pf = PrivateFrame(DF, "pid", accountant=acc)
+    with pytest.raises(ConfigError, match="too wide"):
+        pf.agg(v=("x", "var", (-1e200, 1e200)), epsilon=1.0)
+    assert acc.calls == []
