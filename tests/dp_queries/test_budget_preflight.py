@@ -47,3 +47,26 @@ def test_bounds_too_wide_for_a_variance_are_a_config_error() -> None:
     with pytest.raises(ConfigError, match="too wide"):
         pf.agg(v=("x", "var", (-1e200, 1e200)), epsilon=1.0)
     assert acc.calls == []
+
+
+def test_tiny_epsilon_gaussian_counts_over_several_groups() -> None:
+    """``rho = (sqrt(ln(1/delta) + eps) - sqrt(ln(1/delta)))^2`` cancelled to 0 for eps = 1e-20,
+    and the sigma ``l2 / sqrt(2 rho)`` was a ZeroDivisionError while planning."""
+    from decimal import Decimal, getcontext
+
+    from veil.dp.frame._noise import discrete_gaussian_sigma
+
+    getcontext().prec = 60
+    for eps in (1e-20, 1e-9, 0.5):
+        log_inv = Decimal(1e6).ln()
+        root = (log_inv + Decimal(eps)).sqrt() - log_inv.sqrt()
+        exact = float(Decimal(2) / (2 * root * root).sqrt())
+        assert discrete_gaussian_sigma(2.0, eps, 1e-6, 2, 1) == pytest.approx(exact, rel=1e-9)
+    acc = Recorder()
+    pf = PrivateFrame(DF, "pid", accountant=acc, max_groups=2)
+    plan = pf.groupby("g", keys=["a", "b"]).plan(
+        n="count", epsilon=1e-20, delta=1e-6, mechanism="gaussian"
+    )
+    with pytest.raises(NoiseScaleError):  # sigma ~ 1e21 > 2^40: refused before the charge
+        plan.execute()
+    assert acc.calls == []

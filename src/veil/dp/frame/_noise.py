@@ -121,7 +121,9 @@ def discrete_gaussian_sigma(
     """
     if coords > 1:
         log_inv = math.log(1.0 / delta)
-        rho = (math.sqrt(log_inv + epsilon) - math.sqrt(log_inv)) ** 2
+        # sqrt(L + eps) - sqrt(L), written without the cancellation that made it 0 (and the
+        # sigma a ZeroDivisionError) for tiny eps
+        rho = (epsilon / (math.sqrt(log_inv + epsilon) + math.sqrt(log_inv))) ** 2
         return l2 / math.sqrt(2.0 * rho)
     sigma = analytic_gaussian_sigma(l2, epsilon, delta)
     if sigma > 1e4:  # the exact sum would be large; the curves coincide there
