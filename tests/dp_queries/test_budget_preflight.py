@@ -8,6 +8,8 @@ drawing: the accountant lost epsilon for a query that released nothing.
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import pytest
 
@@ -70,3 +72,26 @@ def test_tiny_epsilon_gaussian_counts_over_several_groups() -> None:
     with pytest.raises(NoiseScaleError):  # sigma ~ 1e21 > 2^40: refused before the charge
         plan.execute()
     assert acc.calls == []
+
+
+@pytest.mark.parametrize(("eps", "delta"), [(1e-20, 1e-15), (1000.0, 1e-6), (1e300, 1e-6)])
+def test_analytic_gaussian_sigma_at_extreme_budgets(eps: float, delta: float) -> None:
+    """The root search was bracketed to sigma in sensitivity * e^(+-20) and computed e^eps
+    directly: ValueError for (1e-20, 1e-15) and (1000, 1e-6), OverflowError for eps = 1e300
+    (an internal error of ``veil query``).  Now the DP core's search: its sigma meets delta."""
+    from veil.dp.frame._noise import analytic_gaussian_sigma
+    from veil.dp.mechanisms._gaussian import analytic_gaussian_delta
+
+    sigma = analytic_gaussian_sigma(2.0, eps, delta)
+    assert 0 < sigma < math.inf
+    assert analytic_gaussian_delta(eps, sigma, 2.0) <= delta
+    acc = Recorder()
+    pf = PrivateFrame(DF, "pid", accountant=acc)
+    p = pf.plan(s=("x", "sum", (0, 10)), epsilon=eps, delta=delta, mechanism="gaussian")
+    if 2.0**-900 < p.components[0].scale < 2.0**40:
+        p.execute()
+        assert acc.calls == [(eps, delta)]
+    else:
+        with pytest.raises(NoiseScaleError):
+            p.execute()
+        assert acc.calls == []

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from veil.dp import _samplers
 from veil.dp._rng import BitSource
@@ -66,29 +66,21 @@ def gumbel(rng: BitSource, n: int) -> np.ndarray:
     return -np.log(-np.log(u))
 
 
-def _phi(x: float) -> float:
-    return 0.5 * math.erfc(-x / math.sqrt(2.0))
-
-
 def analytic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
     """Smallest sigma such that the Gaussian mechanism is (epsilon, delta)-DP.
 
     Balle & Wang (2018), Theorem 8: the mechanism is (eps, delta)-DP iff
-    ``Phi(D/(2s) - eps s/D) - e^eps Phi(-D/(2s) - eps s/D) <= delta``.
+    ``Phi(D/(2s) - eps s/D) - e^eps Phi(-D/(2s) - eps s/D) <= delta``.  Solved by the DP core
+    (:func:`veil.dp.mechanisms.analytic_gaussian_sigma`: a bracket that grows until it holds
+    the root, the profile in log space), which returns the side of the root that meets delta.
+    This module's own search was bracketed to ``D e^(+-20)`` and overflowed ``e^eps``: it
+    failed for ``(eps, delta) = (1e-20, 1e-15)``, ``(1000, 1e-6)`` and ``eps > 709``.
     """
+    from veil.dp.mechanisms._gaussian import analytic_gaussian_sigma as core_sigma
+
     if sensitivity == 0:
         return 0.0
-
-    def excess(log_sigma: float) -> float:
-        s = math.exp(log_sigma)
-        a = sensitivity / (2 * s)
-        b = epsilon * s / sensitivity
-        # e^eps * Phi(-a - b) computed in log space to avoid overflow
-        tail = math.exp(epsilon + math.log(max(0.5 * special.erfc((a + b) / math.sqrt(2)), 1e-300)))
-        return _phi(a - b) - tail - delta
-
-    lo, hi = math.log(sensitivity) - 20, math.log(sensitivity) + 20
-    return math.exp(optimize.brentq(excess, lo, hi, xtol=1e-12)) * (1 + 1e-9)
+    return core_sigma(epsilon, delta, sensitivity)
 
 
 def discrete_gaussian_delta(sigma: float, sensitivity: int, epsilon: float) -> float:
