@@ -95,3 +95,14 @@ def test_analytic_gaussian_sigma_at_extreme_budgets(eps: float, delta: float) ->
         with pytest.raises(NoiseScaleError):
             p.execute()
         assert acc.calls == []
+
+
+def test_discrete_gaussian_counts_at_a_huge_epsilon() -> None:
+    """``e^eps`` of the discrete Gaussian's exact delta overflowed above eps 709 (an internal
+    error of ``veil query --mechanism gaussian --epsilon 1e300``)."""
+    from veil.dp.frame._noise import discrete_gaussian_delta
+
+    assert 0.0 <= discrete_gaussian_delta(0.5, 1, 1e300) <= 1.0
+    pf = PrivateFrame(DF, "pid", accountant=False, random_state=1)
+    plan = pf.plan(n="count", epsilon=1e300, delta=1e-6, mechanism="gaussian")
+    assert plan.execute()["n"].tolist() == [3]  # no noise left to speak of

@@ -98,7 +98,8 @@ def discrete_gaussian_delta(sigma: float, sensitivity: int, epsilon: float) -> f
     t = epsilon * sigma * sigma / sensitivity
     upper = w[k > t - sensitivity / 2.0].sum()
     tail = w[k > t + sensitivity / 2.0].sum()
-    return float(upper - math.exp(epsilon) * tail)
+    # e^eps capped below overflow: a smaller subtrahend overstates delta (conservative)
+    return float(upper - math.exp(min(epsilon, 700.0)) * tail)
 
 
 def discrete_gaussian_sigma(
