@@ -26,3 +26,15 @@ def test_column_with_no_date_format_is_not_quoted(tmp_path):
     with pytest.raises(InputError, match="no single date format") as e:
         read(p, parse_dates=["d"])
     assert SENTINEL not in str(e.value) and "alice-secret" not in str(e.value)
+
+
+@pytest.mark.parametrize("cells", [[1, SENTINEL, 2.5], [b"x", SENTINEL, {"k": 1}]])
+def test_parquet_write_of_mixed_column_names_it_without_the_value(tmp_path, cells):
+    pytest.importorskip("pyarrow")
+    from veil.io import write
+
+    df = pd.DataFrame({"ok": [1, 2, 3], "mixed": pd.Series(cells, dtype=object)})
+    with pytest.raises(InputError, match="cannot write out.parquet as Parquet") as e:
+        write(df, tmp_path / "out.parquet")
+    assert SENTINEL not in str(e.value) and "\n" not in str(e.value)
+    assert not (tmp_path / "out.parquet").exists()

@@ -262,6 +262,31 @@ def _dates_in_source_format(df: pd.DataFrame, formats: Mapping[str, str]) -> pd.
     return out
 
 
+def _to_parquet(out: pd.DataFrame, fh: IO[bytes], name: str) -> None:
+    """``out.to_parquet``, with pyarrow's conversion error (which quotes the offending cell:
+    "Could not convert '<value>' with type str") replaced by one naming the column only."""
+    try:
+        out.to_parquet(fh, index=False)
+    except (TypeError, ValueError) as exc:  # ArrowInvalid / ArrowTypeError subclass these
+        if not type(exc).__module__.startswith("pyarrow"):
+            raise
+        mixed = [
+            str(c)
+            for c in out.columns
+            if out[c].dtype == object
+            and pd.api.types.infer_dtype(out[c], skipna=True).startswith("mixed")
+        ]
+        what = (
+            f"column {mixed[0]!r} holds values of mixed types (such as numbers and text)"
+            if mixed
+            else f"a column cannot be converted to one Parquet type ({type(exc).__name__})"
+        )
+        raise InputError(
+            f"cannot write {name} as Parquet: {what}; convert it to one type first "
+            "(e.g. df[col].astype(str)) or write CSV"
+        ) from None
+
+
 def write(
     df: pd.DataFrame,
     path: str | os.PathLike[str],
@@ -290,7 +315,8 @@ def write(
     Raises
     ------
     veil.errors.InputError
-        When ``path`` is the input file itself, or its folder does not exist.
+        When ``path`` is the input file itself, or its folder does not exist, or a column
+        cannot be stored as Parquet (mixed types; named, its values never quoted).
 
     Examples
     --------
@@ -310,7 +336,7 @@ def write(
     ):
         out = df.copy(deep=False)
         out.attrs = {}
-        return atomic_write(target, lambda fh: out.to_parquet(fh, index=False))
+        return atomic_write(target, lambda fh: _to_parquet(out, fh, target.name))
     csv_fmt = fmt if fmt and fmt.format == "csv" else None
     sep = "\t" if suffix == ".tsv" else csv_fmt.delimiter if csv_fmt else ","
     # the layout to write: the input's, with the .tsv suffix's tab and its spacing dropped when
