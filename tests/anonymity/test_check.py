@@ -205,3 +205,19 @@ def test_check_with_suppression_budget():
     r = check(df, ["z"], k=3, suppression_limit=2 / 12)
     assert r.holds and r.n_suppressed == 2 and "would be suppressed" in r.report()
     assert not check(df, ["z"], k=3, suppression_limit=1 / 12).holds
+
+
+def test_cli_show_zero_prints_no_class_values(tmp_path, capsys):
+    """``--show 0`` is the way to keep the rarest records' QI values out of a shared log: no
+    table (pandas printed an 'Empty DataFrame' block), no value of any class, verdict intact."""
+    from veil.cli.main import main
+
+    df = pd.DataFrame({"zip": ["Z-SENTINEL-1", "Z-SENTINEL-2", "Z3"], "age": [41, 67, 99]})
+    p = tmp_path / "d.csv"
+    df.to_csv(p, index=False)
+    assert main(["check", str(p), "--qi", "zip,age", "--k", "2", "--show", "0"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL" in out and "class sizes" in out and "not shown" in out
+    assert "SENTINEL" not in out and "Empty DataFrame" not in out and "67" not in out
+    assert main(["check", str(p), "--qi", "zip,age", "--k", "2", "--show", "1"]) == 1
+    assert "smallest classes" in capsys.readouterr().out

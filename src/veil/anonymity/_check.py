@@ -181,12 +181,16 @@ class CheckResult:
             )
             ach = "" if m.get("achieved") is None else f"  achieved {m['achieved']:.4g}"
             lines.append(f"  [{mark}] {m['model']}{ach}{extra}")
-        with pd.option_context("display.width", 120, "display.max_columns", 20):
-            lines.append("smallest classes:")
-            lines.append(_indent(self.smallest.head(max_rows).to_string(index=False)))
-            if len(self.violating):
-                lines.append(f"violating classes ({self.n_violating}):")
-                lines.append(_indent(self.violating.head(max_rows).to_string(index=False)))
+        smallest = self.smallest.head(max(max_rows, 0))
+        if len(smallest):
+            with pd.option_context("display.width", 120, "display.max_columns", 20):
+                lines.append("smallest classes:")
+                lines.append(_indent(smallest.to_string(index=False)))
+                if len(self.violating):
+                    lines.append(f"violating classes ({self.n_violating}):")
+                    lines.append(_indent(self.violating.head(max_rows).to_string(index=False)))
+        elif self.n_classes:  # asked for no rows (--show 0): no quasi-identifier values printed
+            lines.append("smallest / violating classes: not shown")
         lines.append("class sizes:")
         for b in self.class_sizes:
             if b["classes"]:
