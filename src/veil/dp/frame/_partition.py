@@ -42,6 +42,9 @@ def _factorize(series: pd.Series) -> tuple[np.ndarray, pd.Index]:
     return np.asarray(codes, dtype=np.int64), pd.Index(uniques)
 
 
+_MAX_CODE = 2**62  # largest mixed-radix group code built before re-factorizing
+
+
 def encode_groups(df: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, pd.DataFrame]:
     """Group code of every row and the key table (one row per code).
 
@@ -53,18 +56,25 @@ def encode_groups(df: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, pd.D
     if len(parts) == 1:
         codes, uniques = parts[0]
         return codes, pd.DataFrame({by[0]: uniques})
+    # mixed-radix codes, re-factorized whenever the next radix could overflow int64 (four
+    # columns of 60,000 values do): an overflowed code merged groups and decoded to keys that
+    # no row has
     combined = np.zeros(len(df), dtype=np.int64)
+    size = 1
     for codes, uniques in parts:
-        combined = combined * np.int64(max(len(uniques), 1)) + codes
-    codes, first = pd.factorize(combined)
-    codes = np.asarray(codes, dtype=np.int64)
-    first = np.asarray(first, dtype=np.int64)
-    keys: dict[str, Any] = {}
-    for col, (_, uniques) in zip(reversed(by), reversed(parts)):
-        radix = np.int64(max(len(uniques), 1))
-        keys[col] = uniques.take(first % radix)
-        first = first // radix
-    return codes, pd.DataFrame({c: np.asarray(keys[c]) for c in by})
+        radix = max(len(uniques), 1)
+        if size > _MAX_CODE // radix:
+            combined = np.asarray(pd.factorize(combined)[0], dtype=np.int64)
+            size = int(combined.max()) + 1 if combined.size else 1
+        combined = combined * np.int64(radix) + codes
+        size *= radix
+    codes = np.asarray(pd.factorize(combined)[0], dtype=np.int64)
+    first = np.empty(int(codes.max()) + 1 if codes.size else 0, dtype=np.int64)
+    first[codes[::-1]] = np.arange(codes.size - 1, -1, -1, dtype=np.int64)  # first row per code
+    keys = {
+        c: np.asarray(uniques.take(col_codes[first])) for c, (col_codes, uniques) in zip(by, parts)
+    }
+    return codes, pd.DataFrame(keys)
 
 
 _MAX_KEY_COMBINATIONS = 10_000_000  # rows of a {column: [values]} cross product
