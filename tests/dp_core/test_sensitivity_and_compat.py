@@ -10,6 +10,9 @@ import pytest
 import veil.dp as dp
 from veil.errors import ConfigError, PrivacyLeakWarning
 
+# statistical checks of calls without random_state: their generator is seeded (conftest)
+pytestmark = pytest.mark.usefixtures("seeded_default")
+
 
 def test_global_sensitivity_of_bounded_queries():
     assert dp.global_sensitivity("count") == 1

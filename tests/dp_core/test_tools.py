@@ -17,6 +17,8 @@ AGES = np.array([23, 35, 47, 51, 62, 29, 40, 33, 71, 58, 19, 44], dtype=float)
 
 
 audit = partial(shared_audit, min_count=150)  # these tests' smaller samples
+# statistical checks of calls without random_state: their generator is seeded (conftest)
+pytestmark = pytest.mark.usefixtures("seeded_default")
 
 
 def test_diffprivlib_style_session():
