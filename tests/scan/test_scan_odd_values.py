@@ -159,3 +159,24 @@ def test_real_ninos_and_pins_among_other_values_are_still_found() -> None:
     assert scan(pd.DataFrame({"c": few * 5})).columns[0].role is Role.IDENTIFIER
     prose = [f"NI number {n} on file" for n in ninos[:3]] + _codes(rng, 40, 2)
     assert scan(pd.DataFrame({"c": prose})).columns[0].role is Role.IDENTIFIER
+
+
+def test_nested_cells_are_scanned_as_json_text():
+    """Columns of dicts / lists / sets (nested JSON read by pandas) crashed the scan with a bare
+    ``TypeError: unhashable type``; they are grouped and searched as canonical JSON text."""
+    n = 40
+    df = pd.DataFrame(
+        {
+            "contact": [{"mail": f"user{i}@example.org", "n": i} for i in range(n)],
+            "tags": [["a", "b"], ["c"], None, ["a", "b"]] * (n // 4),
+            "codes": [{1, 2}, {2, 1}, {3}, {3}] * (n // 4),  # equal sets group together
+            "dept": ["x", "y"] * (n // 2),
+        }
+    )
+    before = df.copy(deep=True)
+    r = scan(df)
+    by = {f.column: f for f in r.columns}
+    assert by["contact"].role is Role.IDENTIFIER  # the e-mail inside the dict is found
+    assert by["tags"].distinct == 2 and by["tags"].missing_share == 0.25
+    assert by["codes"].distinct == 2
+    pd.testing.assert_frame_equal(df, before)  # the caller's cells are untouched

@@ -23,7 +23,7 @@ from veil.deid._detectors import DETECTORS, detect_embedded, versions_not_ips
 from veil.deid._headers import header_hint
 from veil.deid._occupations import detect_education, detect_occupation
 from veil.deid._places import place_masks, postcode_share
-from veil.deid._text import as_text, text_of, to_text
+from veil.deid._text import as_text, hashable_cells, text_of, to_text
 from veil.errors import InputError
 from veil.io._dates import dominant_date_format
 from veil.schema import Role
@@ -546,8 +546,11 @@ def scan(df: pd.DataFrame, *, sample_rows: int = 50_000) -> ScanResult:
         raise InputError(f"scan expects a pandas DataFrame, got {type(df).__name__}")
     if df.shape[0] == 0 or df.shape[1] == 0:
         raise InputError("cannot scan an empty table")
-    findings = [_classify(str(col), df[col], sample_rows) for col in df.columns]
+    columns = {col: hashable_cells(df[col]) for col in df.columns}
+    findings = [_classify(str(col), s, sample_rows) for col, s in columns.items()]
     qis = [f.column for f in findings if f.role is Role.QUASI]
     by_name = {str(c): c for c in df.columns}
-    share, smallest = qi_uniqueness(df, [by_name[q] for q in qis])
+    share, smallest = qi_uniqueness(
+        pd.DataFrame({q: columns[by_name[q]] for q in qis}, index=df.index), qis
+    )
     return ScanResult(findings, len(df), share, smallest)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -14,6 +16,7 @@ __all__ = [
     "as_text",
     "digit_matrix",
     "fullmatch",
+    "hashable_cells",
     "luhn_valid",
     "text_of",
     "to_text",
@@ -110,3 +113,36 @@ def luhn_valid(digits: np.ndarray) -> np.ndarray:
     doubled = d[:, 1::2] * 2
     d[:, 1::2] = np.where(doubled > 9, doubled - 9, doubled)
     return d.sum(axis=1) % 10 == 0
+
+
+def hashable_cells(s: pd.Series) -> pd.Series:
+    """``s``, or its cells as canonical text when some are unhashable (dicts, lists, arrays).
+
+    Nested records (``pandas.read_json`` of nested JSON) cannot be grouped as they are; their
+    JSON text (keys sorted, so equal dicts read alike) is grouped and searched instead, so an
+    e-mail inside a dict is still found.  Missing cells stay missing.
+    """
+    if s.dtype != object:
+        return s
+    try:
+        pd.factorize(s)
+        return s
+    except TypeError:
+        pass
+
+    def text(v: Any) -> Any:
+        if isinstance(v, dict | list | tuple | set | frozenset | np.ndarray):
+            if isinstance(v, set | frozenset):
+                v = sorted(v, key=repr)
+            elif isinstance(v, np.ndarray):
+                v = v.tolist()
+            return json.dumps(v, sort_keys=True, default=str, ensure_ascii=False)
+        if v is None or (isinstance(v, float) and v != v):
+            return v
+        try:
+            hash(v)
+        except TypeError:
+            return str(v)
+        return v
+
+    return s.map(text)
