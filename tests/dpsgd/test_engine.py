@@ -33,6 +33,9 @@ from veil.ml.dpsgd import (  # noqa: E402
 
 pytestmark = pytest.mark.torch
 ALPHA = 1e-6
+# the secure noise cannot be seeded: the 3 tests of its law use a smaller alpha (3e-8 false
+# failures per run; the KS critical distance at n = 200,000 moves from 0.0060 to 0.0069)
+SECURE_ALPHA = 1e-8
 
 
 def _data(n: int = 200, d: int = 4, seed: int = 0) -> TensorDataset:
@@ -72,7 +75,7 @@ def _insecure(**kw):  # type: ignore[no-untyped-def]
 # --- noise ---------------------------------------------------------------------------------
 def test_secure_normal_sampler_ks() -> None:
     z = NoiseSource().normal((200_000,), std=2.5, dtype=torch.float64).numpy()
-    assert stats.kstest(z, stats.norm(scale=2.5).cdf).pvalue > ALPHA
+    assert stats.kstest(z, stats.norm(scale=2.5).cdf).pvalue > SECURE_ALPHA
 
 
 def test_noise_std_of_a_zero_gradient_step_is_sigma_c_over_expected_batch() -> None:
@@ -95,7 +98,7 @@ def test_noise_std_of_a_zero_gradient_step_is_sigma_c_over_expected_batch() -> N
     opt.step()
     w = -model._module.weight.detach().double().numpy().ravel()  # lr = 1
     std = sigma * clip / batch
-    assert stats.kstest(w, stats.norm(scale=std).cdf).pvalue > ALPHA
+    assert stats.kstest(w, stats.norm(scale=std).cdf).pvalue > SECURE_ALPHA
 
 
 # --- accounting & budget ---------------------------------------------------------------------
@@ -524,7 +527,7 @@ def test_noise_sources() -> None:
 
     words = _LocalAesCtr().raw(100_000)
     u = (words >> np.uint64(11)).astype(np.float64) * 2.0**-53
-    assert stats.kstest(u, "uniform").pvalue > ALPHA
+    assert stats.kstest(u, "uniform").pvalue > SECURE_ALPHA
     assert NoiseSource().secure
     with pytest.warns(InsecureRandomWarning):
         a = NoiseSource(secure=False, seed=5).normal((4,), std=1.0)
