@@ -139,3 +139,23 @@ def test_dry_run_help_says_what_it_reads(table: Path, monkeypatch: pytest.Monkey
     sub = build_parser()._subparsers._group_actions[0].choices["query"]
     (action,) = [a for a in sub._actions if "--dry-run" in a.option_strings]
     assert "header" not in action.help and "nothing is released" in action.help
+
+
+def test_out_to_a_fifo_or_device_is_written_not_replaced(table: Path, tmp_path: Path) -> None:
+    """--out /dev/null (or /dev/stdout, a FIFO) was written through a temporary file renamed
+    over the target: the device node was replaced by a regular file (as root, /dev/null)."""
+    import os
+    import stat
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()), daemon=True)
+    reader.start()
+    rc = main(["query", str(table), "SELECT COUNT(*) AS n FROM data", "--epsilon", "1",
+               "--seed", "1", "--out", str(fifo)])  # fmt: skip
+    if not stat.S_ISFIFO(os.stat(fifo).st_mode):  # replaced: unblock nothing, just fail
+        pytest.fail("--out replaced the FIFO by a regular file")
+    reader.join(10)
+    assert rc == 0 and got and got[0].splitlines()[0].startswith("n,")
