@@ -84,3 +84,26 @@ def test_warnings_are_one_line_and_empty_out_is_refused(tmp_path, capsys) -> Non
     assert "--out must name a folder" in capsys.readouterr().err
     assert cli.main(["crypto", "keygen", "--out", " "]) == 2
     assert "--out must name a folder" in capsys.readouterr().err
+
+
+def test_usage_errors_are_one_line(capsys):
+    """A mistyped option prints one line (no usage block) naming the option and where help is,
+    exit 2, for every command."""
+    import pytest
+
+    cases = [
+        ["check", "x.csv", "--qi", "a", "--k", "abc"],
+        ["query", "x.csv", "SELECT COUNT(*) FROM data", "--epsilon", "abc"],
+        ["anonymize", "x.csv"],
+        ["scan"],
+        ["crypto", "keygen", "--bits", "many"],
+        ["nope"],
+    ]
+    for argv in cases:
+        with pytest.raises(SystemExit) as e:
+            main(argv)
+        err = capsys.readouterr().err
+        assert e.value.code == 2, argv
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("veil: error: "), (argv, err)
+        assert "--help" in lines[0] and "usage:" not in err

@@ -39,8 +39,7 @@ COMMAND_MODULES: tuple[str, ...] = (
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # usage errors: one line, exit 2
-        self.print_usage(sys.stderr)
-        self.exit(2, f"veil: error: {message}\n")
+        self.exit(2, f"veil: error: {message} (see '{self.prog} --help')\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
