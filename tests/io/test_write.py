@@ -116,3 +116,39 @@ def test_output_path_that_is_a_folder_is_named_in_the_error(tmp_path: Path) -> N
         write(pd.DataFrame({"a": [1]}), target)
     assert target.is_dir() and not any(target.iterdir())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv"]  # no temporary left
+
+
+def test_atomic_write_to_a_fifo_writes_through_it(tmp_path):
+    """A FIFO (like /dev/null or /dev/stdout on a pipe) is written, not renamed over: the old
+    code replaced the node by a regular file (as root, /dev/null for every process)."""
+    import os
+    import stat
+    import threading
+
+    from veil.io import atomic_write
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    atomic_write(fifo, lambda fh: fh.write(b"a,b\n1,2\n"))
+    reader.join(10)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode), "the FIFO was replaced by a regular file"
+    assert got == [b"a,b\n1,2\n"]
+
+
+def test_atomic_write_keeps_a_symlink_and_replaces_its_file(tmp_path):
+    import os
+
+    from veil.io import atomic_write
+
+    real = tmp_path / "data" / "release.csv"
+    real.parent.mkdir()
+    real.write_text("old\n")
+    link = tmp_path / "latest.csv"
+    link.symlink_to(real)
+    assert atomic_write(link, lambda fh: fh.write(b"new\n")) == link
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert real.read_text() == "new\n"
+    assert sorted(p.name for p in real.parent.iterdir()) == ["release.csv"]  # no temp left

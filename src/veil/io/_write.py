@@ -44,13 +44,28 @@ def atomic_write(path: str | os.PathLike[str], writer: Callable[[IO[bytes]], Non
     """Call ``writer(fh)`` on a temporary file next to ``path``, then rename it to ``path``.
 
     A reader never sees a half-written file, and a failure leaves any previous file intact.
+    A symbolic link is kept: the file it points to is replaced.  A target that exists and is
+    not a regular file (``/dev/null``, ``/dev/stdout`` on a pipe or terminal, a FIFO) is
+    written directly: renaming over it would replace the device node itself (as root,
+    ``/dev/null`` for every process), and atomicity means nothing there.
     """
-    target = Path(path)
+    given = target = Path(path)
+    if target.is_dir():  # os.replace would fail naming the temporary file, not the target
+        raise InputError(f"output path is a folder, not a file: {target}")
+    if target.exists() and not target.is_file():  # a device, FIFO or socket
+        with open(target, "wb") as fh:
+            writer(fh)
+        return given
+    if target.is_symlink():  # replace the file the link points to, keep the link
+        real = Path(os.path.realpath(target))
+        if str(real).startswith("/proc/"):  # e.g. /dev/stdout on a deleted file
+            with open(target, "wb") as fh:
+                writer(fh)
+            return given
+        target = real
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise InputError(f"output folder does not exist: {folder}")
-    if target.is_dir():  # os.replace would fail naming the temporary file, not the target
-        raise InputError(f"output path is a folder, not a file: {target}")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -63,7 +78,7 @@ def atomic_write(path: str | os.PathLike[str], writer: Callable[[IO[bytes]], Non
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    return target
+    return given
 
 
 def _json_default(o: Any) -> Any:
