@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -106,3 +107,29 @@ def test_discrete_gaussian_counts_at_a_huge_epsilon() -> None:
     pf = PrivateFrame(DF, "pid", accountant=False, random_state=1)
     plan = pf.plan(n="count", epsilon=1e300, delta=1e-6, mechanism="gaussian")
     assert plan.execute()["n"].tolist() == [3]  # no noise left to speak of
+
+
+@pytest.mark.parametrize("eps", [np.float32(0.5), np.int64(1), np.float64(0.25)])
+def test_numpy_scalar_budgets_are_accepted(eps) -> None:
+    """A budget computed with numpy (``np.float32``, ``np.int64``) was refused with "must be a
+    positive finite number, got np.float32(0.5)"; the rest of veil.dp accepts numpy reals."""
+    acc = Recorder()
+    out = (
+        PrivateFrame(DF, "pid", accountant=acc, random_state=1)
+        .groupby("g", keys=["a", "b"])
+        .count(epsilon=eps)
+    )
+    assert len(out) == 2 and acc.calls and math.isclose(acc.calls[0][0], float(eps))
+
+
+@pytest.mark.parametrize("bad", [True, np.bool_(True), "1", None])
+def test_bool_or_text_budgets_are_refused_before_charging(bad) -> None:
+    """``epsilon=True`` used to run as epsilon 1 (bool is an int); text and None are refused
+    too, and nothing is charged."""
+    acc = Recorder()
+    pf = PrivateFrame(DF, "pid", accountant=acc, random_state=1)
+    with pytest.raises(ConfigError, match="epsilon"):
+        pf.groupby("g", keys=["a", "b"]).count(epsilon=bad)
+    with pytest.raises(ConfigError, match="delta"):
+        pf.groupby("g", keys=["a", "b"]).count(epsilon=1.0, delta=True)
+    assert acc.calls == []

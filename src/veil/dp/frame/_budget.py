@@ -34,6 +34,7 @@ import numpy as np
 
 from veil.dp.frame import _noise
 from veil.dp.frame._spec import Agg
+from veil.dp.mechanisms._base import as_float
 from veil.errors import ConfigError
 
 __all__ = ["Component", "build_components", "allocate", "output_components", "halfwidths"]
@@ -154,9 +155,10 @@ def allocate(
     selection_fraction: float,
 ) -> tuple[float, float, float, float]:
     """Calibrate every component in place; return (eps_sel, delta_sel, eps_used, delta_used)."""
-    if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0):
+    epsilon, delta = as_float("epsilon", epsilon), as_float("delta", delta)  # no bool / text
+    if not (math.isfinite(epsilon) and epsilon > 0):
         raise ConfigError(f"epsilon must be a positive finite number, got {epsilon!r}")
-    if not (isinstance(delta, (int, float)) and 0 <= delta < 1):
+    if not 0 <= delta < 1:
         raise ConfigError(f"delta must lie in [0, 1), got {delta!r}")
     if mechanism not in ("laplace", "gaussian"):
         raise ConfigError(f"mechanism must be 'laplace' or 'gaussian', got {mechanism!r}")
