@@ -226,3 +226,23 @@ def test_save_is_atomic_and_leaves_no_temporary_file(tmp_path):
     assert dp.BudgetAccountant.load(path).total().epsilon == pytest.approx(0.75)
     assert not (tmp_path / "planted").exists()  # the symlink was not followed
     assert sorted(p.name for p in tmp_path.iterdir()) == ["acc.json", "acc.json.tmp"]
+
+
+def test_spend_records_in_place_without_copying_earlier_spends():
+    """``spend`` used to rebuild the list of every earlier spend on each call, so a long-lived
+    process (the default, unlimited accountant charges every DP call) slowed down with each
+    query.  It appends in place now, with the same records, also inside a parallel block."""
+    from veil.dp import BudgetAccountant
+
+    acc = BudgetAccountant()  # unlimited: check() never walks the list
+    store = acc._spent
+    for i in range(1, 2001):
+        acc.spend(1e-3 * (i % 7 + 1), 0.0)
+    assert acc._spent is store and len(acc) == 2000
+    assert acc.spent_budget[:3] == [(2e-3, 0.0), (3e-3, 0.0), (4e-3, 0.0)]
+    limited = BudgetAccountant(epsilon=1.0)
+    with limited.parallel():
+        limited.spend(0.2, 0.0)
+        limited.spend(0.5, 0.0)  # disjoint parts: only the block's maximum counts
+    limited.spend(0.1, 0.0)
+    assert limited.spent_budget == [(0.5, 0.0), (0.1, 0.0)]

@@ -256,11 +256,16 @@ class BudgetAccountant:
         eps, dlt = _check_spend(epsilon, delta)
         with self._lock:
             self.check(eps, dlt)  # checks exactly the list recorded below, under the same lock
-            spent = self._with(eps, dlt)
+            # record it as _with() does, in place (no copy of every earlier spend: a long-lived
+            # process with the default, unlimited accountant would slow down with each spend)
             ident = _owner()
-            if ident in self._parallel and self._parallel[ident] is None:
-                self._parallel[ident] = len(self._spent)  # this block's entry, appended now
-            self._spent = spent
+            i = self._parallel.get(ident)
+            if ident in self._parallel and i is not None:  # the open block's maximum
+                self._spent[i] = (max(self._spent[i][0], eps), max(self._spent[i][1], dlt))
+            else:
+                if ident in self._parallel:
+                    self._parallel[ident] = len(self._spent)  # this block's entry, appended now
+                self._spent.append((eps, dlt))
         return self
 
     def remaining(self, k: int = 1) -> Budget:
