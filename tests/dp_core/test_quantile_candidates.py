@@ -123,13 +123,18 @@ def test_public_median_of_integer_column_matches_exact_distribution():
     data = np.array([3, 4, 4, 4, 6, 9, 9, 10], dtype=np.int64)
     pmf = pf_pmf(scores(data.tolist(), 0.5, 0, 13), 0.6 / 2)
     draws = np.array(
-        [dp.tools.median(data, epsilon=0.6, bounds=(0, 12), random_state=s) for s in range(3000)]
+        [
+            dp.tools.median(data, epsilon=0.6, bounds=(0, 12), integer=True, random_state=s)
+            for s in range(3000)
+        ]
     )
     assert chi2_pvalue(draws, np.arange(0, 13), pmf) > ALPHA
     # several quantiles split epsilon: each one is drawn with eps / 2 (sorted afterwards)
     pair = np.array(
         [
-            dp.tools.quantile(data, [0.5, 0.5], epsilon=1.2, bounds=(0, 12), random_state=s)
+            dp.tools.quantile(
+                data, [0.5, 0.5], epsilon=1.2, bounds=(0, 12), integer=True, random_state=s
+            )
             for s in range(1500)
         ]
     )
@@ -260,11 +265,11 @@ def test_extreme_epsilons_are_safe():
         warnings.simplefilter("ignore", InsecureRandomWarning)  # the seeded generator
         with np.errstate(over="raise", invalid="raise", divide="raise"):
             huge = [
-                dp.tools.median(x, epsilon=1.7e308, bounds=(0, 10), random_state=s)
+                dp.tools.median(x, epsilon=1.7e308, bounds=(0, 10), integer=True, random_state=s)
                 for s in range(3)
             ]
             tiny = [
-                dp.tools.median(x, epsilon=1e-300, bounds=(0, 10), random_state=s)
+                dp.tools.median(x, epsilon=1e-300, bounds=(0, 10), integer=True, random_state=s)
                 for s in range(20)
             ]
     assert huge == [3.0, 3.0, 3.0]
@@ -286,20 +291,20 @@ def test_midrank_score_is_consistent_on_tied_data():
     )
     assert int(np.argmin(fraction_q)) != truth  # the alternative really is biased here
     big = np.arange(0, 3_000_000, 3, dtype=np.int64)
-    m = dp.tools.median(big, epsilon=1.0, bounds=(0, 3_000_000), random_state=1)
+    m = dp.tools.median(big, epsilon=1.0, bounds=(0, 3_000_000), integer=True, random_state=1)
     assert m == math.floor(m) and abs(m - np.median(big)) < 1000
-    m = dp.tools.median(np.array([0, 1, 1], dtype=np.int64), epsilon=1, bounds=(0.2, 0.8))
+    m = dp.tools.median(np.array([0, 1, 1]), epsilon=1, bounds=(0.2, 0.8), integer=True)
     assert 0.2 <= m <= 0.8
-    # booleans: candidates {0, 1}
+    # booleans declared integer: candidates {0, 1}
     flags = np.array([True] * 80 + [False] * 20)
-    assert dp.tools.median(flags, epsilon=5.0, bounds=(0, 1), random_state=2) == 1.0
+    assert dp.tools.median(flags, epsilon=5.0, bounds=(0, 1), integer=True, random_state=2) == 1.0
     # pandas nullable integers: nanmedian skips NA privately and stays on the integers
     s = pd.Series([20, 21, None, 21, 22, 21, None], dtype="Int64")
-    m = dp.tools.nanmedian(s, epsilon=50.0, bounds=(0, 100), random_state=4)
+    m = dp.tools.nanmedian(s, epsilon=50.0, bounds=(0, 100), integer=True, random_state=4)
     assert m == 21.0
     # axis: one integer median per column
     cols = np.tile(np.array([[10], [20], [30]]), (1, 200)).T.reshape(200, 3)
-    out = dp.tools.median(cols, epsilon=30.0, bounds=(0, 40), axis=0, random_state=5)
+    out = dp.tools.median(cols, epsilon=30.0, bounds=(0, 40), axis=0, integer=True, random_state=5)
     assert out.tolist() == [10.0, 20.0, 30.0]
 
 
@@ -319,7 +324,7 @@ def test_all_nan_cell_is_a_uniform_draw_not_a_constant():
         ints = np.array(
             [
                 dp.tools.nanmedian(pd.array([None, None], dtype="Int64"), epsilon=1.0,
-                                   bounds=(0, 4), random_state=s)
+                                   bounds=(0, 4), integer=True, random_state=s)
                 for s in range(500)
             ]
         )  # fmt: skip
@@ -333,7 +338,9 @@ def test_wide_integer_fallback_stays_integer_with_fractional_bounds():
     bound (clipping the floor to ``lo = 0.5`` would release 0.5 for integer input)."""
     # clamped to 0.5, the zeros leave one interval of positive width at rank 25: [0.5, 1)
     v = np.repeat(np.array([0, 1], dtype=np.int64), 25)
-    out = dp.tools.quantile(v, [0.01, 0.5], epsilon=50.0, bounds=(0.5, 2**21 + 0.5), random_state=3)
+    out = dp.tools.quantile(
+        v, [0.01, 0.5], epsilon=50.0, bounds=(0.5, 2**21 + 0.5), integer=True, random_state=3
+    )
     assert np.all(out == np.floor(out)) and np.all((out >= 1) & (out <= 2**21))
 
 

@@ -85,7 +85,9 @@ def test_public_functions_follow_the_law_and_split_epsilon(name):
 
 
 def test_integer_input_uses_the_listed_candidates():
-    """Integer dtype with candidates: the list replaces the integer range (fractional outputs)."""
+    """Integer dtype with candidates: the list is the support (fractional outputs); the dtype
+    selects nothing (``integer=True`` with a list is refused, see
+    test_quantile_declared_integer)."""
     ints = np.array([1, 2, 2, 3, 5, 5, 5, 7, 8, 8], dtype=np.int64)
     cands = np.array([0.5, 2.5, 4.5, 6.5])
     pmf = pf_pmf(scores(ints.tolist(), 0.5, cands), 1.0 / 2)

@@ -2,12 +2,13 @@
 
 Two candidate sets use this mechanism:
 
-* *integer-typed input* (integer or boolean dtype, a public property of the column, not of
-  its values): the integers ``c = ceil(L) .. floor(U)`` between the bounds;
+* *declared integer data* (``integer=True`` of the ``veil.dp.tools`` quantiles,
+  ``PrivateFrame(integer_columns=...)``; never the input's dtype, which pandas infers from the
+  values): the integers ``c = ceil(L) .. floor(U)`` between the bounds;
 * *a listed set* (``candidates=`` of the ``veil.dp.tools`` quantiles, a Veil extension in the
   style of OpenDP's ``make_quantile_score_candidates``): any sorted, duplicate-free list of
-  1 to 2^20 finite floats inside the bounds (:func:`listed_candidates`), for float or integer
-  input.
+  1 to 2^20 finite floats inside the bounds (:func:`listed_candidates`), whatever the input's
+  dtype.
 
 Either set must be chosen before looking at the data (public): the release is one of its
 members, so a set derived from the data would leak through the output's support alone.
@@ -124,7 +125,8 @@ def candidate_quantiles(
     rng: BitSource,
 ) -> np.ndarray:
     """One DP ``q``-quantile per entry of ``qs``, each with the full ``epsilon`` (the caller
-    splits the budget); ``values`` are the (NaN-free) integer-valued data.
+    splits the budget); ``values`` are the (NaN-free) data, whole numbers (the callers round
+    them; a fractional value would be floored).
 
     Returns
     -------
@@ -246,7 +248,7 @@ def _pick_each(
 
 
 def floor_to_candidates(out: np.ndarray, lo: float, hi: float) -> np.ndarray:
-    """Floor interval-mechanism releases of integer-typed input into ``ceil(lo) .. floor(hi)``.
+    """Floor interval-mechanism releases of declared integer data into ``ceil(lo) .. floor(hi)``.
 
     Post-processing for integer ranges too wide for the candidate mechanism; when no integer
     lies in ``[lo, hi]`` the releases are returned unchanged.

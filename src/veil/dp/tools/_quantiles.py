@@ -18,17 +18,28 @@ coins) and return a uniform point inside it.  Sensitivity: replacing ``a`` by ``
 ``eps / (2 Delta)`` is needed because ``u`` is not monotone (it rises on one side of the
 quantile while it falls on the other).
 
-Integer-typed input (integer or boolean dtype: a public property of the column, not of its
-values): the release is restricted to the integers between the bounds and chosen by exact
-permute-and-flip (McKenna & Sheldon 2020) on the midrank score ``|(lt(c) + le(c)) / 2 - q n|``
-(also ``Delta = 1``, ``eps / 2``; see :mod:`veil.dp.tools._quantile_candidates`), which returns
-the tied value itself on data such as ages instead of a point of a neighbouring gap.  Integer ranges wider than 2^20 candidates use
-the interval mechanism and floor its output (post-processing).
+Declared integer data (``integer=True``, a Veil extension; diffprivlib has none): the release
+is restricted to the integers between the bounds and chosen by exact permute-and-flip
+(McKenna & Sheldon 2020) on the midrank score ``|(lt(c) + le(c)) / 2 - q n|`` of the values
+rounded to the nearest integer (half to even; a per-record map, so the sensitivity below is
+unchanged; also ``Delta = 1``, ``eps / 2``; see :mod:`veil.dp.tools._quantile_candidates`),
+which returns the tied value itself on data such as ages instead of a point of a neighbouring
+gap.  Integer ranges wider than 2^20 candidates use the interval mechanism on the rounded values
+and floor its output (post-processing).
+
+The choice between the two is a privacy parameter, never read from the input.  The mechanism
+fixes the support of the release (integers, or a continuum hit at an integer with probability
+0), so a choice that followed the input's dtype would be a function of the data: pandas infers
+``int64`` for a column of whole numbers and ``float64`` as soon as one value is fractional or
+missing, and the releases on two such neighbours (one record replaced by ``30.5``, or for the
+``nan*`` functions one value switched to NaN) would be told apart with certainty -- an
+unbounded privacy loss (``tests/dp_core/test_quantile_declared_integer.py`` audits it).  The
+default is therefore the continuous mechanism whatever the dtype, as in diffprivlib.
 
 Public candidate lists (``candidates=``, a Veil extension; diffprivlib has none): the release
 is one of the listed values, chosen by the same exact permute-and-flip on the midrank score at
-``eps / 2`` (:func:`~veil.dp.tools._quantile_candidates.listed_quantiles`), for float or integer
-input -- OpenDP's ``make_quantile_score_candidates`` followed by a noisy max, with Veil's
+``eps / 2`` (:func:`~veil.dp.tools._quantile_candidates.listed_quantiles`), whatever the input's
+dtype -- OpenDP's ``make_quantile_score_candidates`` followed by a noisy max, with Veil's
 score.  Re-derivation for a listed set: the score of candidate ``c`` depends on the data only
 through ``lt(c) = #{x < c}`` and ``le(c) = #{x <= c}`` of the values clamped to the candidates'
 range (a per-record map).  Replacing one record ``a`` by ``b > a`` (``n`` public) removes it
@@ -39,7 +50,9 @@ alone, so every score ``(lt + le) / 2 - q n`` moves by ``0``, ``-1/2`` or ``-1``
 not monotone, hence ``eps / (2 Delta) = eps / 2``, the integer path's calibration.  The list
 must be public (fixed before looking at the data: its members are the possible outputs), with
 1 to 2^20 distinct finite values inside the bounds; it is validated before the accountant is
-charged.
+charged.  A list already fixes the support, so ``integer=True`` with ``candidates`` is refused
+(``ConfigError``, before any charge) rather than silently ignored or combined: list only
+integers to restrict a list to them.
 
 Several quantiles split epsilon equally; the answers are sorted to be monotone in ``q``
 (post-processing).
@@ -176,14 +189,13 @@ def _quantiles(
     accountant: Any,
     nan: bool,
     candidates: Any = None,
+    integer: Any = False,
 ) -> Any:
     eps = check_epsilon(epsilon)
+    integer_input = _check_integer(integer, name)
     qs = np.asarray(quant, dtype=np.float64)
     if qs.size == 0 or np.any(~((qs >= 0) & (qs <= 1))):
         raise ConfigError(f"{name}: quantiles must lie in [0, 1]")
-    # integer-typed input (a public property of the column, not of its values): integer
-    # candidates between the bounds (see the module notes)
-    integer_input = _is_integer_typed(array)
     arr = as_array(array, nan=nan, name=name)
     axes, out_shape = plan_axis(arr, axis)
     n_out = int(np.prod(out_shape)) if out_shape else 1
@@ -192,6 +204,11 @@ def _quantiles(
         lo_all, hi_all = parse_bounds(bounds, name, n_out)
     listed = None
     if candidates is not None:
+        if integer_input:
+            raise ConfigError(
+                f"{name}: integer=True and candidates= both fix the possible answers; give one "
+                "(to restrict a list to integers, list only integers)"
+            )
         if estimate:
             raise ConfigError(
                 f"{name}: candidates need explicit bounds=(lower, upper) that contain them, "
@@ -214,12 +231,14 @@ def _quantiles(
         else:
             lo, hi = float(lo_all[i]), float(hi_all[i])
         vals = v[~np.isnan(v)] if nan else v
+        if integer_input:  # declared whole numbers: round each value (a per-record map)
+            vals = np.rint(vals)
         # no special case for an all-NaN cell: with n = 0 every score is 0 and both mechanisms
         # draw uniformly from the bounds / candidates -- a constant here would be told apart
         # from a neighbour with one value with certainty
         e_q = e / flat_q.size
         cands = integer_candidates(lo, hi) if integer_input and listed is None else None
-        if listed is not None:  # a public list (any input dtype)
+        if listed is not None:  # a public list
             res = listed_quantiles(vals, flat_q, e_q, listed, rng)
         elif cands is not None:
             res = candidate_quantiles(vals, flat_q, e_q, cands[0], cands[1], rng)
@@ -249,15 +268,15 @@ def _quantiles(
     return np.asarray(per_q).reshape(qs.shape + np.shape(per_q[0]))
 
 
-def _is_integer_typed(array: Any) -> bool:
-    """True when the input's dtype (not its values) is integer or boolean."""
-    dtype = getattr(array, "dtype", None)
-    if dtype is None:
-        dtype = np.asarray(array).dtype
-    try:
-        return np.dtype(dtype).kind in "iub"
-    except TypeError:  # pandas extension dtypes (Int64, boolean)
-        return getattr(dtype, "kind", "") in "iub"
+def _check_integer(integer: Any, name: str) -> bool:
+    """The declared ``integer`` flag as a bool; ConfigError unless it is one (before any charge).
+
+    Only ``True`` / ``False`` (or numpy bools): a flag that selects the release's support must be
+    stated, and ``integer=1`` or ``"yes"`` is more likely a misplaced argument than a choice.
+    """
+    if isinstance(integer, (bool, np.bool_)):
+        return bool(integer)
+    raise ConfigError(f"{name}: integer must be True or False, got {integer!r}")
 
 
 def _signature_doc(name: str, arg: str) -> str:
@@ -281,8 +300,16 @@ def _signature_doc(name: str, arg: str) -> str:
         release is one of them, chosen by exact permute-and-flip (McKenna & Sheldon 2020) on
         the midrank score ``|(#{{x < c}} + #{{x <= c}}) / 2 - q n|`` at ``epsilon / 2``: one
         replaced record moves each candidate's score by at most 1 (see the module notes).
-        Default None: Smith's interval mechanism for float input, the integers between the
-        bounds for integer input.
+        Default None: Smith's interval mechanism, or the integers between the bounds with
+        ``integer=True``.  Not together with ``integer=True`` (``ConfigError``).
+    integer : bool, default False (keyword only; a Veil extension)
+        Declare the data whole numbers (ages, counts): the release is then an integer between
+        the bounds, chosen by the same permute-and-flip on the values rounded to the nearest
+        integer (ranges wider than 2**20 integers: Smith's mechanism, floored).  A public
+        choice, like the bounds: the dtype is never consulted (``False`` is continuous even for
+        an integer array, as in diffprivlib), because a dtype pandas infers from the values
+        turns to float when one value is fractional or missing, and the support of the release
+        would reveal it.
 
     Examples
     --------
@@ -293,6 +320,10 @@ def _signature_doc(name: str, arg: str) -> str:
     >>> grid = [0.0, 2.5, 5.0, 7.5, 10.0]
     >>> m = dp.tools.median([1.0, 5.0, 9.0, 4.0], epsilon=1.0, bounds=(0, 10), candidates=grid)
     >>> m in grid
+    True
+    >>> ages = [23, 35, 35, 41, 52]
+    >>> m = dp.tools.median(ages, epsilon=1.0, bounds=(0, 100), integer=True)
+    >>> float(m).is_integer()
     True
     """
 
@@ -308,6 +339,7 @@ def quantile(
     accountant: Any = None,
     *,
     candidates: Any = None,
+    integer: bool = False,
     **unused_args: Any,
 ) -> Any:
     check_unused(unused_args, quantile)
@@ -323,6 +355,7 @@ def quantile(
         accountant,
         False,
         candidates,
+        integer,
     )
 
 
@@ -337,6 +370,7 @@ def nanquantile(
     accountant: Any = None,
     *,
     candidates: Any = None,
+    integer: bool = False,
     **unused_args: Any,
 ) -> Any:
     check_unused(unused_args, nanquantile)
@@ -352,6 +386,7 @@ def nanquantile(
         accountant,
         True,
         candidates,
+        integer,
     )
 
 
@@ -373,6 +408,7 @@ def percentile(
     accountant: Any = None,
     *,
     candidates: Any = None,
+    integer: bool = False,
     **unused_args: Any,
 ) -> Any:
     check_unused(unused_args, percentile)
@@ -388,6 +424,7 @@ def percentile(
         accountant,
         False,
         candidates,
+        integer,
     )
 
 
@@ -402,6 +439,7 @@ def nanpercentile(
     accountant: Any = None,
     *,
     candidates: Any = None,
+    integer: bool = False,
     **unused_args: Any,
 ) -> Any:
     check_unused(unused_args, nanpercentile)
@@ -417,6 +455,7 @@ def nanpercentile(
         accountant,
         True,
         candidates,
+        integer,
     )
 
 
@@ -430,6 +469,7 @@ def median(
     accountant: Any = None,
     *,
     candidates: Any = None,
+    integer: bool = False,
     **unused_args: Any,
 ) -> Any:
     check_unused(unused_args, median)
@@ -445,6 +485,7 @@ def median(
         accountant,
         False,
         candidates,
+        integer,
     )
 
 
@@ -458,6 +499,7 @@ def nanmedian(
     accountant: Any = None,
     *,
     candidates: Any = None,
+    integer: bool = False,
     **unused_args: Any,
 ) -> Any:
     check_unused(unused_args, nanmedian)
@@ -473,6 +515,7 @@ def nanmedian(
         accountant,
         True,
         candidates,
+        integer,
     )
 
 
