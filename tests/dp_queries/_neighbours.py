@@ -41,12 +41,13 @@ def releases(
     max_rows: int,
     epsilon: float,
     delta: float = 0.0,
+    integer_columns: Any = None,
     **agg: Any,
 ) -> list[pd.DataFrame]:
     """``runs`` independent releases of one planned query (seeded, accountant off)."""
     pf = PrivateFrame(
         df, privacy_unit="pid", accountant=False, random_state=seed,
-        max_groups=max_groups, max_rows=max_rows,
+        max_groups=max_groups, max_rows=max_rows, integer_columns=integer_columns,
     )  # fmt: skip
     plan = pf.groupby("g", keys=keys).plan(epsilon=epsilon, delta=delta, **agg)
     return [plan.execute() for _ in range(runs)]

@@ -236,7 +236,7 @@ def test_integer_column_quantile_returns_a_valid_quantile() -> None:
     rng = np.random.default_rng(5)
     df = pd.DataFrame({"g": rng.choice(["a", "b"], 2000), "age": rng.integers(17, 91, 2000)})
     out = (
-        frame(df)
+        frame(df, integer_columns=["age"])
         .groupby("g", keys=["a", "b"])
         .agg(
             med=("age", "median", (17, 90)), p9=Agg("quantile", "age", (17, 90), 0.9), epsilon=HUGE

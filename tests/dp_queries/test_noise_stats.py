@@ -147,7 +147,7 @@ def test_integer_quantile_follows_permute_and_flip(neighbouring: str, delta: flo
     df = pd.DataFrame({"g": np.repeat(np.arange(G), 4), "x": np.tile(vals, G)})
     eps = 2.0
     if neighbouring == "add_remove":
-        pf = PrivateFrame(df, accountant=False, random_state=17)
+        pf = PrivateFrame(df, accountant=False, random_state=17, integer_columns=["x"])
         out = pf.groupby("g", keys=range(G)).agg(med=Agg("median", "x", (0, 6)), epsilon=eps)
         released = out["med"].to_numpy()
     else:  # replace is offered for ungrouped queries only: drive the grouped kernel directly

@@ -22,6 +22,7 @@ import pytest
 
 from veil.cli.main import main
 from veil.dp.frame import PrivateFrame
+from veil.errors import ConfigError
 
 from ._neighbours import certified_excess
 
@@ -108,3 +109,14 @@ def test_released_keys_do_not_reveal_a_missing_value(tmp_path: Path, capsys, key
         released.append(pd.read_parquet(out)["zone"])
     assert released[0].dtype == released[1].dtype
     assert released[0].tolist() == released[1].tolist() == ["1", "2"]
+
+
+def test_frame_default_is_continuous_whatever_the_dtype() -> None:
+    # no declaration: the dtype (int64, bool, Int64) is not consulted -- continuous releases
+    ints = np.random.default_rng(3).integers(20, 60, 81)
+    for col in (ints, ints > 40, pd.array(ints, dtype="Int64")):
+        pf = PrivateFrame(pd.DataFrame({"age": col}), accountant=False, random_state=2)
+        meds = [pf.agg(m=("age", "median", (0, 100)), epsilon=1.0)["m"].iloc[0] for _ in range(20)]
+        assert not any(float(m).is_integer() for m in meds)
+    with pytest.raises(ConfigError, match="'age'"):  # a bare string is one column, not letters
+        PrivateFrame(pd.DataFrame({"a": [1]}), accountant=False, integer_columns="age")

@@ -73,10 +73,10 @@ def test_groups_emptied_by_where_are_never_released() -> None:
 @pytest.mark.parametrize("keys", [["a", "b"], None])
 def test_accountant_charged_once_per_query(agg, keys) -> None:
     d, _ = tables()
-    d = d.assign(y=1)  # an integer column: the integer quantile path
+    d = d.assign(y=1)  # a declared integer column: the integer quantile path
     acc = Recorder()
     pf = PrivateFrame(d, privacy_unit="pid", accountant=acc, random_state=6, max_groups=2,
-                      max_rows=2)  # fmt: skip
+                      max_rows=2, integer_columns=["y"])  # fmt: skip
     pf.groupby("g", keys=keys).agg(s=agg, epsilon=0.7, delta=1e-6)
     assert acc.calls == [(0.7, 1e-6 if keys is None else 0.0)]
     func = "COUNT(*)" if agg == "count" else f"{agg[1].upper()}({agg[0]})"

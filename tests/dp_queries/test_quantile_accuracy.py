@@ -36,7 +36,7 @@ def test_rank_halfwidth_bounds_the_rank_error_at_its_level(q):
             "v": rng.binomial(hi, 0.4, n_groups * per_group),
         }
     )
-    pf = PrivateFrame(df, accountant=BudgetAccountant(), random_state=5)
+    pf = PrivateFrame(df, accountant=BudgetAccountant(), random_state=5, integer_columns=["v"])
     plan = pf.groupby("g", keys=list(range(n_groups))).plan(
         m=Agg("quantile", "v", (lo, hi), q), epsilon=0.3
     )
@@ -77,7 +77,7 @@ def test_many_groups_are_counted_in_blocks(monkeypatch):
     df = pd.DataFrame({"g": g[perm], "v": v[perm]})
 
     def release():
-        pf = PrivateFrame(df, accountant=BudgetAccountant(), random_state=3)
+        pf = PrivateFrame(df, accountant=BudgetAccountant(), random_state=3, integer_columns=["v"])
         out = pf.groupby("g", keys=list(range(n_groups))).agg(
             m=("v", "median", (0, 20)), epsilon=1e9
         )

@@ -69,11 +69,11 @@ class PrivateFrame:
         Laplace for sums) or ``"gaussian"`` (needs delta).
     integer_columns
         Columns whose quantiles select among the integers between the bounds (permute-and-flip;
-        values are rounded), a public declaration.  ``None``: the columns of integer or boolean
-        dtype.  The dtype is only public when the schema is: a type *inferred from the data*
+        values are rounded), a public declaration.  ``None`` (default): no column, every
+        quantile is continuous.  The dtype is never consulted: a type *inferred from the data*
         (``read_csv``) turns to float when one person's value is missing or fractional, and the
         release would then reveal it (an integer-valued median versus one that is almost surely
-        not) -- declare the list then, as ``veil query`` does (``--integer``).
+        not); ``veil query`` takes the list from ``--integer``.
     random_state
         ``None`` (secure generator).  A seed makes the noise reproducible and insecure (tests).
 
@@ -122,8 +122,10 @@ class PrivateFrame:
         unknown = [c for c in self.bounds if c not in df.columns]
         if unknown:  # most likely a typo: the intended column would then lack its bounds
             raise ConfigError(f"bounds for {unknown[0]!r}: no column {unknown[0]!r} in the table")
-        self.integer_columns = None if integer_columns is None else set(integer_columns)
-        unknown = [c for c in self.integer_columns or () if c not in df.columns]
+        if isinstance(integer_columns, str):  # set("age") would be {"a", "g", "e"}
+            integer_columns = [integer_columns]
+        self.integer_columns: set[str] = set(integer_columns or ())
+        unknown = [c for c in self.integer_columns if c not in df.columns]
         if unknown:
             raise ConfigError(f"integer column {unknown[0]!r} is not in the table")
         self.mechanism = mechanism
@@ -307,10 +309,8 @@ class PrivateFrame:
             )
 
     def _is_integer(self, column: str) -> bool:
-        if self.integer_columns is not None:  # declared: public, unlike an inferred dtype
-            return column in self.integer_columns
-        dtype = self._df[column].dtype
-        return pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
+        # declared only: a dtype inferred from the data would leak through the release's support
+        return column in self.integer_columns
 
     def _values(self, column: str, rows: np.ndarray | None) -> np.ndarray:
         s = self._df[column]

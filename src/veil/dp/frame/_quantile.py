@@ -12,7 +12,8 @@ tiny intervals never overflow; all groups are handled by one sort and a few redu
 
 An empty group returns a uniform draw from the bounds.
 
-Integer columns (integer or boolean dtype: schema, not data) select among the candidates
+Declared integer columns (``PrivateFrame(integer_columns=...)``, ``veil query --integer``; never
+the dtype, which pandas infers from the values) select among the candidates
 ``ceil(lo) .. floor(hi)`` instead, with the same mechanism as ``veil.dp.tools`` (see
 :mod:`veil.dp.tools._quantile_candidates`): permute-and-flip (McKenna & Sheldon, NeurIPS 2020)
 with exact coins on the midrank score ``|(#{x < c} + #{x <= c}) / 2 - q m|``, which moves by at
