@@ -221,8 +221,9 @@ def _veil_frame(age: np.ndarray, neighbouring: str = "add_remove"):
 
     bins = np.linspace(*BOUNDS, 11)
     codes = np.clip(np.digitize(age, bins[1:-1]), 0, 9)
-    df = pd.DataFrame({"age": age.astype(np.int64), "bin": codes})  # integer column
-    pf = PrivateFrame(df, accountant=False)
+    df = pd.DataFrame({"age": age.astype(np.int64), "bin": codes})
+    # declared integer (as OpenDP's median gets integer candidates): permute-and-flip
+    pf = PrivateFrame(df, accountant=False, integer_columns=["age"])
 
     def run(stat: str, eps: float) -> Any:
         if stat == "histogram":
@@ -246,8 +247,10 @@ def _veil_tools(age: np.ndarray):
     def run(stat: str, eps: float) -> Any:
         if stat == "histogram":
             return tools.histogram(age, epsilon=eps, bins=10, range=BOUNDS)[0]
+        if stat == "median":  # declared integer: OpenDP's median gets integer candidates too
+            return float(tools.median(ints, epsilon=eps, bounds=BOUNDS, integer=True))
         fn = getattr(tools, stat)
-        return float(fn(ints if stat == "median" else age, epsilon=eps, bounds=BOUNDS))
+        return float(fn(age, epsilon=eps, bounds=BOUNDS))
 
     return run
 
