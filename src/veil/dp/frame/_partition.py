@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from veil.dp._canon import canonical
 from veil.errors import ConfigError
 
 __all__ = ["encode_groups", "encode_public", "key_frame", "selection_threshold"]
@@ -125,23 +126,47 @@ def key_frame(keys: Any, by: Sequence[str]) -> pd.DataFrame:
     return frame
 
 
+_NULL = object()  # canonical stand-in for a missing key (the NULL group)
+
+
+def _canon_key(value: Any) -> Any:
+    c = canonical(value)
+    return _NULL if c is None else c
+
+
 def encode_public(
     df: pd.DataFrame, by: Sequence[str], keys: Any
 ) -> tuple[np.ndarray, pd.DataFrame]:
-    """Codes of rows into a public key list (``-1`` for rows whose key is not listed)."""
+    """Codes of rows into a public key list (``-1`` for rows whose key is not listed).
+
+    A row matches a key when their per-value canonical forms (:func:`veil.dp._canon.canonical`)
+    are equal: ``True`` matches the keys ``True``, ``'true'`` and ``1`` whether the column was
+    read as ``bool`` or, with one person's value missing, ``object``; ``30`` matches ``'30'``
+    whether the column holds numbers or text.  A row's match thus depends on its own cells
+    only, never on the dtype inferred from the other rows.  The keys are returned as given.
+    """
     frame = keys if isinstance(keys, pd.DataFrame) and list(keys.columns) == list(by) else None
     frame = key_frame(keys, by) if frame is None else frame
     codes, observed = encode_groups(df, by)
-    if len(by) == 1:
-        target = pd.Index(frame[by[0]])
-        source = pd.Index(observed[by[0]])
-    else:
-        target = pd.MultiIndex.from_frame(frame)
-        source = pd.MultiIndex.from_frame(observed)
-    try:
-        mapping = np.asarray(target.get_indexer(source), dtype=np.int64)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"keys do not match the type of the group column(s): {exc}") from None
+    target = [
+        tuple(_canon_key(v) for v in row)
+        for row in frame.loc[:, list(by)].itertuples(index=False, name=None)
+    ]
+    lookup: dict[tuple, int] = {}
+    for i, key in enumerate(target):
+        if key in lookup:
+            j = lookup[key]
+            raise ConfigError(
+                f"keys {tuple(frame.iloc[j])} and {tuple(frame.iloc[i])} denote the same value "
+                "(keys match cells by value: 1, 1.0, '1', True and 'true' are one key)"
+            )
+        lookup[key] = i
+    source = zip(*(np.asarray(observed[c], dtype=object).tolist() for c in by))
+    mapping = np.fromiter(
+        (lookup.get(tuple(_canon_key(v) for v in row), -1) for row in source),
+        dtype=np.int64,
+        count=len(observed),
+    )
     if mapping.size == 0:
         return np.full(len(df), -1, dtype=np.int64), frame
     return mapping[codes], frame

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from veil.dp import _samplers
+from veil.dp._canon import release_column
 from veil.dp.frame import _noise
 from veil.dp.frame._bounding import bound_contributions, persons_per_group
 from veil.dp.frame._budget import (
@@ -250,7 +251,10 @@ class QueryPlan:
         -------
         pandas.DataFrame
             Group columns then outputs; public keys in the given order, privately selected
-            keys sorted.  Noisy counts are integers and may be negative (unbiased).
+            keys sorted and written from their
+            values alone (:func:`veil.dp._canon.release_key`: ``30.0`` as ``30``, numpy scalars
+            as Python), so the key column's dtype follows the released keys, never the data's
+            (which one person's missing key turns from int64 to float64).  Noisy counts are integers and may be negative (unbiased).
         """
         frame = self._frame
         self._check_drawable()  # before the charge: an undrawable noise would waste the budget
@@ -281,6 +285,8 @@ class QueryPlan:
                 comp, exact, stats.get(comp.column or ""), n_groups, rng, integer
             )
         out = keyframe.reset_index(drop=True).copy()
+        if self.private_selection:  # keys from the data: their dtype must not be the data's
+            out = pd.DataFrame({c: release_column(keyframe[c]) for c in self.by})
         for name, agg in self.aggs.items():
             parts = [noisy[k] for k in output_components(agg, self.replace)]
             out[name] = finish_output(agg.func, agg.bounds, parts)

@@ -80,32 +80,7 @@ class SQLPlan:
         return out.loc[:, cols].rename(columns=rename)
 
 
-def _coerce_keys(series: pd.Series, values: Sequence[Any], column: str) -> list[Any]:
-    if not any(isinstance(v, str) for v in values):
-        return list(values)
-    dtype = series.dtype
-    if pd.api.types.is_bool_dtype(dtype):
-        out = []
-        for v in values:
-            low = str(v).strip().lower()
-            if low not in ("true", "false"):
-                raise ConfigError(f"key {v!r} of boolean column {column!r} must be true/false")
-            out.append(low == "true")
-        return out
-    if pd.api.types.is_numeric_dtype(dtype):
-        try:
-            nums = [float(v) for v in values]
-        except ValueError:
-            raise ConfigError(
-                f"keys of numeric column {column!r} must be numbers: {values}"
-            ) from None
-        if pd.api.types.is_integer_dtype(dtype) and all(x.is_integer() for x in nums):
-            return [int(x) for x in nums]
-        return nums
-    return list(values)
-
-
-def _public_keys(frame_df: pd.DataFrame, by: list[str], keys: Any) -> Any:
+def _public_keys(by: list[str], keys: Any) -> Any:
     if keys is None:
         return None
     if not isinstance(keys, Mapping):
@@ -119,7 +94,9 @@ def _public_keys(frame_df: pd.DataFrame, by: list[str], keys: Any) -> Any:
             f"keys given for some GROUP BY columns but not for {missing}: list every column's "
             "keys or none (private partition selection)"
         )
-    lists = [_coerce_keys(frame_df[c], list(keys[c]), c) for c in by]
+    # keys stay as given: they match cells by per-value canonical form (veil.dp._canon), never
+    # by the column's inferred dtype, and are released as given
+    lists = [list(keys[c]) for c in by]
     if len(by) == 1:
         return lists[0]
     return pd.DataFrame(list(itertools.product(*lists)), columns=by)
@@ -217,7 +194,7 @@ def plan_sql(
         if col not in columns:
             columns.insert(0, col)
     pf = frame.where(evaluate(query.where, df)) if query.where is not None else frame
-    public = _public_keys(df, by, keys)
+    public = _public_keys(by, keys)
     if by:
         grouped = pf.groupby(by, keys=public)
         plan = grouped.plan(

@@ -5,6 +5,16 @@ NULL (NaN/None/NA) is *unknown*, ``NOT unknown`` is unknown, ``FALSE AND unknown
 ``TRUE OR unknown`` is true, and a row is kept only when the whole condition is known to be true
 (SQL-92 semantics; pandas' ``~(x > 5)`` would wrongly keep NULL rows).
 
+Each row's result depends on that row's cells alone, never on the column's dtype (which a
+reader infers from *all* rows, so one person's missing or text cell would change it for
+everybody): cells and literals are compared through their per-value canonical form
+(:mod:`veil.dp._canon`).  Numbers compare numerically (``30``, ``30.0``, ``'30'``, ``'30.0'``
+are equal), booleans are ``1``/``0`` (``flag = 'true'``, ``flag = TRUE``, ``flag = 1`` all
+match ``True`` and the text ``'True'``), other text compares as text, and a number against a
+non-numeric text is unknown (NULL), never an error.  ``IN`` is a chain of ``=`` joined by
+``OR``.  Numeric and boolean columns take a vectorized path; others are factorized, so the
+canonical form is computed once per distinct value.
+
 Example
 -------
 >>> import pandas as pd
@@ -12,6 +22,9 @@ Example
 >>> df = pd.DataFrame({"age": [10, None, 30]})
 >>> evaluate(parse_condition("NOT age > 20"), df).tolist()
 [True, False, False]
+>>> flags = pd.DataFrame({"f": [True, False, None], "g": ["30", "x", "30.0"]})
+>>> evaluate(parse_condition("f = 'true' OR g = 30"), flags).tolist()
+[True, False, True]
 """
 
 from __future__ import annotations
@@ -19,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from veil.dp._canon import canonical, compare
 from veil.dp.sql._ast import (
     And,
     Between,
@@ -59,142 +73,154 @@ def columns_of(expr: Expr | Operand | None) -> set[str]:
     return out
 
 
-def _is_numeric(s: pd.Series) -> bool:
-    return pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype)
-
-
 def _column(df: pd.DataFrame, name: str) -> pd.Series:
     if name not in df.columns:
         raise ConfigError(f"SQL: unknown column {name!r} in WHERE")
     return df[name]
 
 
-def _coerce(series: pd.Series, value: object, name: str) -> object:
-    """Adapt a literal to the column's type, or raise a readable ConfigError."""
-    if value is None:
+_FLIP = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_NP_OPS = {
+    "=": np.equal,
+    "<>": np.not_equal,
+    "<": np.less,
+    "<=": np.less_equal,
+    ">": np.greater,
+    ">=": np.greater_equal,
+}
+
+
+def _numeric_values(s: pd.Series) -> np.ndarray | None:
+    """The column as numbers when its dtype holds numbers or booleans only (the vectorized path;
+    the same canonical values as :func:`canonical` gives cell by cell), else ``None``."""
+    dtype = s.dtype
+    if isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_object_dtype(dtype):
         return None
-    if _is_numeric(series):
-        if isinstance(value, bool):
-            return int(value)
-        if isinstance(value, str):
-            try:
-                return float(value)
-            except ValueError:
-                raise ConfigError(
-                    f"SQL: column {name!r} is numeric; cannot compare it with the text {value!r}"
-                ) from None
-        return value
-    if pd.api.types.is_bool_dtype(series.dtype):
-        if isinstance(value, str) and value.lower() in ("true", "false"):
-            return value.lower() == "true"
-        return value
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        raise ConfigError(
-            f"SQL: column {name!r} holds text; quote the value to compare it: '{value}'"
-        )
-    return value
+    if not (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)):
+        return None
+    if isinstance(dtype, np.dtype) and dtype.kind in "iu":
+        return s.to_numpy()  # exact integers
+    return s.to_numpy(dtype=np.float64, na_value=np.nan)
 
 
-def _operand(df: pd.DataFrame, op: Operand, other: Operand | None) -> tuple[object, np.ndarray]:
-    """Return (values, null mask) of an operand; literals adapt to the other side's column."""
+class _Cells:
+    """Per-column canonical values, computed once per evaluation: numbers vectorized, other
+    columns factorized so that :func:`canonical` runs once per distinct value."""
+
+    def __init__(self, df: pd.DataFrame) -> None:
+        self.df = df
+        self._cache: dict[str, tuple] = {}
+
+    def get(self, name: str) -> tuple:
+        if name not in self._cache:
+            s = _column(self.df, name)
+            nums = _numeric_values(s)
+            if nums is not None:
+                null = np.isnan(nums) if nums.dtype.kind == "f" else np.zeros(len(s), bool)
+                self._cache[name] = ("num", nums, null)
+            else:
+                codes, uniques = pd.factorize(s, use_na_sentinel=True)
+                canon = [canonical(u) for u in np.asarray(uniques, dtype=object)]
+                self._cache[name] = ("obj", np.asarray(codes, dtype=np.int64), canon)
+        return self._cache[name]
+
+    def per_row(self, name: str) -> np.ndarray:
+        """Canonical value of every row (object array; ``None`` = NULL)."""
+        kind, a, b = self.get(name)
+        if kind == "num":
+            out = np.empty(len(a), dtype=object)
+            out[:] = [canonical(v) for v in a.tolist()]
+            return out
+        table = np.empty(len(b) + 1, dtype=object)
+        table[: len(b)] = b
+        table[len(b)] = None
+        return table[a]
+
+
+def _column_vs_literal(cells: _Cells, name: str, op: str, lit: object, n: int) -> _Tri:
+    """``column op literal`` row by row, each row from its own cell's canonical value."""
+    kind, a, b = cells.get(name)
+    if lit is None:
+        return np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    if kind == "num":
+        if not isinstance(lit, (int, float)):  # a number against a text: unknown
+            return np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+        known = ~b
+        with np.errstate(invalid="ignore"):
+            value = _NP_OPS[op](a, lit)
+        return np.asarray(value, dtype=bool) & known, known
+    value_u = np.zeros(len(b) + 1, dtype=bool)  # last slot: missing cells (code -1)
+    known_u = np.zeros(len(b) + 1, dtype=bool)
+    for i, c in enumerate(b):
+        value_u[i], known_u[i] = compare(c, op, lit)
+    return value_u[a], known_u[a]
+
+
+def _tri_compare(cells: _Cells, left: Operand, op: str, right: Operand) -> _Tri:
+    df = cells.df
     n = len(df)
-    if isinstance(op, Column):
-        s = _column(df, op.name)
-        return s, s.isna().to_numpy()
-    value = op.value
-    if isinstance(other, Column):
-        value = _coerce(_column(df, other.name), value, other.name)
-    null = np.full(n, value is None)
-    return value, null
+    if isinstance(left, Literal) and isinstance(right, Column):
+        left, op, right = right, _FLIP[op], left
+    if isinstance(left, Column) and isinstance(right, Literal):
+        return _column_vs_literal(cells, left.name, op, canonical(right.value), n)
+    if isinstance(left, Literal):  # two literals
+        value, known = compare(canonical(left.value), op, canonical(right.value))
+        return np.full(n, value and known), np.full(n, known)
+    lk, la, lb = cells.get(left.name)
+    rk, ra, rb = cells.get(right.name)
+    if lk == "num" and rk == "num":
+        known = ~(lb | rb)
+        with np.errstate(invalid="ignore"):
+            value = np.asarray(_NP_OPS[op](la, ra), dtype=bool)
+        return value & known, known
+    pairs = [
+        compare(u, op, v)
+        for u, v in zip(cells.per_row(left.name).tolist(), cells.per_row(right.name).tolist())
+    ]
+    value = np.fromiter((p[0] for p in pairs), dtype=bool, count=n)
+    known = np.fromiter((p[1] for p in pairs), dtype=bool, count=n)
+    return value, known
 
 
-def _compare(left: object, op: str, right: object) -> np.ndarray:
-    if left is None or right is None:
-        return np.zeros(0, dtype=bool)
-    if op == "=":
-        res = left == right
-    elif op == "<>":
-        res = left != right
-    elif op == "<":
-        res = left < right
-    elif op == "<=":
-        res = left <= right
-    elif op == ">":
-        res = left > right
-    else:
-        res = left >= right
-    if isinstance(res, pd.Series):
-        return res.fillna(False).to_numpy(dtype=bool)
-    return np.asarray(res, dtype=bool)
+def _or(parts: list[_Tri]) -> _Tri:
+    value = np.logical_or.reduce([v for v, _ in parts])
+    all_known_false = np.logical_and.reduce([k & ~v for v, k in parts])
+    return value, value | all_known_false
 
 
-def _tri_compare(df: pd.DataFrame, left: Operand, op: str, right: Operand, what: str) -> _Tri:
-    lv, ln = _operand(df, left, right)
-    rv, rn = _operand(df, right, left)
-    known = ~(ln | rn)
-    n = len(df)
-    if not known.any():
-        return np.zeros(n, dtype=bool), known
-    try:
-        value = _compare(lv, op, rv)
-    except TypeError:
-        raise ConfigError(f"SQL: incompatible types in {what}") from None
-    if value.shape != (n,):
-        value = np.broadcast_to(value, (n,)).copy() if value.size else np.zeros(n, dtype=bool)
-    return value & known, known
-
-
-def _describe(op: Operand) -> str:
-    return op.name if isinstance(op, Column) else repr(op.value)
-
-
-def _eval(expr: Expr, df: pd.DataFrame) -> _Tri:
-    n = len(df)
+def _eval(expr: Expr, cells: _Cells) -> _Tri:
+    n = len(cells.df)
     if isinstance(expr, Literal):
         if not isinstance(expr.value, bool):
             raise ConfigError(f"SQL: the constant {expr.value!r} is not a condition")
         return np.full(n, expr.value), np.ones(n, dtype=bool)
     if isinstance(expr, Comparison):
-        what = f"{_describe(expr.left)} {expr.op} {_describe(expr.right)}"
-        return _tri_compare(df, expr.left, expr.op, expr.right, what)
+        return _tri_compare(cells, expr.left, expr.op, expr.right)
     if isinstance(expr, Between):
-        what = f"{_describe(expr.operand)} BETWEEN"
-        lo_v, lo_k = _tri_compare(df, expr.operand, ">=", expr.low, what)
-        hi_v, hi_k = _tri_compare(df, expr.operand, "<=", expr.high, what)
-        value, known = _and([(lo_v, lo_k), (hi_v, hi_k)])
+        lo = _tri_compare(cells, expr.operand, ">=", expr.low)
+        hi = _tri_compare(cells, expr.operand, "<=", expr.high)
+        value, known = _and([lo, hi])
         return (~value & known, known) if expr.negated else (value, known)
     if isinstance(expr, InList):
         if not isinstance(expr.operand, Column):
             raise ConfigError("SQL: IN needs a column on its left")
-        s = _column(df, expr.operand.name)
-        known = ~s.isna().to_numpy()
-        values = [_coerce(s, v.value, expr.operand.name) for v in expr.values]
-        has_null = any(v is None for v in values)
-        try:
-            value = s.isin([v for v in values if v is not None]).to_numpy(dtype=bool) & known
-        except TypeError:
-            raise ConfigError(f"SQL: incompatible types in {expr.operand.name} IN (...)") from None
-        if has_null:  # x IN (.., NULL) is true or unknown, never false
-            known = known & value
-        if expr.negated:
-            return ~value & known, known
-        return value, known
+        _column(cells.df, expr.operand.name)
+        # x IN (a, b) is x = a OR x = b (so x IN (.., NULL) is true or unknown, never false)
+        value, known = _or([_tri_compare(cells, expr.operand, "=", v) for v in expr.values])
+        return (~value & known, known) if expr.negated else (value, known)
     if isinstance(expr, IsNull):
         if isinstance(expr.operand, Column):
-            null = _column(df, expr.operand.name).isna().to_numpy()
+            null = _column(cells.df, expr.operand.name).isna().to_numpy()
         else:
             null = np.full(n, expr.operand.value is None)
         return (~null if expr.negated else null), np.ones(n, dtype=bool)
     if isinstance(expr, Not):
-        value, known = _eval(expr.operand, df)
+        value, known = _eval(expr.operand, cells)
         return ~value & known, known
     if isinstance(expr, And):
-        return _and([_eval(t, df) for t in expr.terms])
+        return _and([_eval(t, cells) for t in expr.terms])
     if isinstance(expr, Or):
-        parts = [_eval(t, df) for t in expr.terms]
-        value = np.logical_or.reduce([v for v, _ in parts])
-        all_known_false = np.logical_and.reduce([k & ~v for v, k in parts])
-        return value, value | all_known_false
+        return _or([_eval(t, cells) for t in expr.terms])
     raise ConfigError(f"SQL: unsupported condition {type(expr).__name__}")  # pragma: no cover
 
 
@@ -218,5 +244,5 @@ def evaluate(expr: Expr, df: pd.DataFrame) -> np.ndarray:
     -------
     numpy.ndarray of bool, shape (len(df),)
     """
-    value, known = _eval(expr, df)
+    value, known = _eval(expr, _Cells(df))
     return np.asarray(value & known, dtype=bool)

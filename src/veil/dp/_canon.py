@@ -1,0 +1,167 @@
+"""Per-value canonical forms of cells: a row's WHERE result and key match depend on its cell alone.
+
+A table read with type inference (``read_csv``) gives a column a dtype chosen from *all* its
+cells: ``True``/``False`` is ``bool`` until one person's value is missing (then ``object``),
+whole numbers are ``int64`` until one person's cell is text (then ``object`` of *strings*:
+``'30'``, not ``30``).  A filter or a key match that followed the dtype changed its result for
+every other person when one person was added, an unbounded privacy loss.  Veil therefore
+compares each cell through a canonical value computed from that cell alone:
+
+* missing (``None``, ``NaN``, ``NA``, ``NaT``) -> ``None`` (SQL NULL);
+* ``bool`` / ``numpy.bool_`` -> ``1`` or ``0``;
+* integers and integral floats -> the Python ``int``; other floats -> the ``float``;
+* text: stripped ``true`` / ``false`` (any case) -> ``1`` / ``0``; text that reads as a number
+  (``int(s)`` or ``float(s)`` without ``_``, not NaN) -> that number as above; any other text
+  stays the text (case and spaces kept);
+* anything else (timestamps, ...) stays itself.
+
+So ``True``, ``'True'``, ``'true'``, ``1``, ``1.0`` and ``'1'`` are one value, and ``30``,
+``30.0``, ``'30'`` and ``'30.0'`` another: whatever dtype the column was inferred as, the same
+cell gives the same canonical value.  Comparisons (:func:`compare`) are numeric between numbers,
+by text between texts, between timestamps as timestamps (text parsed as one), and *unknown*
+(NULL) between a number and a text -- never an error that would depend on other rows.
+
+Example
+-------
+>>> [canonical(v) for v in (True, "TRUE", 1.0, "30.0", " 7 ", "a", None, float("nan"))]
+[1, 1, 1, 30, 7, 'a', None, None]
+>>> compare(canonical("30"), "=", canonical(30.0)), compare(1, "<", "a")
+((True, True), (False, False))
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import operator
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["canonical", "compare", "release_key", "release_column"]
+
+_OPS = {
+    "=": operator.eq,
+    "<>": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
+def _is_missing(value: Any) -> bool:
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    try:
+        return bool(pd.isna(value)) if np.ndim(value) == 0 else False
+    except (TypeError, ValueError):
+        return False
+
+
+def _number(value: float) -> int | float | None:
+    if math.isnan(value):
+        return None
+    if math.isfinite(value) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _text(value: str) -> int | float | str:
+    s = value.strip()
+    low = s.lower()
+    if low in ("true", "false"):
+        return int(low == "true")
+    if s and "_" not in s:
+        try:
+            return int(s)
+        except ValueError:
+            pass
+        try:
+            num = _number(float(s))
+        except ValueError:
+            return value
+        if num is not None:
+            return num
+    return value
+
+
+def canonical(value: Any) -> Any:
+    """Canonical comparison value of one cell or literal (see the module notes)."""
+    if _is_missing(value):
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return int(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return _number(float(value))
+    if isinstance(value, str):
+        return _text(value)
+    return value
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, (_dt.datetime, _dt.date, np.datetime64)):
+        return "time"
+    return "other"
+
+
+def _as_time(value: Any) -> Any:
+    try:
+        return pd.Timestamp(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def compare(left: Any, op: str, right: Any) -> tuple[bool, bool]:
+    """``(value, known)`` of ``left op right`` for two canonical values.
+
+    NULL on either side, or a number against a text, is unknown; timestamps compare with text
+    that parses as a timestamp; other pairs compare as Python does, unknown when they cannot.
+    """
+    if left is None or right is None:
+        return False, False
+    kl, kr = _kind(left), _kind(right)
+    if kl != kr:
+        if {kl, kr} == {"time", "text"}:
+            left, right = _as_time(left), _as_time(right)
+            if left is None or right is None:
+                return False, False
+        else:
+            return False, False
+    try:
+        return bool(_OPS[op](left, right)), True
+    except TypeError:
+        return False, False
+
+
+def release_key(value: Any) -> Any:
+    """A released group key written from its value alone: missing -> ``None``, numpy scalars ->
+    Python, integral floats -> ``int`` (``30.0`` and ``30`` are one released key)."""
+    if _is_missing(value):
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        f = float(value)
+        return int(f) if math.isfinite(f) and f.is_integer() else f
+    if isinstance(value, np.str_):
+        return str(value)
+    return value
+
+
+def release_column(values: Any) -> pd.Series:
+    """Key column built from :func:`release_key` values: its dtype is what pandas infers from
+    the released keys alone (object when a missing key is released), not the data's dtype."""
+    keys = [release_key(v) for v in values]
+    if any(k is None for k in keys):
+        return pd.Series(keys, dtype=object)
+    return pd.Series(keys)
