@@ -170,3 +170,44 @@ def test_a_cell_written_as_text_compares_like_the_value(value: object) -> None:
         a = evaluate(expr, pd.DataFrame({"x": [value]}))
         b = evaluate(expr, pd.DataFrame({"x": np.array([text, "other"], dtype=object)}))
         assert a[0] == b[0], (cond, value)
+
+
+def _selected(df: pd.DataFrame, column: str) -> pd.DataFrame:
+    sql = f"SELECT {column}, COUNT(*) AS n FROM data GROUP BY {column}"
+    return _sql(df, sql, delta=1e-6)
+
+
+def test_selected_groups_do_not_follow_a_text_cell() -> None:
+    """Private selection groups and releases by value: the same people form the same groups,
+    released under the same keys, whether the column was read as numbers / booleans or -- one
+    person's text cell -- as text (as ``read_csv`` then keeps every cell)."""
+    flags = [True] * 200 + [False] * 100
+    d = pd.DataFrame({"pid": range(300), "smoker": flags})
+    text = [("true" if i % 2 else "True") if f else "False" for i, f in enumerate(flags)]
+    d2 = pd.DataFrame({"pid": range(301), "smoker": [*text, "unsure"]})
+    r1, r2 = _selected(d, "smoker"), _selected(d2, "smoker")
+    assert r1["smoker"].tolist() == r2["smoker"].tolist() == [False, True]
+    assert r1["n"].tolist() == r2["n"].tolist() == [100, 200]
+    assert r1["smoker"].dtype == r2["smoker"].dtype
+    ages = [30] * 200 + [40] * 50
+    d = pd.DataFrame({"pid": range(250), "age": ages})
+    spelled = [("30.0" if i % 2 else "30") if a == 30 else "40" for i, a in enumerate(ages)]
+    d2 = pd.DataFrame({"pid": range(251), "age": [*spelled, "unknown"]})
+    r1, r2 = _selected(d, "age"), _selected(d2, "age")
+    assert r1["age"].tolist() == r2["age"].tolist() == [30, 40]
+    assert r1["n"].tolist() == r2["n"].tolist() == [200, 50]
+    assert r1["age"].dtype == r2["age"].dtype
+
+
+def test_cli_selected_groups_do_not_follow_a_text_cell(tmp_path: Path, capsys) -> None:
+    d, d2 = tmp_path / "d.csv", tmp_path / "d2.csv"
+    rows = [f"{i},{'true' if i % 2 else 'True'}" for i in range(200)]
+    rows += [f"{i},False" for i in range(200, 300)]
+    d.write_text("pid,smoker\n" + "\n".join(rows) + "\n")
+    d2.write_text(d.read_text() + "999,unsure\n")  # read_csv now keeps every cell as text
+    assert pd.read_csv(d)["smoker"].dtype == bool and pd.read_csv(d2)["smoker"].dtype != bool
+    sql = "SELECT smoker, COUNT(*) AS n FROM data GROUP BY smoker"
+    r1 = _cli(d, tmp_path, sql, "--delta", "1e-6")
+    r2 = _cli(d2, tmp_path, sql, "--delta", "1e-6")
+    assert r1.equals(r2)
+    assert r1["smoker"].tolist() == ["False", "True"] and r1["n"].tolist() == ["100", "200"]

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["canonical", "compare", "release_key", "release_column"]
+__all__ = ["canonical", "compare", "group_key", "group_tag", "release_key", "release_column"]
 
 _OPS = {
     "=": operator.eq,
@@ -139,6 +139,30 @@ def compare(left: Any, op: str, right: Any) -> tuple[bool, bool]:
         return bool(_OPS[op](left, right)), True
     except TypeError:
         return False, False
+
+
+def group_key(value: Any) -> Any:
+    """Value a privately selected group is formed by and released as, from the cell alone.
+
+    Like :func:`canonical`, but booleans stay booleans (``True``, ``'true'``, ``'TRUE'`` are the
+    group ``True``; ``1`` and ``'1'`` the group ``1``), so a boolean column still releases
+    ``True``/``False``.  ``30``, ``30.0``, ``'30'`` and ``' 30.0'`` are the group ``30``; other
+    text is itself; missing is ``None`` (SQL's NULL group).
+    """
+    if _is_missing(value):
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return True if value else False
+    if isinstance(value, str):
+        low = value.strip().lower()
+        if low in ("true", "false"):
+            return low == "true"
+    return canonical(value)
+
+
+def group_tag(key: Any) -> Any:
+    """Hashable form of a :func:`group_key` that keeps ``True`` apart from ``1``."""
+    return (type(key) is bool, key)
 
 
 def release_key(value: Any) -> Any:

@@ -32,10 +32,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from veil.dp._canon import canonical
+from veil.dp._canon import canonical, group_key, group_tag
 from veil.errors import ConfigError
 
-__all__ = ["encode_groups", "encode_public", "key_frame", "selection_threshold"]
+__all__ = [
+    "encode_groups",
+    "encode_selected_groups",
+    "encode_public",
+    "key_frame",
+    "selection_threshold",
+]
 
 
 def _factorize(series: pd.Series) -> tuple[np.ndarray, pd.Index]:
@@ -53,14 +59,20 @@ def encode_groups(df: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, pd.D
     """
     if not by:
         return np.zeros(len(df), dtype=np.int64), pd.DataFrame(index=range(1))
-    parts = [_factorize(df[c]) for c in by]
+    return _combine([_factorize(df[c]) for c in by], by, len(df))
+
+
+def _combine(
+    parts: list[tuple[np.ndarray, pd.Index]], by: Sequence[str], n: int
+) -> tuple[np.ndarray, pd.DataFrame]:
+    """Group codes and key table from per-column ``(codes, uniques)``."""
     if len(parts) == 1:
         codes, uniques = parts[0]
         return codes, pd.DataFrame({by[0]: uniques})
     # mixed-radix codes, re-factorized whenever the next radix could overflow int64 (four
     # columns of 60,000 values do): an overflowed code merged groups and decoded to keys that
     # no row has
-    combined = np.zeros(len(df), dtype=np.int64)
+    combined = np.zeros(n, dtype=np.int64)
     size = 1
     for codes, uniques in parts:
         radix = max(len(uniques), 1)
@@ -76,6 +88,47 @@ def encode_groups(df: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, pd.D
         c: np.asarray(uniques.take(col_codes[first])) for c, (col_codes, uniques) in zip(by, parts)
     }
     return codes, pd.DataFrame(keys)
+
+
+def _canonical_codes(series: pd.Series) -> tuple[np.ndarray, list[Any]]:
+    """Row codes of a column grouped by :func:`veil.dp._canon.group_key`, and the key of each
+    code.  Numeric and boolean dtypes need no merge (distinct values have distinct keys); text
+    and object columns merge spellings of one value (``'30'`` and ``'30.0'``, ``True`` and
+    ``'true'``) with one take over the rows, only when some spellings do coincide."""
+    codes, uniques = _factorize(series)
+    keys = [group_key(v) for v in np.asarray(uniques, dtype=object).tolist()]
+    ids: dict[Any, int] = {}
+    remap = np.fromiter(
+        (ids.setdefault(group_tag(k), len(ids)) for k in keys), dtype=np.int64, count=len(keys)
+    )
+    if len(ids) == len(keys):
+        return codes, keys
+    merged: list[Any] = [None] * len(ids)
+    for k, i in zip(keys, remap.tolist()):
+        merged[i] = k
+    return remap[codes], merged
+
+
+def encode_selected_groups(df: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, pd.DataFrame]:
+    """:func:`encode_groups` for private partition selection: rows are grouped, and keys
+    released, by per-value group keys (:func:`veil.dp._canon.group_key`).
+
+    Grouping by the raw values would let one person's cell change the other people's groups:
+    ``read_csv`` parses ``True``/``true`` (or ``30``/``30.0``) to one value, but keeps them
+    apart as text once one person's cell in the column is text; and the released keys would be
+    ``'30'`` (text) or ``30`` depending on that cell.  The key columns are built by
+    the release with :func:`veil.dp._canon.release_column`, after selection, so that their dtype
+    follows the released keys alone (here they are ``object``).
+    """
+    if not by:
+        return encode_groups(df, by)
+    parts = []
+    for c in by:
+        codes, keys = _canonical_codes(df[c])
+        uniques = np.empty(len(keys), dtype=object)
+        uniques[:] = keys
+        parts.append((codes, pd.Index(uniques, dtype=object)))
+    return _combine(parts, by, len(df))
 
 
 _MAX_KEY_COMBINATIONS = 10_000_000  # rows of a {column: [values]} cross product

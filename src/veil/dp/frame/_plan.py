@@ -34,8 +34,8 @@ from veil.dp.frame._budget import (
 )
 from veil.dp.frame._compute import ColumnStats, finish_output, noisy_component, row_counts
 from veil.dp.frame._partition import (
-    encode_groups,
     encode_public,
+    encode_selected_groups,
     key_frame,
     selection_threshold,
 )
@@ -251,10 +251,11 @@ class QueryPlan:
         -------
         pandas.DataFrame
             Group columns then outputs; public keys in the given order, privately selected
-            keys sorted and written from their
-            values alone (:func:`veil.dp._canon.release_key`: ``30.0`` as ``30``, numpy scalars
-            as Python), so the key column's dtype follows the released keys, never the data's
-            (which one person's missing key turns from int64 to float64).  Noisy counts are integers and may be negative (unbiased).
+            keys sorted.  Private selection groups rows, and writes their keys, by per-value
+            group keys (:func:`veil.dp._canon.group_key`: ``30``, ``30.0`` and ``'30'`` are
+            the key ``30``; ``True`` and ``'true'`` the key ``True``), so neither the groups nor
+            the key column's dtype follow the data's dtype (which one person's missing or text
+            cell changes).  Noisy counts are integers and may be negative (unbiased).
         """
         frame = self._frame
         self._check_drawable()  # before the charge: an undrawable noise would waste the budget
@@ -285,7 +286,7 @@ class QueryPlan:
                 comp, exact, stats.get(comp.column or ""), n_groups, rng, integer
             )
         out = keyframe.reset_index(drop=True).copy()
-        if self.private_selection:  # keys from the data: their dtype must not be the data's
+        if self.private_selection:  # released keys' dtype: from the released keys alone
             out = pd.DataFrame({c: release_column(keyframe[c]) for c in self.by})
         for name, agg in self.aggs.items():
             parts = [noisy[k] for k in output_components(agg, self.replace)]
@@ -332,7 +333,7 @@ class QueryPlan:
         if self.keys is not None:
             codes, keyframe = encode_public(df, self.by, self.keys)
         else:
-            codes, keyframe = encode_groups(df, self.by)
+            codes, keyframe = encode_selected_groups(df, self.by)
         n_groups = len(keyframe)
         if rows is not None:
             codes = codes[rows]
