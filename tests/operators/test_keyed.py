@@ -136,3 +136,25 @@ def test_fake_mapping_with_a_known_seed_is_recomputable() -> None:
     other = get_operator("fake", {"kind": "name"}).apply(guesses, "name", ctx(key=b"\x09" * 32))
     wrong = dict(zip(guesses["name"], other["name"]))
     assert [wrong["Ann Lee"], wrong["Bob Ray"]] != keyed.tolist()
+
+
+def test_every_other_spelling_of_a_token_fails() -> None:
+    # base64 decoders ignore the unused low bits of the last character and characters outside
+    # the alphabet: the attacker edits a token without touching its ciphertext bytes
+    import string
+
+    values = ["a", "ab", "abc", "078-05-1120", "Ann Lee", 12345]
+    tokens = tokenize_values(values, KEY, "ssn")
+    alphabet = string.ascii_letters + string.digits + "-_"
+    edits = 0
+    for tok in tokens:
+        variants = {tok[:-1] + ch for ch in alphabet}  # every last character
+        variants |= {tok[:3] + junk + tok[3:] for junk in ("!", " ", "=", "+", "/", "\n", ".")}
+        variants |= {tok + "=", tok + "==", " " + tok, tok + "A", tok[:-1]}
+        variants.discard(tok)
+        for v in variants:
+            edits += 1
+            with pytest.raises(CryptoError, match="1 token"):
+                detokenize([v], KEY, "ssn")
+    assert edits > 6 * 70
+    assert detokenize(tokens, KEY, "ssn") == values

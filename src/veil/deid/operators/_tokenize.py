@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ from veil.errors import ConfigError, CryptoError
 __all__ = ["Tokenize", "tokenize_values", "detokenize", "detokenize_frame"]
 
 _PURPOSE = "tokenize:aes-siv-512"
+_TOKEN_BODY = re.compile(r"[A-Za-z0-9_-]*")
 
 
 def _cipher(master: bytes) -> AESSIV:
@@ -64,6 +66,21 @@ def tokenize_values(values: Any, key: bytes, context: str, prefix: str = "") -> 
     return out
 
 
+def _token_bytes(body: str) -> bytes:
+    """The bytes of a token body, which must be their canonical unpadded url-safe base64.
+
+    ``base64.urlsafe_b64decode`` ignores characters outside the alphabet and the unused low
+    bits of the last character, so many strings decode to one ciphertext: a modified token
+    would decrypt.  Only the exact encoding :func:`tokenize_values` writes is accepted.
+    """
+    if not _TOKEN_BODY.fullmatch(body):
+        raise ValueError("not a token")
+    raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+    if base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii") != body:
+        raise ValueError("not the canonical encoding of a token")
+    return raw
+
+
 def _decrypt_all(
     tokens: Any, key: bytes, context: str, prefix: str
 ) -> tuple[list[Any], np.ndarray]:
@@ -82,7 +99,7 @@ def _decrypt_all(
         if not prefix or text.startswith(prefix):
             body = text[len(prefix) :]
             try:
-                raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+                raw = _token_bytes(body)
                 value = _decode_plain(siv.decrypt(raw, ad))
             except (InvalidTag, ValueError, binascii.Error, UnicodeDecodeError):
                 value = None
