@@ -261,3 +261,22 @@ def test_shared_alias_without_a_cycle_still_loads() -> None:
 
     data, _ = load_with_lines("a: &a [1, 2]\nb: [*a, *a]\n", "p.yaml")
     assert data == {"a": [1, 2], "b": [[1, 2], [1, 2]]}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "columns:\n  a: !!python/name:os.system\n",
+        "columns:\n  a: !!python/object/apply:os.system ['echo owned']\n",
+        "columns:\n  a: {role: quasi, operator: {name: mask, char: !!python/bytes YQ==}}\n",
+        "columns:\n  a: !custom {role: quasi}\n",
+        "version: !!int zz\ncolumns:\n  a: quasi\n",
+    ],
+)
+def test_unsafe_or_bad_tags_are_one_line_policy_errors(tmp_path: Path, text: str) -> None:
+    # safe loading refuses Python tags; the refusal is one readable line naming file and line
+    with pytest.raises(PolicyError) as info:
+        Policy.from_yaml(_write(tmp_path, text))
+    msg = str(info.value)
+    assert "\n" not in msg and "<unicode string>" not in msg and "^" not in msg
+    assert msg.startswith("p.yaml, line ") and "invalid value" in msg

@@ -21,6 +21,17 @@ Path_ = tuple[Any, ...]
 MAX_NODES = 1_000_000
 
 
+#: Tags a mapping or list may carry: YAML's own (``!!map``, ``!!seq``), explicit or implied.
+_PLAIN_TAGS = frozenset({"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"})
+
+
+def _one_line(exc: Exception) -> str:
+    """A YAML or value error as one line, without PyYAML's quoted source and caret lines."""
+    problem = getattr(exc, "problem", None)
+    text = problem if isinstance(problem, str) and problem else str(exc)
+    return " ".join(text.split())
+
+
 def format_path(path: Path_) -> str:
     """``("columns", "Age", "operator", 0)`` -> ``columns.Age.operator[0]``."""
     out = ""
@@ -72,6 +83,8 @@ def load_with_lines(text: str, source: str) -> tuple[Any, dict[Path_, int]]:
                 source, lines, path, f"the policy expands to more than {MAX_NODES} YAML nodes"
             )
         if isinstance(n, (yaml.MappingNode, yaml.SequenceNode)):
+            if n.tag not in _PLAIN_TAGS:  # !!python/object/apply:..., !!set, !!omap, !custom
+                raise policy_error(source, lines, path, f"invalid value (unsupported tag {n.tag})")
             if id(n) in open_nodes:
                 raise policy_error(source, lines, path, "an alias refers to itself")
             open_nodes.add(id(n))
@@ -82,7 +95,7 @@ def load_with_lines(text: str, source: str) -> tuple[Any, dict[Path_, int]]:
         try:
             return constructor.construct_object(n, deep=True)
         except (yaml.YAMLError, ValueError) as exc:  # ValueError: e.g. an int of 5000 digits
-            raise policy_error(source, lines, path, f"invalid value ({exc})") from None
+            raise policy_error(source, lines, path, f"invalid value ({_one_line(exc)})") from None
 
     def build_collection(n: yaml.Node, path: Path_) -> Any:
         if isinstance(n, yaml.SequenceNode):
