@@ -98,3 +98,15 @@ def test_key_decoding_refuses_placeholders_and_is_stable(tmp_path) -> None:
     f = tmp_path / "bin.key"
     f.write_bytes(raw)
     assert key_loader(file=f)() == raw.strip()
+
+
+@pytest.mark.parametrize("name", sorted(n for n, (_, col) in CONFIGS.items() if col is not None))
+def test_duplicate_column_name_is_an_input_error(name: str) -> None:
+    # df[col] of a duplicated name is a DataFrame: a bare pandas TypeError/AttributeError before
+    from veil.errors import InputError
+
+    params, column = CONFIGS[name]
+    df = people()
+    df = pd.concat([df, df[[column]]], axis=1)
+    with pytest.raises(InputError, match=f"several columns named '{column}'"):
+        get_operator(name, params).apply(df, column, ctx())

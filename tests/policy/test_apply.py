@@ -108,6 +108,16 @@ def test_bad_arguments() -> None:
         apply(pd.DataFrame({"a": [1]}), 42)  # type: ignore[arg-type]
 
 
+def test_duplicate_column_names_are_an_input_error() -> None:
+    df = pd.DataFrame([[1, 2, 3, 4]], columns=["a", "b", "a", "b"])
+    for policy in (
+        {"columns": {"a": {"role": "identifier", "operator": "mask"}, "b": "quasi"}},
+        {"default_role": "quasi", "columns": {}},
+    ):
+        with pytest.raises(InputError, match=r"duplicate column names \('a', 'b'\)"):
+            apply(df, policy)
+
+
 def test_engine_absent_means_verify(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 

@@ -144,6 +144,9 @@ def apply(
         raise InputError(f"apply expects a pandas DataFrame, got {type(df).__name__}")
     if df.shape[0] == 0 or df.shape[1] == 0:
         raise InputError("the table is empty")
+    if not df.columns.is_unique:  # df[name] would be a frame: operators and the report break
+        dups = ", ".join(map(repr, dict.fromkeys(df.columns[df.columns.duplicated()])))
+        raise InputError(f"the table has duplicate column names ({dups}); rename them first")
     pol = _as_policy(policy)
     pol.check_columns(df)
     steps = [(c, op) for c, s in pol.columns.items() for op in s.operators]

@@ -47,6 +47,10 @@ def check_column(df: pd.DataFrame, column: str | None, op: str) -> str:
     if column not in df.columns:
         cols = ", ".join(map(str, list(df.columns)[:10]))
         raise InputError(f"operator {op!r}: no column {column!r} in the table (columns: {cols})")
+    if not df.columns.is_unique and int((df.columns == column).sum()) > 1:
+        raise InputError(
+            f"operator {op!r}: the table has several columns named {column!r}; rename them first"
+        )
     return column
 
 
