@@ -211,3 +211,14 @@ def test_cli_selected_groups_do_not_follow_a_text_cell(tmp_path: Path, capsys) -
     r2 = _cli(d2, tmp_path, sql, "--delta", "1e-6")
     assert r1.equals(r2)
     assert r1["smoker"].tolist() == ["False", "True"] and r1["n"].tolist() == ["100", "200"]
+
+
+def test_selected_group_of_a_row_does_not_depend_on_row_order() -> None:
+    """``True`` and ``1`` are equal to Python (one factorization code); their groups must not
+    be labelled by whichever comes first."""
+    a = pd.DataFrame({"pid": range(400), "k": [True] * 200 + [1] * 200}, dtype=object)
+    b = a.iloc[::-1].reset_index(drop=True)
+    for df in (a, b):
+        r = _selected(df, "k")
+        assert sorted(map(repr, r["k"].tolist())) == ["1", "True"]
+        assert r["n"].tolist() == [200, 200]

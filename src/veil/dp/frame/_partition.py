@@ -96,7 +96,10 @@ def _canonical_codes(series: pd.Series) -> tuple[np.ndarray, list[Any]]:
     and object columns merge spellings of one value (``'30'`` and ``'30.0'``, ``True`` and
     ``'true'``) with one take over the rows, only when some spellings do coincide."""
     codes, uniques = _factorize(series)
-    keys = [group_key(v) for v in np.asarray(uniques, dtype=object).tolist()]
+    values = np.asarray(uniques, dtype=object).tolist()
+    if series.dtype == object and any(_bool_like(v) for v in values):
+        codes, values = _split_booleans(series, codes)
+    keys = [group_key(v) for v in values]
     ids: dict[Any, int] = {}
     remap = np.fromiter(
         (ids.setdefault(group_tag(k), len(ids)) for k in keys), dtype=np.int64, count=len(keys)
@@ -107,6 +110,24 @@ def _canonical_codes(series: pd.Series) -> tuple[np.ndarray, list[Any]]:
     for k, i in zip(keys, remap.tolist()):
         merged[i] = k
     return remap[codes], merged
+
+
+def _bool_like(value: Any) -> bool:
+    """Whether ``value`` may stand for a boolean in a factorization (``True == 1``)."""
+    return isinstance(value, (bool, np.bool_, int, float, np.number)) and value in (0, 1)
+
+
+def _split_booleans(series: pd.Series, codes: np.ndarray) -> tuple[np.ndarray, list[Any]]:
+    """Factorization keeps ``True`` and ``1`` (``False`` and ``0``) together (equal in Python)
+    and labels the pair by whichever row comes first; group keys keep them apart, so a row's
+    group must not depend on the other rows' order: split each code by "is a boolean"."""
+    is_bool = np.fromiter(
+        (isinstance(v, (bool, np.bool_)) for v in series.tolist()), dtype=np.int64, count=len(codes)
+    )
+    split, _ = _factorize(pd.Series(codes * 2 + is_bool))
+    first = np.empty(int(split.max()) + 1 if split.size else 0, dtype=np.int64)
+    first[split[::-1]] = np.arange(split.size - 1, -1, -1, dtype=np.int64)  # a row per code
+    return split, series.iloc[first].tolist()
 
 
 def encode_selected_groups(df: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, pd.DataFrame]:
