@@ -158,3 +158,28 @@ def test_every_other_spelling_of_a_token_fails() -> None:
                 detokenize([v], KEY, "ssn")
     assert edits > 6 * 70
     assert detokenize(tokens, KEY, "ssn") == values
+
+
+@pytest.mark.parametrize("normalize", ["strip", "lower"])
+def test_normalized_pseudonyms_join_canonically_equivalent_text(normalize: str) -> None:
+    # one name typed on two systems: precomposed (NFC) and decomposed (NFD, macOS file names)
+    import unicodedata
+
+    names = ["José Ñúñez", "Zoë Brontë", "한국", "Ångström"]
+    nfc = [unicodedata.normalize("NFC", n) for n in names]
+    nfd = [unicodedata.normalize("NFD", n) for n in names]
+    assert all(a != b for a, b in zip(nfc, nfd))
+    df = pd.DataFrame({"name": nfc + [" " + n for n in nfd]})
+    op = get_operator("pseudonymize", {"normalize": normalize})
+    out = op.apply(df, "name", ctx())["name"].tolist()
+    assert out[:4] == out[4:] and len(set(out[:4])) == 4
+    # already-NFC text keeps its pseudonym (earlier releases still join)
+    plain = [n.strip().lower() if normalize == "lower" else n.strip() for n in nfc]
+    assert out[:4] == pseudonyms(plain, KEY)
+
+
+def test_unnormalized_pseudonyms_hash_the_exact_text() -> None:
+    import unicodedata
+
+    nfc, nfd = (unicodedata.normalize(f, "José") for f in ("NFC", "NFD"))
+    assert pseudonyms([nfc], KEY) != pseudonyms([nfd], KEY)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import unicodedata
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,9 @@ _MAX_LEN = {"hex": 64, "base32": 52}
 
 
 def _normalize(text: str, how: str) -> str:
+    # canonically equivalent texts (precomposed "é" vs "e" + combining accent, as macOS file
+    # names and some keyboards write it) are one value: NFC first, which leaves NFC text as is
+    text = unicodedata.normalize("NFC", text) if how != "none" else text
     if how == "strip":
         return text.strip()
     if how == "lower":
@@ -119,8 +123,10 @@ class Pseudonymize(Operator):
     scope
         Domain-separation label: different scopes give unrelated pseudonyms for the same value.
     normalize
-        ``"none"`` (default), ``"strip"`` (trim spaces) or ``"lower"`` (trim and lower-case)
-        before hashing, so ``" Ann@X.org"`` and ``"ann@x.org"`` can share a pseudonym.
+        ``"none"`` (default: the exact text), ``"strip"`` (Unicode NFC, then trim spaces) or
+        ``"lower"`` (NFC, trim and lower-case) before hashing, so ``" Ann@X.org"`` and
+        ``"ann@x.org"`` can share a pseudonym, and so can a name typed precomposed (NFC) and
+        decomposed (NFD).
 
     Examples
     --------
