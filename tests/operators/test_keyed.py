@@ -183,3 +183,24 @@ def test_unnormalized_pseudonyms_hash_the_exact_text() -> None:
 
     nfc, nfd = (unicodedata.normalize(f, "José") for f in ("NFC", "NFD"))
     assert pseudonyms([nfc], KEY) != pseudonyms([nfd], KEY)
+
+
+def test_documented_linkability_across_columns_and_releases() -> None:
+    # docs/operators.md "Which values can be linked": pinned so the table cannot drift
+    df = pd.DataFrame({"mother_id": ["M1", "M2"], "child_id": ["M2", "C9"]})
+
+    def run(op: str, params: dict, frame: pd.DataFrame) -> pd.DataFrame:
+        for col in frame.columns:
+            frame = get_operator(op, params.get(col, {})).apply(frame, col, ctx())
+        return frame
+
+    same = run("pseudonymize", {}, df)
+    assert same["mother_id"].iloc[1] == same["child_id"].iloc[0]  # linkable by default
+    scoped = run("pseudonymize", {"mother_id": {"scope": "m"}, "child_id": {"scope": "c"}}, df)
+    assert not set(scoped["mother_id"]) & set(scoped["child_id"])
+    tok = run("tokenize", {}, df)
+    assert not set(tok["mother_id"]) & set(tok["child_id"])
+    assert run("tokenize", {}, df).equals(tok)  # a second release: same tokens
+    # token length follows the UTF-8 byte length exactly
+    lengths = [len(t) for t in tokenize_values([9, 10, 99999, 100000, "é", "e"], KEY, "x")]
+    assert lengths[0] < lengths[1] < lengths[2] < lengths[3] and lengths[4] > lengths[5]

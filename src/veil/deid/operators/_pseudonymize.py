@@ -122,6 +122,9 @@ class Pseudonymize(Operator):
         Text put before each pseudonym (e.g. ``"P-"``).
     scope
         Domain-separation label: different scopes give unrelated pseudonyms for the same value.
+        The column name is not an input: with one key and scope, a value gets the same
+        pseudonym in every column and release (linkable); give columns that must not be
+        linked their own scope.
     normalize
         ``"none"`` (default: the exact text), ``"strip"`` (Unicode NFC, then trim spaces) or
         ``"lower"`` (NFC, trim and lower-case) before hashing, so ``" Ann@X.org"`` and

@@ -195,7 +195,8 @@ class Tokenize(Operator):
     (a modified token fails to decrypt).  The column name is the associated data, so a token
     moved to another column does not decrypt.  The 512-bit AES-SIV key is derived from
     ``ctx.secret()`` with HKDF.  The key holder reverses it with :func:`detokenize_frame` or
-    ``veil reidentify``.  Tokens reveal the approximate length of the value.
+    ``veil reidentify``.  Tokens reveal the exact length of the value's text in UTF-8 bytes
+    (a number's count of digits).
 
     Parameters
     ----------
