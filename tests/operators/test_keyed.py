@@ -204,3 +204,36 @@ def test_documented_linkability_across_columns_and_releases() -> None:
     # token length follows the UTF-8 byte length exactly
     lengths = [len(t) for t in tokenize_values([9, 10, 99999, 100000, "é", "e"], KEY, "x")]
     assert lengths[0] < lengths[1] < lengths[2] < lengths[3] and lengths[4] > lengths[5]
+
+
+def test_padded_tokens_hide_the_length_and_round_trip() -> None:
+    values = ["", "a", "Ann Lee", "x" * 29, 7, 10**12, -3.25, "é" * 14]
+    tokens = tokenize_values(values, KEY, "c", pad=32)
+    assert len({len(t) for t in tokens}) == 1  # every value fits in one 32-byte block
+    assert detokenize(tokens, KEY, "c") == values
+    longer = tokenize_values(["x" * 30, "x" * 61], KEY, "c", pad=32)
+    assert len(longer[0]) > len(tokens[0]) and len(longer[0]) == len(longer[1])
+    # the operator: same value -> same token, unpadded tokens still decrypt
+    df = pd.DataFrame({"inc": [9, 10, 99999, 100000, 9]})
+    out = get_operator("tokenize", {"pad": 16}).apply(df, "inc", ctx())["inc"]
+    assert out.str.len().nunique() == 1 and out.iloc[0] == out.iloc[4]
+    assert detokenize_frame(out.to_frame(), ["inc"], KEY)["inc"].tolist() == df["inc"].tolist()
+    assert detokenize(tokenize_values([9], KEY, "inc"), KEY, "inc") == [9]
+
+
+@pytest.mark.parametrize("plain", [b"p", b"ps7", b"ps7\x80\x01", b"pp\x80\x80", b"pq7\x80\x00"])
+def test_malformed_padding_inside_a_valid_ciphertext_is_a_bad_token(plain: bytes) -> None:
+    import base64
+
+    from veil.deid.operators._tokenize import _cipher
+
+    ct = _cipher(KEY).encrypt(plain, [b"c"])
+    token = base64.urlsafe_b64encode(ct).rstrip(b"=").decode()
+    with pytest.raises(CryptoError, match="1 token"):
+        detokenize([token], KEY, "c")
+
+
+@pytest.mark.parametrize("pad", [-1, 1.5, True, 5000, "16"])
+def test_bad_pad_is_a_config_error(pad: object) -> None:
+    with pytest.raises(ConfigError, match="pad"):
+        get_operator("tokenize", {"pad": pad})

@@ -13,7 +13,13 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESSIV
 
 from veil.deid.operators._base import Operator, OperatorContext, register
-from veil.deid.operators._util import check_column, derive_key, map_uniques, replace_column
+from veil.deid.operators._util import (
+    check_column,
+    derive_key,
+    map_uniques,
+    replace_column,
+    require_int,
+)
 from veil.errors import ConfigError, CryptoError
 
 __all__ = ["Tokenize", "tokenize_values", "detokenize", "detokenize_frame"]
@@ -39,7 +45,18 @@ def _encode_plain(value: Any) -> bytes:
     return b"s" + str(value).encode("utf-8")
 
 
+def _pad(plain: bytes, block: int) -> bytes:
+    """``p`` + plaintext + 0x80 + zeros up to a multiple of ``block`` (ISO/IEC 7816-4)."""
+    data = b"p" + plain + b"\x80"
+    return data + b"\x00" * (-len(data) % block)
+
+
 def _decode_plain(data: bytes) -> Any:
+    if data[:1] == b"p":  # padded: strip the padding, then the inner plaintext
+        inner = data[1:].rstrip(b"\x00")
+        if not inner.endswith(b"\x80") or inner[:1] not in (b"i", b"f", b"s"):
+            raise ValueError("bad padding")
+        data = inner[:-1]
     tag, body = data[:1], data[1:].decode("utf-8")
     if tag == b"i":
         return int(body)
@@ -48,8 +65,13 @@ def _decode_plain(data: bytes) -> Any:
     return body
 
 
-def tokenize_values(values: Any, key: bytes, context: str, prefix: str = "") -> list[str]:
+def tokenize_values(
+    values: Any, key: bytes, context: str, prefix: str = "", pad: int = 0
+) -> list[str]:
     """Encrypt ``values`` to url-safe tokens bound to ``context`` (the column name).
+
+    With ``pad`` > 0 the plaintext is padded to a multiple of ``pad`` bytes, so tokens show
+    the value's length only to within ``pad`` bytes (default 0: the exact length shows).
 
     Examples
     --------
@@ -61,7 +83,8 @@ def tokenize_values(values: Any, key: bytes, context: str, prefix: str = "") -> 
     ad = [context.encode("utf-8")]
     out = []
     for v in values:
-        ct = siv.encrypt(_encode_plain(v), ad)
+        plain = _encode_plain(v)
+        ct = siv.encrypt(_pad(plain, pad) if pad else plain, ad)
         out.append(prefix + base64.urlsafe_b64encode(ct).rstrip(b"=").decode("ascii"))
     return out
 
@@ -202,6 +225,10 @@ class Tokenize(Operator):
     ----------
     prefix
         Text put before each token (e.g. ``"tok_"``).
+    pad
+        Pad each plaintext to a multiple of this many bytes (ISO/IEC 7816-4 padding inside the
+        ciphertext), so tokens of values up to ``pad - 3`` bytes all have one length; default
+        0 (no padding: the exact length shows).  Decryption needs no setting.
     context
         Associated data binding the tokens; default the column name.
 
@@ -218,9 +245,12 @@ class Tokenize(Operator):
 
     name = "tokenize"
 
-    def __init__(self, prefix: str = "", context: str | None = None) -> None:
+    def __init__(self, prefix: str = "", context: str | None = None, pad: int = 0) -> None:
         if not isinstance(prefix, str) or (context is not None and not isinstance(context, str)):
             raise ConfigError("operator 'tokenize': prefix and context must be text")
+        self.pad = require_int(self.name, "pad", pad)
+        if self.pad > 4096:
+            raise ConfigError(f"operator 'tokenize': pad must be at most 4096 bytes, got {pad}")
         self.prefix = prefix
         self.context = context
 
@@ -228,14 +258,16 @@ class Tokenize(Operator):
         col = check_column(df, column, self.name)
         key = ctx.secret()
         context = self.context if self.context is not None else str(col)
-        new = map_uniques(df[col], lambda u: tokenize_values(u, key, context, self.prefix))
+        new = map_uniques(
+            df[col], lambda u: tokenize_values(u, key, context, self.prefix, self.pad)
+        )
         return replace_column(df, col, new)
 
     def describe(self) -> str:
         return "replaced by reversible tokens (AES-SIV, key holder can re-identify)"
 
     def params(self) -> dict[str, Any]:
-        p: dict[str, Any] = {"prefix": self.prefix, "algorithm": "AES-SIV-512"}
+        p: dict[str, Any] = {"prefix": self.prefix, "algorithm": "AES-SIV-512", "pad": self.pad}
         if self.context is not None:
             p["context"] = self.context
         return p
