@@ -133,7 +133,11 @@ def _read(args: argparse.Namespace) -> Any:
             return pd.read_csv(args.input, sep=opts.get("delimiter"), engine="python")
         except (OSError, ValueError) as exc:
             raise InputError(f"cannot read {args.input}: {exc}") from None
-    return read(args.input, **opts)
+    # parse_dates=False: the reader's date detection picks one format (day- or month-first, or
+    # none) from *all* the column's cells, so one person's cell (13/01/2020, 01/13/2020 or
+    # 'unknown') changed every other person's date (WHERE counts 100 vs 0, released keys);
+    # dates stay text, compared cell by cell (veil.dp._canon)
+    return read(args.input, parse_dates=False, **opts)
 
 
 def _check_limits(args: argparse.Namespace) -> None:

@@ -1,0 +1,53 @@
+"""``veil query`` must not let one person's cell change how the *other* rows are read.
+
+The table reader infers a column's type from all its cells.  Anything inferred that the
+per-value canonical rule (:mod:`veil.dp._canon`) cannot undo is a privacy leak: one added
+person changes every other person's rows, and the release tells the neighbours apart with
+certainty.  Each test builds neighbouring files (one person added) and requires the same
+release at a huge epsilon (noise ~1e-3, so counts are exact after rounding).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from veil.cli.main import main
+
+EPS = 1e4
+
+
+def _cli(path: Path, tmp_path: Path, sql: str, *extra: str) -> pd.DataFrame:
+    out = tmp_path / "o.csv"
+    rc = main(
+        ["query", str(path), sql, "--epsilon", str(EPS), "--seed", "3", "--out", str(out), *extra]
+    )
+    assert rc == 0
+    return pd.read_csv(out, dtype=str, keep_default_na=False)
+
+
+def _neighbours(tmp_path: Path, rows: list[str], extras: list[str]) -> list[Path]:
+    paths = []
+    for i, extra in enumerate([None, *extras]):
+        p = tmp_path / f"d{i}.csv"
+        p.write_text("\n".join(["d", *rows, *([extra] if extra is not None else [])]) + "\n")
+        paths.append(p)
+    return paths
+
+
+def test_date_cells_are_not_read_by_a_format_inferred_from_other_rows(
+    tmp_path: Path, capsys
+) -> None:
+    # 03/04/2020 is 3 April day-first and 4 March month-first: which format the reader detects
+    # depends on the other cells (13/01/2020 forces day-first, 01/13/2020 month-first, a text
+    # cell no dates at all)
+    rows = ["03/04/2020"] * 100 + ["05/06/2021"] * 100
+    paths = _neighbours(tmp_path, rows, ["13/01/2020", "01/13/2020", "unknown"])
+    where = "SELECT COUNT(*) AS n FROM data WHERE d >= '2020-04-01' AND d < '2020-05-01'"
+    counts = [_cli(p, tmp_path, where)["n"].tolist() for p in paths]
+    assert counts[0] == counts[1] == counts[2] == counts[3], counts
+    grouped = "SELECT d, COUNT(*) AS n FROM data GROUP BY d"
+    outs = [_cli(p, tmp_path, grouped, "--delta", "1e-6") for p in paths]
+    kept = [o.loc[o["n"].astype(float) > 50, "d"].tolist() for o in outs]
+    assert kept[0] == kept[1] == kept[2] == kept[3], kept
