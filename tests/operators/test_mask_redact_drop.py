@@ -78,3 +78,42 @@ def test_mask_bad_params(params: dict) -> None:
 def test_redact_bad_value() -> None:
     with pytest.raises(ConfigError):
         get_operator("redact", {"value": ["x"]})
+
+
+def test_partial_mask_that_leaves_records_unique_is_reported() -> None:
+    # the attack: a card issuer (or anyone who knows a victim's card) matches released masks
+    # against the originals; every record whose mask is unique in the column is re-identified
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    cards = [f"4{rng.integers(10**14, 10**15)}" for _ in range(200)]
+    cards += cards[:20]  # 20 people appear twice
+    df = pd.DataFrame({"card": cards})
+    c = ctx()
+    op = get_operator("mask", {"keep_last": 4})
+    released = op.apply(df, "card", c)["card"]
+    masks_of = {card: mask_partial(card, 0, 4, "*") for card in set(cards)}
+    counts = released.value_counts()
+    linked = sum(1 for card in cards if counts[masks_of[card]] == 1)  # records singled out
+    assert linked > 100
+    assert op.stats()["unique_masked_records"] == linked
+    assert len(c.warnings) == 1 and f"{linked} of {len(cards)} record(s)" in c.warnings[0]
+    assert not any(card[-4:] in c.warnings[0] for card in cards[:50])  # counts, never values
+
+
+@pytest.mark.parametrize(
+    ("params", "values", "warned"),
+    [
+        ({"kind": "full", "length": 8}, ["Ann", "Bartholomew"], False),  # constant output
+        ({"kind": "full"}, ["Ann", "Bartholomew", "Bob"], True),  # the length singles one out
+        ({"keep_first": 1}, ["Ann", "Amy", "Bob", "Ben"], False),  # every mask shared
+        ({"kind": "phone", "keep_last": 2}, ["0712 345 678", "0700 000 078", None], False),
+        ({"kind": "email"}, ["ann@x.org", "bob@y.org"], True),
+    ],
+)
+def test_unique_mask_warning_only_when_a_record_stands_out(
+    params: dict, values: list, warned: bool
+) -> None:
+    c = ctx()
+    get_operator("mask", params).apply(pd.DataFrame({"v": values}), "v", c)
+    assert bool(c.warnings) is warned

@@ -12,7 +12,7 @@ from veil.deid.operators._base import Operator, OperatorContext, register
 from veil.deid.operators._util import (
     canonical_str,
     check_column,
-    map_uniques,
+    from_codes,
     replace_column,
     require_choice,
     require_int,
@@ -195,7 +195,29 @@ class Mask(Operator):
 
     def apply(self, df: pd.DataFrame, column: str | None, ctx: OperatorContext) -> pd.DataFrame:
         col = check_column(df, column, self.name)
-        return replace_column(df, col, map_uniques(df[col], self.mask_values))
+        s = df[col]
+        codes, uniques = pd.factorize(s, use_na_sentinel=True)
+        uvals = np.asarray(uniques, dtype=object)
+        masked = self.mask_values(uvals) if len(uvals) else []
+        self._stats = {}
+        if self.kind != "full" or self.length is None:  # the output still carries information
+            # records whose masked value no other record shares: the kept characters, length
+            # and format single them out for anyone holding the original values
+            mcodes = pd.factorize(np.asarray(masked, dtype=object))[0]
+            per_row = np.bincount(mcodes[codes[codes >= 0]], minlength=len(uvals))
+            unique = int(np.count_nonzero(per_row == 1))
+            self._stats = {"unique_masked_records": unique}
+            if unique:
+                total = int(np.count_nonzero(codes >= 0))
+                ctx.warn_once(
+                    f"operator 'mask' on {str(col)!r}: {unique} of {total} record(s) keep a masked value no other record has (kept characters, length "
+                    "and format): anyone holding the original values can match them; keep fewer "
+                    "characters, use kind full with a length, or drop the column"
+                )
+        return replace_column(df, col, from_codes(masked, codes, s))
+
+    def stats(self) -> dict[str, Any]:
+        return dict(getattr(self, "_stats", {}))
 
     def describe(self) -> str:
         if self.kind == "full":
