@@ -183,7 +183,6 @@ def test_input_not_mutated_and_string_dtype(people: pd.DataFrame) -> None:
         (lambda pf: pf.groupby("county").plan(m=("age", "mean"), epsilon=1, delta=1e-6), "'age'"),
         (lambda pf: pf.groupby("county").plan(m=("nope", "sum", B), epsilon=1), "'nope'"),
         (lambda pf: pf.groupby("nope"), "'nope'"),
-        (lambda pf: pf.groupby("county").plan(m=("county", "sum", B), epsilon=1), "numeric"),
         (lambda pf: pf.groupby("county", keys=["a"]).plan(n="count", epsilon=-1), "epsilon"),
         (lambda pf: pf.groupby("county", keys=["a"]).plan(n="count", epsilon=1, delta=2), "delta"),
         (lambda pf: pf.groupby("county", keys=["a", "a"]).plan(n="count", epsilon=1), "unique"),

@@ -51,3 +51,37 @@ def test_date_cells_are_not_read_by_a_format_inferred_from_other_rows(
     outs = [_cli(p, tmp_path, grouped, "--delta", "1e-6") for p in paths]
     kept = [o.loc[o["n"].astype(float) > 50, "d"].tolist() for o in outs]
     assert kept[0] == kept[1] == kept[2] == kept[3], kept
+
+
+def test_numeric_aggregates_do_not_fail_on_one_text_cell(tmp_path: Path, capsys) -> None:
+    # one person's text cell makes the reader keep the whole column as text: SUM/AVG/MEDIAN
+    # were refused ('not numeric') on that table and released on its neighbour
+    rows = ["30"] * 100 + ["40"] * 100
+    paths = _neighbours(tmp_path, rows, ["unknown", "true"])
+    sql = "SELECT SUM(d) AS s, AVG(d) AS a, MEDIAN(d) AS m, COUNT(d) AS c FROM data"
+    outs = [_cli(p, tmp_path, sql, "--bounds", "d=0:100") for p in paths]
+    sums = [round(float(o["s"].iloc[0])) for o in outs]
+    counts = [round(float(o["c"].iloc[0])) for o in outs]
+    assert sums[0] == sums[1] == 7000 and sums[2] == 7001, sums  # 'true' reads as 1
+    assert counts == [200, 200, 201], counts  # 'unknown' is no number: missing
+
+
+def test_python_frame_values_follow_each_cell() -> None:
+    from veil.dp.frame import PrivateFrame
+
+    n = pd.DataFrame({"x": [30, 40] * 50})
+    t = pd.DataFrame({"x": ["30", "40"] * 50 + ["unknown"]})
+    for df in (n, t):
+        pf = PrivateFrame(df, accountant=False, random_state=1, bounds={"x": (0, 100)})
+        out = pf.sql("SELECT SUM(x) AS s, COUNT(x) AS c FROM data", epsilon=EPS)
+        assert round(float(out["s"].iloc[0])) == 3500 and round(float(out["c"].iloc[0])) == 100
+
+
+def test_count_of_a_text_column_alone_counts_every_cell() -> None:
+    from veil.dp.frame import PrivateFrame
+
+    df = pd.DataFrame({"sex": ["F", "M", None] * 40})
+    out = PrivateFrame(df, accountant=False, random_state=1).sql(
+        "SELECT COUNT(sex) AS c FROM data", epsilon=EPS
+    )
+    assert round(float(out["c"].iloc[0])) == 80

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from veil._checks import positive_int
+from veil.dp._canon import canonical
 from veil.dp._rng import BitSource, resolve_rng
 from veil.dp.frame._plan import QueryPlan
 from veil.dp.frame._spec import Agg, parse_agg
@@ -299,28 +300,53 @@ class PrivateFrame:
             raise ConfigError(f"column {column!r} is not in the table")
         if column == self.privacy_unit:
             raise ConfigError(f"cannot aggregate the privacy unit column {column!r}")
-        dtype = self._df[column].dtype
-        if func != "count" and not (
-            pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
-        ):
-            raise ConfigError(
-                f"column {column!r} is not numeric ({dtype}); cannot take {func}. If text marks "
-                "missing values (e.g. 'n/a'), read it as missing (CLI: --missing TEXT)"
-            )
+        # no refusal by dtype: one person's text cell turns a read_csv column of numbers into
+        # text, so refusing SUM of a text column failed on one table and released on its
+        # neighbour; non-numeric dtypes are read cell by cell instead (see _values)
 
     def _is_integer(self, column: str) -> bool:
         # declared only: a dtype inferred from the data would leak through the release's support
         return column in self.integer_columns
 
-    def _values(self, column: str, rows: np.ndarray | None) -> np.ndarray:
+    def _values(self, column: str, rows: np.ndarray | None, numeric: bool = True) -> np.ndarray:
         s = self._df[column]
         if s.dtype == np.float64:  # numpy float64: a view, no copy
             arr = s.to_numpy()
         elif pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
             arr = s.to_numpy(dtype=np.float64, na_value=np.nan)
-        else:  # COUNT(col) of a text column: only missingness matters
+        elif numeric:  # object / text / categorical / other: each cell's own number
+            arr = _cell_numbers(s)
+        else:  # COUNT(col) only: every non-missing cell counts
             arr = np.where(s.isna().to_numpy(), np.nan, 0.0)
         return arr if rows is None else arr[rows]
+
+
+def _cell_numbers(s: pd.Series) -> np.ndarray:
+    """A non-numeric column as float64, each cell from its own canonical value
+    (:func:`veil.dp._canon.canonical`): numbers and text that reads as a number (``'30'``,
+    ``' 30.0'``) are that number, booleans and ``'true'`` / ``'false'`` are 1 / 0, anything
+    else (other text, timestamps, missing) is NaN, i.e. missing.
+
+    A column of numbers is read as text once one person's cell is text (``read_csv``); reading
+    every cell by itself keeps the other persons' values, and whether the query runs at all,
+    independent of that cell.  Cached by ``(type, value)``, never by equality alone (``1`` and
+    ``True`` are equal to Python but are different cells).
+    """
+    cache: dict[tuple[type, Any], float] = {}
+    out = np.empty(len(s), dtype=np.float64)
+    for i, v in enumerate(s.array):
+        try:
+            key = (type(v), v)
+            hit = cache.get(key)
+        except TypeError:  # unhashable cell
+            key, hit = None, None
+        if hit is None:
+            c = canonical(v)
+            hit = float(c) if isinstance(c, (int, float)) else math.nan
+            if key is not None:
+                cache[key] = hit
+        out[i] = hit
+    return out
 
 
 def _check_unit_types(ids: pd.Series, name: str) -> None:

@@ -277,7 +277,10 @@ class QueryPlan:
                 exact = row_total
             else:
                 if comp.column not in stats:
-                    values = frame._values(comp.column, value_rows)
+                    numeric = any(  # COUNT(col) alone counts every non-missing cell
+                        c.column == comp.column and c.kind != "count" for c in self._comps.values()
+                    )
+                    values = frame._values(comp.column, value_rows, numeric=numeric)
                     stats[comp.column] = ColumnStats(codes, n_groups, values)
                 if comp.kind != "quantile":
                     exact = stats[comp.column].exact(comp.kind, comp.bounds)
