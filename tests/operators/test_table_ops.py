@@ -94,3 +94,32 @@ def test_pca_errors() -> None:
         get_operator("pca", {"columns": ["age", "income"]}).apply(people(), None, ctx())
     with pytest.raises(InputError, match="not numeric"):
         get_operator("pca", {"columns": ["age", "sex"]}).apply(people(), None, ctx())
+
+
+def test_pca_with_every_component_falls_to_known_records() -> None:
+    # the attack (known-plaintext, Liu, Giannella & Kargupta 2006): with all p components the
+    # scores are an affine map of the columns; an attacker who knows p + 1 records' values and
+    # their release rows (their own and friends') solves the map from the release alone, no
+    # artifact needed, and rebuilds everybody else's values
+    rng = np.random.default_rng(3)
+    n, p = 500, 3
+    x = rng.normal(size=(n, p)) @ rng.normal(size=(p, p)) + [40, 60_000, 170]
+    df = pd.DataFrame(x, columns=["age", "income", "height"])
+    c = ctx()
+    release = get_operator("pca", {"columns": list(df.columns)}).apply(df, None, c)
+    scores = release.to_numpy()
+    known = rng.choice(n, size=p + 1, replace=False)
+    design = np.column_stack([scores[known], np.ones(p + 1)])
+    coef = np.linalg.solve(design, x[known])
+    rebuilt = np.column_stack([scores, np.ones(n)]) @ coef
+    np.testing.assert_allclose(rebuilt, x, rtol=1e-6)  # every record recovered
+    assert len(c.warnings) == 1 and "all 3 components" in c.warnings[0]
+    # fewer components: the attack recovers only a projection, and the warning is the rank one
+    c2 = ctx()
+    fewer = get_operator("pca", {"columns": list(df.columns), "n_components": 1}).apply(
+        df, None, c2
+    )
+    s1 = np.column_stack([fewer.to_numpy(), np.ones(n)])
+    coef1 = np.linalg.lstsq(s1[known], x[known], rcond=None)[0]
+    assert np.abs(s1 @ coef1 - x).max() > 1
+    assert len(c2.warnings) == 1 and "all" not in c2.warnings[0]

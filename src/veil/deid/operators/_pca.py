@@ -110,6 +110,21 @@ class PCARelease(Operator):
         ctx.artifacts["pca_centering.csv"] = pd.DataFrame(
             {"column": [str(c) for c in self.columns], "mean": mean, "scale": scale}
         )
+        cols = ", ".join(map(repr, map(str, self.columns)))
+        if k == len(self.columns):
+            ctx.warn_once(
+                f"operator 'pca' kept all {k} components of {cols}: the scores are an invertible "
+                "affine map of those columns; pca_components.csv and pca_centering.csv rebuild "
+                f"them exactly, and without them anyone who knows {k + 1} records' values and "
+                "their release rows solves the map and gets every other record's values; keep "
+                "fewer components (n_components) and keep the artifacts apart from the release"
+            )
+        else:
+            ctx.warn_once(
+                f"operator 'pca': pca_components.csv and pca_centering.csv rebuild {cols} from "
+                f"the {k} released components (a rank-{k} approximation); keep them apart from "
+                "the release"
+            )
         self._last = {
             "n_components": k,
             "explained_variance_ratio": [float(r) for r in ratio[:k]],
