@@ -26,7 +26,8 @@ def decode_key(text: str | bytes, source: str) -> bytes:
     """Decode a key given as hex, base64 or raw text; require at least 16 bytes of material.
 
     ``source`` names where the key came from (an environment variable or file name) for error
-    messages; the key itself never appears in a message.
+    messages; the key itself never appears in a message.  A key repeating one byte (all zeros)
+    is refused as a placeholder; strength cannot be measured, so a guessable text key passes.
     """
     # surrounding whitespace (a newline at the end of a key file) is not part of the key; this
     # also applies to binary key files, as it always has: keys written before must keep
@@ -73,7 +74,7 @@ def key_loader(
     Examples
     --------
     >>> import os
-    >>> os.environ["DOCTEST_KEY"] = "3c9a" * 16
+    >>> os.environ["DOCTEST_KEY"] = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
     >>> load = key_loader(env="DOCTEST_KEY")
     >>> len(load())
     32
