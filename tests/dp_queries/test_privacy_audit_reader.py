@@ -85,3 +85,20 @@ def test_count_of_a_text_column_alone_counts_every_cell() -> None:
         "SELECT COUNT(sex) AS c FROM data", epsilon=EPS
     )
     assert round(float(out["c"].iloc[0])) == 80
+
+
+def test_whole_numbers_above_2_53_are_not_rounded_by_a_neighbour(tmp_path: Path, capsys) -> None:
+    # one person's missing (or fractional) value makes the reader parse the whole column as
+    # float64, which rounds every other person's 9007199254740993 to ...992: the two groups
+    # merged (150 vs 100 + 50) on the neighbouring file
+    rows = ["code,z"] + ["9007199254740993,1"] * 100 + ["9007199254740992,1"] * 50
+    paths = []
+    for i, extra in enumerate([None, ",1", "0.5,1"]):
+        p = tmp_path / f"b{i}.csv"
+        p.write_text("\n".join(rows + ([extra] if extra else [])) + "\n")
+        paths.append(p)
+    sql = "SELECT code, COUNT(*) AS n FROM data GROUP BY code"
+    outs = [_cli(p, tmp_path, sql, "--delta", "1e-6") for p in paths]
+    kept = [sorted(zip(o["code"], o["n"].astype(float).round().astype(int))) for o in outs]
+    for k in kept:
+        assert [c for c, n in k if n >= 50] == ["9007199254740992", "9007199254740993"], kept

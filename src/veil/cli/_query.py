@@ -137,7 +137,9 @@ def _read(args: argparse.Namespace) -> Any:
     # none) from *all* the column's cells, so one person's cell (13/01/2020, 01/13/2020 or
     # 'unknown') changed every other person's date (WHERE counts 100 vs 0, released keys);
     # dates stay text, compared cell by cell (veil.dp._canon)
-    return read(args.input, parse_dates=False, **opts)
+    # float_text: a column of whole numbers turns float64 (rounding those above 2^53) when one
+    # person's value is missing or fractional; as text each cell is read by itself
+    return read(args.input, parse_dates=False, float_text=True, **opts)
 
 
 def _check_limits(args: argparse.Namespace) -> None:

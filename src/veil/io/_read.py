@@ -169,6 +169,28 @@ def _text_fixups(
     return out, marker
 
 
+def _floats_as_text(
+    df: pd.DataFrame, path: Path, enc: str, fmt: Any, names: Sequence[str] | None, na: list[str]
+) -> pd.DataFrame:
+    """Float columns put back as their cells' text (missing cells stay missing).
+
+    A column of whole numbers is ``int64`` (exact) until one cell is missing or fractional;
+    then *every* cell is parsed as float64, which rounds integers above 2^53
+    (``9007199254740993`` becomes ``...992``).  For ``veil query`` that was one person changing
+    the other persons' values; as text, each cell is read by itself (``veil.dp._canon``).
+    """
+    cols = [c for c in df.columns if df[c].dtype.kind == "f"]
+    if not cols:
+        return df
+    raw = _csv(path, enc, fmt, names, na, dtype=str, usecols=cols)
+    if len(raw) != len(df):  # not expected: the same file and options
+        raise InputError(f"cannot re-read the number columns of {path.name}")
+    out = df.copy(deep=False)
+    for c in cols:
+        out[c] = raw[c].array
+    return out
+
+
 def _read_text(
     path: Path,
     head: bytes,
@@ -178,6 +200,7 @@ def _read_text(
     missing_values: Iterable[str],
     names: Sequence[str] | None,
     header: bool | None,
+    float_text: bool = False,
 ) -> tuple[pd.DataFrame, SourceFormat]:
     enc, sample = sniff_encoding(head, encoding)
     fmt = sniff_format(
@@ -208,6 +231,8 @@ def _read_text(
             raise InputError(f"cannot parse {path.name}: {msg}") from None
     assert df is not None
     df, marker = _text_fixups(df, path, enc, fmt, names, na)
+    if float_text:
+        df = _floats_as_text(df, path, enc, fmt, names, na)
     if not fmt.header and names is None:
         df.columns = [f"col_{j + 1}" for j in range(df.shape[1])]
     source = text_source(path, enc, fmt, missing=marker)
@@ -258,6 +283,7 @@ def read_table(
     columns: Sequence[str] | None = None,
     names: Sequence[str] | None = None,
     header: bool | None = None,
+    float_text: bool = False,
 ) -> tuple[pd.DataFrame, SourceFormat]:
     """Like :func:`read` but also return the :class:`SourceFormat` of the file."""
     p = Path(path)
@@ -277,6 +303,7 @@ def read_table(
             missing_values=missing_values,
             names=names,
             header=header,
+            float_text=float_text,
         )
         if columns is not None:
             unknown = [c for c in columns if c not in df.columns]
@@ -305,6 +332,7 @@ def read(
     columns: Sequence[str] | None = None,
     names: Sequence[str] | None = None,
     header: bool | None = None,
+    float_text: bool = False,
 ) -> pd.DataFrame:
     """Read a CSV, TSV or Parquet table into a DataFrame.
 
@@ -332,6 +360,11 @@ def read(
         Column names for a file without a header row.
     header
         Whether the first row is a header; sniffed when None (False when ``names`` is given).
+    float_text
+        Keep the columns pandas parses as float64 as their cells' text (delimited files only):
+        one missing or fractional cell makes pandas parse a whole column of integers as
+        float64, rounding those above 2^53.  ``veil query`` reads this way and compares each
+        cell by its own value (:mod:`veil.dp._canon`).
 
     Returns
     -------
@@ -361,5 +394,6 @@ def read(
         columns=columns,
         names=names,
         header=header,
+        float_text=float_text,
     )
     return df
