@@ -110,3 +110,14 @@ def test_duplicate_column_name_is_an_input_error(name: str) -> None:
     df = pd.concat([df, df[[column]]], axis=1)
     with pytest.raises(InputError, match=f"several columns named '{column}'"):
         get_operator(name, params).apply(df, column, ctx())
+
+
+def test_key_in_both_an_environment_variable_and_a_file_is_refused(tmp_path) -> None:
+    # the file used to be silently ignored: pseudonyms under a key the caller did not mean
+    from veil.deid._keys import key_loader
+
+    f = tmp_path / "k.key"
+    f.write_text("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08")
+    with pytest.raises(ConfigError, match="not both"):
+        key_loader(env="VEIL_KEY", file=f)
+    assert len(key_loader(file=f)()) == 32

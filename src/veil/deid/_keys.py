@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from veil.errors import KeyMissingError, KeyNotConfiguredError
+from veil.errors import ConfigError, KeyMissingError, KeyNotConfiguredError
 
 __all__ = ["DEFAULT_KEY_ENV", "MIN_KEY_BYTES", "key_loader", "decode_key"]
 
@@ -68,8 +68,8 @@ def key_loader(
     env
         Name of the environment variable holding the key (hex, ``base64:...`` or text).
     file
-        Path of a file holding the key.  Used when ``env`` is not given.
-        With neither, ``$VEIL_KEY`` is used.
+        Path of a file holding the key.  Giving both ``env`` and ``file`` is a
+        :class:`~veil.errors.ConfigError`; with neither, ``$VEIL_KEY`` is used.
 
     Examples
     --------
@@ -79,12 +79,14 @@ def key_loader(
     >>> len(load())
     32
     """
+    if env is not None and file is not None:  # one would be silently ignored
+        raise ConfigError("give the key in an environment variable or in a file, not both")
     cache: list[bytes] = []
 
     def load() -> bytes:
         if cache:
             return cache[0]
-        if file is not None and env is None:
+        if file is not None:
             path = Path(file)
             try:
                 data = path.read_bytes()
