@@ -102,3 +102,18 @@ def test_whole_numbers_above_2_53_are_not_rounded_by_a_neighbour(tmp_path: Path,
     kept = [sorted(zip(o["code"], o["n"].astype(float).round().astype(int))) for o in outs]
     for k in kept:
         assert [c for c, n in k if n >= 50] == ["9007199254740992", "9007199254740993"], kept
+
+
+def test_one_non_utf8_byte_does_not_re_decode_the_other_rows(tmp_path: Path, capsys) -> None:
+    # one person's Windows-1252 byte made the reader decode the whole file as Windows-1252:
+    # every other person's UTF-8 'Zürich' became 'ZÃ¼rich' (WHERE counted 100 vs 0)
+    rows = ("city,z\n" + "Zürich,1\n" * 100 + "Genève,1\n" * 50).encode("utf-8")
+    d0, d1 = tmp_path / "e0.csv", tmp_path / "e1.csv"
+    d0.write_bytes(rows)
+    d1.write_bytes(rows + "Sion\xe9,1\n".encode("cp1252"))
+    where = "SELECT COUNT(*) AS n FROM data WHERE city = 'Zürich'"
+    assert [_cli(p, tmp_path, where)["n"].tolist() for p in (d0, d1)] == [["100"], ["100"]]
+    grouped = "SELECT city, COUNT(*) AS n FROM data GROUP BY city"
+    outs = [_cli(p, tmp_path, grouped, "--delta", "1e-6") for p in (d0, d1)]
+    kept = [sorted(o.loc[o["n"].astype(float) > 25, "city"]) for o in outs]
+    assert kept[0] == kept[1] == ["Genève", "Zürich"], kept

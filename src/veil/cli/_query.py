@@ -139,7 +139,9 @@ def _read(args: argparse.Namespace) -> Any:
     # dates stay text, compared cell by cell (veil.dp._canon)
     # float_text: a column of whole numbers turns float64 (rounding those above 2^53) when one
     # person's value is missing or fractional; as text each cell is read by itself
-    return read(args.input, parse_dates=False, float_text=True, **opts)
+    # utf8_replace: without --encoding, one person's non-UTF-8 byte made the reader decode the
+    # whole file as Windows-1252, re-decoding every other person's text (Zürich -> ZÃ¼rich)
+    return read(args.input, parse_dates=False, float_text=True, utf8_replace=True, **opts)
 
 
 def _check_limits(args: argparse.Namespace) -> None:

@@ -12,7 +12,7 @@ import pandas as pd
 
 from veil.errors import InputError
 from veil.io._dates import detect_date_format, parse_date_column, text_format
-from veil.io._sniff import SAMPLE_BYTES, sniff_encoding, sniff_format
+from veil.io._sniff import SAMPLE_BYTES, _bom_encoding, sniff_encoding, sniff_format
 
 __all__ = ["SourceFormat", "read", "read_table"]
 
@@ -96,6 +96,7 @@ def _csv(
     fmt: Any,
     names: Sequence[str] | None,
     na: list[str],
+    errors: str = "strict",
     **extra: Any,
 ) -> pd.DataFrame:
     header: int | None = 0 if fmt.header else None
@@ -113,7 +114,7 @@ def _csv(
         na_values=na,
         keep_default_na=False,
         skip_blank_lines=True,
-        encoding_errors="strict",
+        encoding_errors=errors,
         low_memory=False,
         **kwargs,
     )
@@ -124,7 +125,13 @@ _ZERO_SAMPLE = 20000  # rows inspected for leading zeros
 
 
 def _text_fixups(
-    df: pd.DataFrame, path: Path, enc: str, fmt: Any, names: Sequence[str] | None, na: list[str]
+    df: pd.DataFrame,
+    path: Path,
+    enc: str,
+    fmt: Any,
+    names: Sequence[str] | None,
+    na: list[str],
+    errors: str = "strict",
 ) -> tuple[pd.DataFrame, str | None]:
     """Keep leading zeros as text, and find the one missing-value marker, in one re-read.
 
@@ -142,18 +149,20 @@ def _text_fixups(
     if not lookup:  # no marker to look up: a 20,000-row sample finds the padded columns
         if not numeric:
             return df, marker
-        sample = _csv(path, enc, fmt, names, na, nrows=_ZERO_SAMPLE, dtype=str, usecols=numeric)
+        sample = _csv(
+            path, enc, fmt, names, na, errors, nrows=_ZERO_SAMPLE, dtype=str, usecols=numeric
+        )
         padded = [c for c in numeric if sample[c].dropna().str.match(_LEADING_ZERO).any()]
         if not padded:
             return df, marker
-        raw = _csv(path, enc, fmt, names, [], dtype=str, usecols=padded, na_filter=False)
+        raw = _csv(path, enc, fmt, names, [], errors, dtype=str, usecols=padded, na_filter=False)
     else:
         cols = [c for c in df.columns if c in set(numeric) | set(lookup)]
-        raw = _csv(path, enc, fmt, names, [], dtype=str, usecols=cols, na_filter=False)
+        raw = _csv(path, enc, fmt, names, [], errors, dtype=str, usecols=cols, na_filter=False)
         head, kept = raw.iloc[:_ZERO_SAMPLE], df.iloc[:_ZERO_SAMPLE].notna()
         padded = [c for c in numeric if head[c][kept[c].to_numpy()].str.match(_LEADING_ZERO).any()]
     if len(raw) != len(df):  # not expected: the same file and options; read it all again
-        return _csv(path, enc, fmt, names, na, dtype={c: str for c in padded}), None
+        return _csv(path, enc, fmt, names, na, errors, dtype={c: str for c in padded}), None
     if lookup:
         seen: set[str] = set()
         for c in lookup:
@@ -170,7 +179,13 @@ def _text_fixups(
 
 
 def _floats_as_text(
-    df: pd.DataFrame, path: Path, enc: str, fmt: Any, names: Sequence[str] | None, na: list[str]
+    df: pd.DataFrame,
+    path: Path,
+    enc: str,
+    fmt: Any,
+    names: Sequence[str] | None,
+    na: list[str],
+    errors: str = "strict",
 ) -> pd.DataFrame:
     """Float columns put back as their cells' text (missing cells stay missing).
 
@@ -182,7 +197,7 @@ def _floats_as_text(
     cols = [c for c in df.columns if df[c].dtype.kind == "f"]
     if not cols:
         return df
-    raw = _csv(path, enc, fmt, names, na, dtype=str, usecols=cols)
+    raw = _csv(path, enc, fmt, names, na, errors, dtype=str, usecols=cols)
     if len(raw) != len(df):  # not expected: the same file and options
         raise InputError(f"cannot re-read the number columns of {path.name}")
     out = df.copy(deep=False)
@@ -201,8 +216,19 @@ def _read_text(
     names: Sequence[str] | None,
     header: bool | None,
     float_text: bool = False,
+    utf8_replace: bool = False,
 ) -> tuple[pd.DataFrame, SourceFormat]:
-    enc, sample = sniff_encoding(head, encoding)
+    errors = "strict"
+    if utf8_replace and encoding is None:
+        # no guess from the bytes: UTF-8 (or the BOM's encoding), each invalid byte sequence
+        # replaced by U+FFFD -- a map of each cell's own bytes (see read's utf8_replace)
+        if _bom_encoding(head) is None:
+            enc, sample = "utf-8", head.decode("utf-8", errors="replace")
+        else:
+            enc, sample = sniff_encoding(head)
+        errors = "replace"
+    else:
+        enc, sample = sniff_encoding(head, encoding)
     fmt = sniff_format(
         sample, enc, delimiter, "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
     )
@@ -210,11 +236,11 @@ def _read_text(
         use_header = bool(header) if header is not None else False
         fmt = replace(fmt, header=use_header)
     na = [str(v) for v in missing_values]
-    tries = [enc] if encoding is not None or enc != "utf-8" else ["utf-8", "cp1252"]
+    tries = [enc] if encoding is not None or enc != "utf-8" or utf8_replace else ["utf-8", "cp1252"]
     df: pd.DataFrame | None = None
     for i, attempt in enumerate(tries):
         try:
-            df = _csv(path, attempt, fmt, names, na)
+            df = _csv(path, attempt, fmt, names, na, errors)
             enc = attempt
             break
         except UnicodeDecodeError as exc:
@@ -230,9 +256,9 @@ def _read_text(
             msg = " ".join(str(exc).split())
             raise InputError(f"cannot parse {path.name}: {msg}") from None
     assert df is not None
-    df, marker = _text_fixups(df, path, enc, fmt, names, na)
+    df, marker = _text_fixups(df, path, enc, fmt, names, na, errors)
     if float_text:
-        df = _floats_as_text(df, path, enc, fmt, names, na)
+        df = _floats_as_text(df, path, enc, fmt, names, na, errors)
     if not fmt.header and names is None:
         df.columns = [f"col_{j + 1}" for j in range(df.shape[1])]
     source = text_source(path, enc, fmt, missing=marker)
@@ -284,6 +310,7 @@ def read_table(
     names: Sequence[str] | None = None,
     header: bool | None = None,
     float_text: bool = False,
+    utf8_replace: bool = False,
 ) -> tuple[pd.DataFrame, SourceFormat]:
     """Like :func:`read` but also return the :class:`SourceFormat` of the file."""
     p = Path(path)
@@ -304,6 +331,7 @@ def read_table(
             names=names,
             header=header,
             float_text=float_text,
+            utf8_replace=utf8_replace,
         )
         if columns is not None:
             unknown = [c for c in columns if c not in df.columns]
@@ -333,6 +361,7 @@ def read(
     names: Sequence[str] | None = None,
     header: bool | None = None,
     float_text: bool = False,
+    utf8_replace: bool = False,
 ) -> pd.DataFrame:
     """Read a CSV, TSV or Parquet table into a DataFrame.
 
@@ -365,6 +394,12 @@ def read(
         one missing or fractional cell makes pandas parse a whole column of integers as
         float64, rounding those above 2^53.  ``veil query`` reads this way and compares each
         cell by its own value (:mod:`veil.dp._canon`).
+    utf8_replace
+        Without an explicit ``encoding`` and a byte-order mark: decode as UTF-8 with each
+        invalid byte sequence replaced by U+FFFD, instead of guessing Windows-1252 for the
+        whole file when one byte is not UTF-8 (a guess that re-decodes every other cell:
+        ``Zürich`` became ``ZÃ¼rich`` because of one person's byte).  ``veil query`` reads
+        this way; give ``encoding`` for a Windows-1252 file.
 
     Returns
     -------
@@ -395,5 +430,6 @@ def read(
         names=names,
         header=header,
         float_text=float_text,
+        utf8_replace=utf8_replace,
     )
     return df
