@@ -179,3 +179,18 @@ def test_a_configured_key_that_cannot_be_used_is_an_error_not_a_seed_fallback(
     keyed, report = apply(df, policy, key_file=good)
     assert keyed["name"].tolist() != release["name"].tolist()
     assert not any("recompute" in w for w in report["warnings"])
+
+
+def test_fakes_are_not_join_keys_as_documented() -> None:
+    # docs/operators.md "Fakes are not join keys": pinned with the figures quoted there
+    def c() -> OperatorContext:
+        return OperatorContext(secret_loader=lambda: bytes(range(32)))
+
+    vals = [f"person{i}" for i in range(3000)]
+    shared = get_operator("fake", {"kind": "first_name"}).apply(pd.DataFrame({"n": vals}), "n", c())
+    assert shared["n"].nunique() < len(vals) / 2  # many people per fake first name
+    op = get_operator("fake", {"kind": "name", "unique": True})
+    full = op.apply(pd.DataFrame({"n": vals}), "n", c())["n"].tolist()
+    half = op.apply(pd.DataFrame({"n": vals[1500:]}), "n", c())["n"].tolist()
+    assert len(set(full)) == len(vals)
+    assert any(x != y for x, y in zip(full[1500:], half))  # same original, another fake
