@@ -87,18 +87,29 @@ def _check_gaussian_sigma(sigma: float) -> None:
         )
 
 
+def _key_rank(value: Any) -> tuple[Any, ...]:
+    """Total order of released keys of an object column: numbers, then booleans, then texts,
+    then anything else by type name and text.  Booleans are apart from numbers because
+    ``True == 1``: a plain sort ties them and a stable sort then keeps the data's row order."""
+    if isinstance(value, bool):
+        return (1, value)
+    if isinstance(value, (int, float)):
+        return (0, value)
+    if isinstance(value, str):
+        return (2, value)
+    return (3, type(value).__name__, str(value))
+
+
 def _sort_keys(out: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    """Privately selected rows sorted by key, so that their order leaks nothing; keys that do
-    not compare (``1`` and ``"a"`` in one object column) sort by type name, then text."""
-    try:
-        out = out.sort_values(by, na_position="last", kind="stable")
-    except TypeError:
-        out = out.sort_values(
-            by,
-            na_position="last",
-            kind="stable",
-            key=lambda s: s.map(lambda v: f"{type(v).__name__}\0{v}", na_action="ignore"),
-        )
+    """Privately selected rows sorted by key, so that their order is a function of the released
+    keys alone (never of the data's row order); object columns sort by :func:`_key_rank`."""
+
+    def key(s: pd.Series) -> pd.Series:
+        if s.dtype != object:
+            return s
+        return s.map(_key_rank, na_action="ignore")
+
+    out = out.sort_values(by, na_position="last", kind="stable", key=key)
     return out.reset_index(drop=True)
 
 
