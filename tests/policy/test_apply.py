@@ -211,3 +211,23 @@ def test_bad_seed_is_a_config_error(seed: object) -> None:
     df = pd.DataFrame({"a": [1, 2]})
     with pytest.raises(ConfigError, match="seed"):
         apply(df, {"columns": {"a": {"role": "insensitive"}}}, seed=seed)  # type: ignore[arg-type]
+
+
+def test_seeded_noise_is_subtracted_by_whoever_knows_the_seed() -> None:
+    # the attack: the policy (with its seed) travels with the release; replaying the seeded
+    # generator gives the exact noise, so the "noisy" incomes are the true ones
+    rng = np.random.default_rng(0)
+    income = rng.lognormal(10, 1, 300).round(2)
+    df = pd.DataFrame({"income": income})
+    policy = {
+        "seed": 7,
+        "columns": {"income": {"role": "sensitive", "operator": {"name": "noise", "scale": 5000}}},
+    }
+    release, report = apply(df, policy)
+    replayed = np.random.default_rng(7).normal(0.0, 5000, len(df))
+    np.testing.assert_allclose(release["income"].to_numpy() - replayed, income, atol=1e-6)
+    assert [w for w in report["warnings"] if "regenerates the noise" in w]
+    # without a seed there is nothing to replay, and no warning
+    release2, report2 = apply(df, {k: v for k, v in policy.items() if k != "seed"})
+    assert np.abs(release2["income"].to_numpy() - replayed - income).max() > 100
+    assert not [w for w in report2["warnings"] if "regenerates the noise" in w]

@@ -102,6 +102,14 @@ class Noise(Operator):
             noise = ctx.rng.laplace(0.0, scale, n)
         else:
             noise = ctx.rng.uniform(-scale, scale, n)
+        if ctx.seed is not None and scale > 0.0:
+            # the noise is a function of the seed alone: whoever knows the seed (it sits in the
+            # policy file, or on the command line) regenerates it and subtracts it
+            ctx.warn_once(
+                f"operator 'noise' on {str(col)!r} drew its noise from the run's seed: anyone "
+                "who knows the seed and the policy regenerates the noise and subtracts it, "
+                "recovering the exact values; leave the seed out of a release run"
+            )
         y = x + noise
         if self.clip is not None:
             y = np.clip(y, *self.clip)
