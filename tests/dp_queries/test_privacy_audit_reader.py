@@ -117,3 +117,16 @@ def test_one_non_utf8_byte_does_not_re_decode_the_other_rows(tmp_path: Path, cap
     outs = [_cli(p, tmp_path, grouped, "--delta", "1e-6") for p in (d0, d1)]
     kept = [sorted(o.loc[o["n"].astype(float) > 25, "city"]) for o in outs]
     assert kept[0] == kept[1] == ["Genève", "Zürich"], kept
+
+
+def test_a_huge_numeric_text_cell_is_clamped_not_an_error() -> None:
+    # '1' followed by 400 zeros reads as a Python int too large for a float: it must be
+    # clamped like any large value, not fail after the budget is charged
+    from veil.dp import BudgetAccountant
+    from veil.dp.frame import PrivateFrame
+
+    acc = BudgetAccountant()
+    df = pd.DataFrame({"x": ["1" + "0" * 400, "-" + "9" * 400] + ["5"] * 98})
+    pf = PrivateFrame(df, accountant=acc, random_state=1, bounds={"x": (0, 10)})
+    out = pf.sql("SELECT SUM(x) AS s FROM data", epsilon=EPS)
+    assert round(float(out["s"].iloc[0])) == 10 + 0 + 5 * 98

@@ -342,7 +342,10 @@ def _cell_numbers(s: pd.Series) -> np.ndarray:
             key, hit = None, None
         if hit is None:
             c = canonical(v)
-            hit = float(c) if isinstance(c, (int, float)) else math.nan
+            try:
+                hit = float(c) if isinstance(c, (int, float)) else math.nan
+            except OverflowError:  # an int beyond float64: clamped to the bounds like any value
+                hit = math.inf if c > 0 else -math.inf
             if key is not None:
                 cache[key] = hit
         out[i] = hit
