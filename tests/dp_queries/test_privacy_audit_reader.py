@@ -130,3 +130,26 @@ def test_a_huge_numeric_text_cell_is_clamped_not_an_error() -> None:
     pf = PrivateFrame(df, accountant=acc, random_state=1, bounds={"x": (0, 10)})
     out = pf.sql("SELECT SUM(x) AS s FROM data", epsilon=EPS)
     assert round(float(out["s"].iloc[0])) == 10 + 0 + 5 * 98
+
+
+def test_the_file_format_is_not_sniffed_from_the_persons_rows(tmp_path: Path, capsys) -> None:
+    # ', ' spacing was sniffed from the share of spaced fields in the first 200 lines: one
+    # person's unspaced row tipped it below 90%, and the column became ' sex' (the query failed
+    # on that table and counted 16 on its neighbour); the header alone decides now
+    rows = ["age, sex"] + ["30, Male"] * 16 + ["40,Female"]
+    d0, d1 = tmp_path / "s0.csv", tmp_path / "s1.csv"
+    d0.write_text("\n".join(rows) + "\n")
+    d1.write_text("\n".join([*rows, "50,Female"]) + "\n")
+    where = "SELECT COUNT(*) AS n FROM data WHERE sex = 'Male'"
+    assert [_cli(p, tmp_path, where)["n"].tolist() for p in (d0, d1)] == [["16"], ["16"]]
+
+
+def test_the_header_is_not_sniffed_from_the_persons_rows(tmp_path: Path, capsys) -> None:
+    # an all-text table's first row was taken for data when a cell below repeated a column
+    # name: one person whose city is 'city' turned the header into a data row
+    rows = ["city,sex"] + ["Bern,F"] * 50 + ["Genf,M"] * 50
+    d0, d1 = tmp_path / "h0.csv", tmp_path / "h1.csv"
+    d0.write_text("\n".join(rows) + "\n")
+    d1.write_text("\n".join([*rows, "city,F"]) + "\n")
+    where = "SELECT COUNT(*) AS n FROM data WHERE city = 'Bern'"
+    assert [_cli(p, tmp_path, where)["n"].tolist() for p in (d0, d1)] == [["50"], ["50"]]

@@ -141,7 +141,15 @@ def _read(args: argparse.Namespace) -> Any:
     # person's value is missing or fractional; as text each cell is read by itself
     # utf8_replace: without --encoding, one person's non-UTF-8 byte made the reader decode the
     # whole file as Windows-1252, re-decoding every other person's text (Zürich -> ZÃ¼rich)
-    return read(args.input, parse_dates=False, float_text=True, utf8_replace=True, **opts)
+    # header_format: delimiter, spacing and header from the header line, not the persons' rows
+    return read(
+        args.input,
+        parse_dates=False,
+        float_text=True,
+        utf8_replace=True,
+        header_format=True,
+        **opts,
+    )
 
 
 def _check_limits(args: argparse.Namespace) -> None:

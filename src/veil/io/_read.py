@@ -217,6 +217,7 @@ def _read_text(
     header: bool | None,
     float_text: bool = False,
     utf8_replace: bool = False,
+    header_format: bool = False,
 ) -> tuple[pd.DataFrame, SourceFormat]:
     errors = "strict"
     if utf8_replace and encoding is None:
@@ -229,6 +230,10 @@ def _read_text(
         errors = "replace"
     else:
         enc, sample = sniff_encoding(head, encoding)
+    if header_format:  # the first line only (the header: the schema, not a person's row)
+        sample = next((ln for ln in sample.splitlines() if ln.strip()), sample) + "\n"
+        if header is None and names is None:
+            header = True
     fmt = sniff_format(
         sample, enc, delimiter, "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
     )
@@ -311,6 +316,7 @@ def read_table(
     header: bool | None = None,
     float_text: bool = False,
     utf8_replace: bool = False,
+    header_format: bool = False,
 ) -> tuple[pd.DataFrame, SourceFormat]:
     """Like :func:`read` but also return the :class:`SourceFormat` of the file."""
     p = Path(path)
@@ -332,6 +338,7 @@ def read_table(
             header=header,
             float_text=float_text,
             utf8_replace=utf8_replace,
+            header_format=header_format,
         )
         if columns is not None:
             unknown = [c for c in columns if c not in df.columns]
@@ -362,6 +369,7 @@ def read(
     header: bool | None = None,
     float_text: bool = False,
     utf8_replace: bool = False,
+    header_format: bool = False,
 ) -> pd.DataFrame:
     """Read a CSV, TSV or Parquet table into a DataFrame.
 
@@ -400,6 +408,12 @@ def read(
         whole file when one byte is not UTF-8 (a guess that re-decodes every other cell:
         ``Zürich`` became ``ZÃ¼rich`` because of one person's byte).  ``veil query`` reads
         this way; give ``encoding`` for a Windows-1252 file.
+    header_format
+        Sniff the delimiter and the ``", "`` spacing from the first line alone, and take it
+        for a header (unless ``header`` or ``names`` say otherwise), instead of from the first
+        200 lines: there one person's rows could tip the spacing vote (the column ``sex``
+        became ``' sex'``) or, by repeating a column name in a cell, turn the header into a
+        data row.  ``veil query`` reads this way.
 
     Returns
     -------
@@ -431,5 +445,6 @@ def read(
         header=header,
         float_text=float_text,
         utf8_replace=utf8_replace,
+        header_format=header_format,
     )
     return df
