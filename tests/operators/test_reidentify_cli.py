@@ -155,3 +155,48 @@ def test_renamed_column_needs_context(key_env: str, tmp_path: Path) -> None:
     assert main(base) == 2 and not out.exists()
     assert main([*base, "--context", "col_1=ssn"]) == 0
     assert pd.read_csv(out)["col_1"].tolist() == ["078-05-1120"]
+
+
+SECRET = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        ["--key-env", SECRET],  # `--key-env $VEIL_KEY`: the shell put the key in the name's place
+        ["--key-env", "Correct-Horse-Battery-Staple!"],  # a text key
+        ["--key-file", SECRET],
+        ["--key-file", "base64:n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg="],
+    ],
+)
+def test_a_key_given_in_place_of_its_name_is_not_echoed(
+    release: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    option: list[str],
+) -> None:
+    monkeypatch.setenv("VEIL_KEY", SECRET)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "b.csv"
+    rc = main(["reidentify", str(release), "--columns", "ssn", "--out", str(out), *option])
+    err = capsys.readouterr().err
+    assert rc == 2 and not out.exists() and err.count("\n") == 1
+    assert option[1] not in err and SECRET[:16] not in err and "Horse" not in err
+    assert "looks like a key" in err
+
+
+def test_key_names_and_paths_are_still_shown(
+    release: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.delenv("PSEUDONYM_KEY_PRODUCTION", raising=False)
+    out = tmp_path / "b.csv"
+    for option, shown in [
+        (["--key-env", "PSEUDONYM_KEY_PRODUCTION"], "PSEUDONYM_KEY_PRODUCTION is not set"),
+        (["--key-file", str(tmp_path / "veil.key")], "veil.key: No such file"),
+    ]:
+        rc = main(["reidentify", str(release), "--columns", "ssn", "--out", str(out), *option])
+        assert rc == 2 and shown in capsys.readouterr().err

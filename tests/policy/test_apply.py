@@ -231,3 +231,18 @@ def test_seeded_noise_is_subtracted_by_whoever_knows_the_seed() -> None:
     release2, report2 = apply(df, {k: v for k, v in policy.items() if k != "seed"})
     assert np.abs(release2["income"].to_numpy() - replayed - income).max() > 100
     assert not [w for w in report2["warnings"] if "regenerates the noise" in w]
+
+
+@pytest.mark.parametrize("where", ["env", "file"])
+def test_key_pasted_into_the_policy_key_setting_is_not_echoed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    secret = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    monkeypatch.delenv(secret, raising=False)
+    policy = {
+        "key": {where: secret},
+        "columns": {"id": {"role": "identifier", "operator": "pseudonymize"}},
+    }
+    with pytest.raises(KeyMissingError) as info:
+        apply(pd.DataFrame({"id": ["a", "b"]}), Policy.from_dict(policy, base_dir=tmp_path))
+    assert secret[:12] not in str(info.value) and "looks like a key" in str(info.value)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import base64
 import binascii
 import os
+import re
+import string
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,6 +22,40 @@ __all__ = ["DEFAULT_KEY_ENV", "MIN_KEY_BYTES", "key_loader", "decode_key"]
 
 DEFAULT_KEY_ENV = "VEIL_KEY"
 MIN_KEY_BYTES = 16
+
+
+#: An environment variable's name as people write them (``VEIL_KEY``, ``PSEUDONYM_KEY_2024``).
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+
+
+def _may_be_key(text: str, plain: Callable[[str], bool]) -> bool:
+    """Whether ``text``, given where a variable name or a file path belongs, could be a key.
+
+    A key pasted in place of its name (``--key-env $VEIL_KEY``, ``key: {env: 9f86...}``) would
+    otherwise be echoed by the error saying no such variable or file exists.  Shorter than any
+    accepted key: shown; the value of an environment variable, hex of key length or
+    ``base64:...``: hidden; otherwise shown only when ``plain(text)`` (it reads as a name).
+    """
+    if len(text.strip()) < MIN_KEY_BYTES:
+        return False
+    if text in os.environ.values() or text.strip().startswith("base64:"):
+        return True
+    if len(text.strip()) >= 2 * MIN_KEY_BYTES and all(c in string.hexdigits for c in text.strip()):
+        return True
+    return not plain(text)
+
+
+def _env_label(name: str) -> str | None:
+    """``name`` when it can be shown in a message, None when it may be the key itself."""
+    return None if _may_be_key(name, _ENV_NAME.fullmatch) else name
+
+
+def _file_label(path: Path) -> str | None:
+    """``path`` when it can be shown (its file name reads as one: has an extension)."""
+    return None if _may_be_key(path.name, lambda n: "." in n) else str(path)
+
+
+_HIDDEN = "its name looks like a key itself and is not shown: give the name, not the key"
 
 
 def decode_key(text: str | bytes, source: str) -> bytes:
@@ -91,8 +127,14 @@ def key_loader(
             try:
                 data = path.read_bytes()
             except OSError as exc:
-                raise KeyMissingError(f"cannot read key file {path}: {exc.strerror}") from None
-            key = decode_key(data, f"key file {path.name}")
+                label = _file_label(path)
+                if label is None:
+                    raise KeyMissingError(
+                        f"cannot read the key file ({exc.strerror}): {_HIDDEN}"
+                    ) from None
+                raise KeyMissingError(f"cannot read key file {label}: {exc.strerror}") from None
+            label = _file_label(path)
+            key = decode_key(data, f"key file {path.name}" if label else "the key file")
         else:
             name = env or DEFAULT_KEY_ENV
             value = os.environ.get(name)
@@ -100,8 +142,12 @@ def key_loader(
                 # the default variable unset: no key configured at all; a variable the
                 # caller named is a configured key that is missing
                 error = KeyNotConfiguredError if env is None else KeyMissingError
-                raise error(f"no key: environment variable {name} is not set (or give --key-file)")
-            key = decode_key(value, f"${name}")
+                label = _env_label(name)
+                if label is None:
+                    raise error(f"no key: the environment variable given is not set; {_HIDDEN}")
+                raise error(f"no key: environment variable {label} is not set (or give --key-file)")
+            label = _env_label(name)
+            key = decode_key(value, f"${name}" if label else "the environment variable given")
         cache.append(key)
         return key
 
