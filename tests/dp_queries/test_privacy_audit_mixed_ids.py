@@ -4,8 +4,10 @@
 one row under each form, in groups ``a`` and ``b`` -- counted as two persons: with
 ``max_groups=1`` both groups moved and the pair of counts changed by 2, not by the 1 the noise
 was calibrated for (a privacy loss up to ``2 eps``).  The half-line audit over the total of
-the two counts (``tests/dp_core/_audit.py``, 4.9 sigma) shows it above eps.  A privacy unit
-column whose values mix types is now refused: the tool cannot tell which forms are one person.
+the two counts (``tests/dp_core/_audit.py``, 4.9 sigma) shows it above eps.  Refusing such a
+column was itself a release that told the neighbours apart (an error on ``D'`` only); ids are
+now persons by their per-value canonical form (``999``, ``999.0``, ``'999'``, ``' 999.0'`` are
+one person, as ``read_csv`` would parse them in a column of numbers), never by dtype.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ import pandas as pd
 import pytest
 
 from veil.dp.frame import PrivateFrame
-from veil.errors import ConfigError
 
 from ..dp_core._audit import audit
 
@@ -52,14 +53,28 @@ def test_mixed_type_ids_break_the_bound(monkeypatch: pytest.MonkeyPatch) -> None
     """The loss on the raw factorized ids (the new check switched off): above eps."""
     from veil.dp.frame import _frame
 
-    monkeypatch.setattr(_frame, "_check_unit_types", lambda s, name: None, raising=False)
+    monkeypatch.setattr(
+        _frame, "_unit_codes", lambda s: np.asarray(pd.factorize(s)[0], dtype=np.int64)
+    )
     d, d2 = _tables()
     assert _worst(_totals(d, 1), _totals(d2, 2)) > EPS
 
 
-def test_mixed_type_ids_are_refused() -> None:
-    _, d2 = _tables()
-    with pytest.raises(ConfigError, match="pid"):
-        PrivateFrame(d2, "pid", accountant=False)
-    ok = pd.DataFrame({"pid": pd.Series([1, 1.0, None, "x"][:3], dtype=object), "g": "a"})
-    PrivateFrame(ok, "pid", accountant=False)  # 1 and 1.0 are one value; missing is ignored
+def test_mixed_type_ids_are_one_person() -> None:
+    d, d2 = _tables()
+    assert _worst(_totals(d, 1), _totals(d2, 2)) <= EPS
+
+
+def test_ids_are_persons_by_value_not_by_dtype() -> None:
+    from veil.dp.frame._frame import _unit_codes
+
+    # a text column (one other person's id is 'A7'): '5', '5.0' and ' 5' are the person 5,
+    # as in a column of numbers read from the same cells
+    text = pd.Series(["5", "5.0", " 5", "A7", None, "6"], dtype=object)
+    codes = _unit_codes(text)
+    assert codes[0] == codes[1] == codes[2] != codes[3] and codes[5] not in codes[:4]
+    assert codes[4] == -1  # missing: no person
+    mixed = pd.Series([999, "999", 999.0, True, 1, "x"], dtype=object)
+    codes = _unit_codes(mixed)
+    assert codes[0] == codes[1] == codes[2] and codes[3] == codes[4] and codes[5] not in codes[:5]
+    PrivateFrame(pd.DataFrame({"pid": mixed, "g": "a"}), "pid", accountant=False)  # no error

@@ -108,8 +108,6 @@ class PrivateFrame:
             raise InputError(f"the table repeats column name(s) {', '.join(map(repr, dup[:5]))}")
         if privacy_unit is not None and privacy_unit not in df.columns:
             raise ConfigError(f"privacy unit column {privacy_unit!r} is not in the table")
-        if privacy_unit is not None:
-            _check_unit_types(df[privacy_unit], privacy_unit)
         self._df = df
         self.privacy_unit = privacy_unit
         self.max_groups = positive_int(max_groups, "max_groups")
@@ -290,8 +288,7 @@ class PrivateFrame:
         if self.privacy_unit is None:
             return None
         if self._person_cache is None:
-            codes, _ = pd.factorize(self._df[self.privacy_unit])
-            self._person_cache = np.asarray(codes, dtype=np.int64)
+            self._person_cache = _unit_codes(self._df[self.privacy_unit])
         codes = self._person_cache
         return codes if rows is None else codes[rows]
 
@@ -352,22 +349,29 @@ def _cell_numbers(s: pd.Series) -> np.ndarray:
     return out
 
 
-def _check_unit_types(ids: pd.Series, name: str) -> None:
-    """Refuse privacy-unit ids of mixed types: ``999`` and ``"999"`` are two values to the
-    factorization, so one person's rows under both would count as two persons and move up to
-    twice the groups (and rows) the noise is calibrated for.  ``1`` and ``1.0`` are equal
-    values (one person); missing ids are ignored anyway."""
-    if ids.dtype != object:
-        return
-    kind = pd.api.types.infer_dtype(ids, skipna=True)
-    if kind not in ("mixed", "mixed-integer"):
-        return
-    kinds = sorted({type(v).__name__ for v in ids.dropna()})
-    if len(kinds) > 1:  # (one type can be "mixed" too: tuples)
-        raise ConfigError(
-            f"privacy unit column {name!r} mixes value types ({', '.join(kinds)}): one person "
-            "could appear under two ids (1 and '1'); convert the ids to one type"
-        )
+def _unit_codes(ids: pd.Series) -> np.ndarray:
+    """Person code of every row (-1: missing id, no person), by each id's canonical value.
+
+    ``pd.factorize`` keeps ``999`` and ``'999'`` apart (and ``'5'`` and ``'5.0'`` in a text
+    column), so one person's rows under both forms counted as two persons and moved twice the
+    groups the noise is calibrated for; and which forms a column holds depends on its dtype,
+    which ``read_csv`` infers from all the ids (one other person's text id keeps every id as
+    text).  Ids are therefore persons by :func:`veil.dp._canon.canonical` (``999``, ``999.0``,
+    ``'999'``, ``' 999.0'`` one person; ``True`` and ``1`` too): a map of each id alone, and
+    merging forms only ever merges persons, which the contribution bounds then cover together.
+    Refusing mixed types instead was an error on one table and a release on its neighbour.
+    """
+    codes, uniques = pd.factorize(ids)
+    codes = np.asarray(codes, dtype=np.int64)
+    if pd.api.types.is_numeric_dtype(ids.dtype) or pd.api.types.is_bool_dtype(ids.dtype):
+        return codes  # one value, one form
+    seen: dict[Any, int] = {}
+    remap = np.fromiter(
+        (seen.setdefault(canonical(u), len(seen)) for u in np.asarray(uniques, dtype=object)),
+        dtype=np.int64,
+        count=len(uniques),
+    )
+    return np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)
 
 
 def _check_ci_names(outputs: Sequence[str], others: Sequence[str]) -> None:
