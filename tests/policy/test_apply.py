@@ -246,3 +246,23 @@ def test_key_pasted_into_the_policy_key_setting_is_not_echoed(
     with pytest.raises(KeyMissingError) as info:
         apply(pd.DataFrame({"id": ["a", "b"]}), Policy.from_dict(policy, base_dir=tmp_path))
     assert secret[:12] not in str(info.value) and "looks like a key" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [
+        {"columns": {"id": "identifier", "age": "quasi"}},
+        {"columns": {"age": "quasi"}, "default_role": "identifier"},
+    ],
+)
+def test_identifier_without_operator_is_reported(policy: dict) -> None:
+    # an identifier column without an operator reaches the release verbatim
+    df = pd.DataFrame({"id": ["P-0001", "P-0002"], "age": [30, 40]})
+    release, report = apply(df, policy)
+    assert release["id"].tolist() == ["P-0001", "P-0002"]
+    notes = [w for w in report["warnings"] if "released as they are" in w]
+    assert len(notes) == 1 and "'id'" in notes[0] and "P-0001" not in notes[0]
+    _, clean = apply(
+        df, {"columns": {"id": {"role": "identifier", "operator": "drop"}, "age": "quasi"}}
+    )
+    assert not [w for w in clean["warnings"] if "released as they are" in w]

@@ -262,6 +262,19 @@ def apply(
                     "suppressed: what it publishes (edges, codes, fitted parameters, artifacts, "
                     "resampled values) can reveal theirs; use fixed parameters for a release"
                 )
+    bare = [
+        c
+        for c, r in roles.items()
+        if r is Role.IDENTIFIER
+        and not (c in pol.columns and pol.columns[c].operators)
+        and c in work.columns
+    ]
+    if bare:  # a direct identifier in the release, as it was in the input
+        ctx.warn_once(
+            f"{len(bare)} identifier column(s) have no operator and are released as they are: "
+            f"{', '.join(map(repr, bare[:10]))}; give each an operator (drop, pseudonymize, "
+            "tokenize, mask, fake) or another role"
+        )
     report["warnings"].extend(ctx.warnings)
     tick("report", len(steps) + 2, total)
     report.update(
