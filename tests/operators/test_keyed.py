@@ -237,3 +237,13 @@ def test_malformed_padding_inside_a_valid_ciphertext_is_a_bad_token(plain: bytes
 def test_bad_pad_is_a_config_error(pad: object) -> None:
     with pytest.raises(ConfigError, match="pad"):
         get_operator("tokenize", {"pad": pad})
+
+
+def test_distinct_binary_values_get_distinct_pseudonyms() -> None:
+    # binary ids (a Parquet binary column): bytes that are not UTF-8 used to decode with
+    # replacement characters, so b"\xff\x01" and b"\xfe\x01" silently shared one pseudonym
+    ids = [b"\xff\x01", b"\xfe\x01", b"\x80", b"\x81", bytes(range(128, 160))]
+    df = pd.DataFrame({"id": ids + [b"A1", "A1"]})
+    out = get_operator("pseudonymize").apply(df, "id", ctx())["id"].tolist()
+    assert len(set(out[:5])) == 5
+    assert out[5] == out[6] == pseudonyms(["A1"], KEY)[0]  # UTF-8 bytes read as their text

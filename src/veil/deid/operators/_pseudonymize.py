@@ -43,7 +43,12 @@ def _texts(values: Any, normalize: str) -> list[str]:
     if pd.api.types.infer_dtype(vals, skipna=False) == "string":  # fast path: all str
         texts = list(vals)
     else:
-        texts = [canonical_str(v) for v in vals]
+        # bytes that are not UTF-8 decode losslessly (surrogateescape; the HMAC input encodes
+        # the escapes with surrogatepass): replacement characters merged distinct values
+        texts = [
+            v.decode("utf-8", "surrogateescape") if isinstance(v, bytes) else canonical_str(v)
+            for v in vals
+        ]
     if normalize != "none":
         texts = [_normalize(t, normalize) for t in texts]
     return texts
