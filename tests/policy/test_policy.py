@@ -280,3 +280,20 @@ def test_unsafe_or_bad_tags_are_one_line_policy_errors(tmp_path: Path, text: str
     msg = str(info.value)
     assert "\n" not in msg and "<unicode string>" not in msg and "^" not in msg
     assert msg.startswith("p.yaml, line ") and "invalid value" in msg
+
+
+def test_column_names_yaml_would_read_as_other_types(tmp_path: Path) -> None:
+    # YAML 1.1 reads unquoted No/on/null/1.50 as False/True/None/1.5: "unknown column 'False'"
+    # for a header "No", and "on" + "1" as one duplicated key (True == 1)
+    header = ["No", "on", "1", "null", "1.50", "~", "age"]
+    df = pd.DataFrame([[1, "a", "x", "q", 2, 3, 30], [2, "b", "y", "r", 4, 5, 40]], columns=header)
+    text = (
+        "columns:\n  No: {role: identifier, operator: drop}\n"
+        + "".join(f"  {c}: insensitive\n" for c in header[1:-1])
+        + "  age: quasi\n"
+    )
+    policy = Policy.from_yaml(_write(tmp_path, text))
+    assert list(policy.columns) == header
+    release, _ = apply(df, policy)
+    assert list(release.columns) == header[1:]
+    assert policy.line("columns", "No") == 2 and policy.line("columns", "1.50") == 6

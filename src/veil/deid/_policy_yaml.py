@@ -103,6 +103,10 @@ def load_with_lines(text: str, source: str) -> tuple[Any, dict[Path_, int]]:
         out: dict[Any, Any] = {}
         for knode, vnode in n.value:
             key = build(knode, path + ("<key>",))
+            if path == ("columns",) and isinstance(knode, yaml.ScalarNode):
+                # a column is named by its text: unquoted No / on / null / 1.50 would otherwise
+                # become False / True / None / 1.5 (YAML 1.1), never matching the header
+                key = knode.value
             if isinstance(key, (list, dict)):
                 raise policy_error(source, lines, path, "mapping keys must be scalars")
             if key in out:
