@@ -121,3 +121,20 @@ def test_key_in_both_an_environment_variable_and_a_file_is_refused(tmp_path) -> 
     with pytest.raises(ConfigError, match="not both"):
         key_loader(env="VEIL_KEY", file=f)
     assert len(key_loader(file=f)()) == 32
+
+
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("generalize", {"bins": 10**20}),
+        ("mask", {"keep_last": 10**20}),
+        ("mask", {"keep_first": 2**63}),
+        ("mask", {"kind": "full", "length": 10**20}),
+        ("generalize", {"keep": 10**20}),
+        ("round", {"significant": 10**20}),
+    ],
+)
+def test_huge_integer_parameters_are_config_errors(name: str, params: dict) -> None:
+    # they used to pass validation and fail in apply with a bare OverflowError / ValueError
+    with pytest.raises(ConfigError, match="must be at most"):
+        get_operator(name, params)

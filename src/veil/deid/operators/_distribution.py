@@ -128,7 +128,9 @@ class Distribution(Operator):
                 )
         self.candidates = [str(c) for c in candidates]
         self.criterion = require_choice(self.name, "criterion", criterion, ("aic", "ks"))
-        self.sample_size = require_int(self.name, "sample_size", sample_size, minimum=10)
+        self.sample_size = require_int(
+            self.name, "sample_size", sample_size, minimum=10, maximum=10**9
+        )
         self.keep_integer = bool(keep_integer)
         self.clip_to_range = bool(clip_to_range)
         self._last: dict[str, Any] = {}

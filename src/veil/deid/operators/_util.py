@@ -195,10 +195,19 @@ def require_number(op: str, name: str, value: Any, *, positive: bool = False) ->
     return v
 
 
-def require_int(op: str, name: str, value: Any, *, minimum: int = 0) -> int:
-    """Validate an integer parameter ``>= minimum``."""
+#: Largest value an integer operator parameter takes by default (bin counts, kept characters,
+#: lengths): far above any sensible setting, below what numpy and the C layer overflow on.
+MAX_INT_PARAM = 1_000_000
+
+
+def require_int(
+    op: str, name: str, value: Any, *, minimum: int = 0, maximum: int = MAX_INT_PARAM
+) -> int:
+    """Validate an integer parameter ``>= minimum`` and ``<= maximum``."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ConfigError(f"operator {op!r}: {name} must be an integer >= {minimum}, got {value!r}")
+    if value > maximum:  # 10**20 bins or kept characters: OverflowError/ValueError deep in numpy
+        raise ConfigError(f"operator {op!r}: {name} must be at most {maximum:,}, got {value!r}")
     return int(value)
 
 
