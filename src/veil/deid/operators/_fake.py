@@ -17,6 +17,7 @@ from veil.deid.operators._util import (
     canonical_str,
     check_column,
     derive_key,
+    factorize_cells,
     from_codes,
     keyed_uint64,
     replace_column,
@@ -306,12 +307,12 @@ class Fake(Operator):
             return replace_column(
                 df, col, from_codes(self.choices, np.where(na, -1, idx), s, self._dtype(s))
             )
-        codes, uniques = pd.factorize(s, use_na_sentinel=True)
+        codes, uniques = factorize_cells(s)
         parts = [codes.astype(np.int64)]
         if self.gender_column is not None:
-            parts.append(pd.factorize(df[self.gender_column])[0].astype(np.int64))
+            parts.append(factorize_cells(df[self.gender_column])[0].astype(np.int64))
         if self.name_column is not None and self.kind == "email":
-            parts.append(pd.factorize(df[self.name_column])[0].astype(np.int64))
+            parts.append(factorize_cells(df[self.name_column])[0].astype(np.int64))
         combo = parts[0]
         for p in parts[1:]:  # re-factorize after each step so the codes stay small
             combo = pd.factorize(combo * (int(p.max(initial=0)) + 2) + (p + 1))[0].astype(np.int64)

@@ -12,6 +12,7 @@ from veil.deid.operators._base import Operator, OperatorContext, register
 from veil.deid.operators._util import (
     canonical_str,
     check_column,
+    factorize_cells,
     from_codes,
     replace_column,
     require_choice,
@@ -196,7 +197,7 @@ class Mask(Operator):
     def apply(self, df: pd.DataFrame, column: str | None, ctx: OperatorContext) -> pd.DataFrame:
         col = check_column(df, column, self.name)
         s = df[col]
-        codes, uniques = pd.factorize(s, use_na_sentinel=True)
+        codes, uniques = factorize_cells(s)
         uvals = np.asarray(uniques, dtype=object)
         masked = self.mask_values(uvals) if len(uvals) else []
         self._stats = {}

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from veil.deid.operators._base import Operator, OperatorContext, register
-from veil.deid.operators._util import check_column, replace_column
+from veil.deid.operators._util import check_column, factorize_cells, replace_column
 
 __all__ = ["Resample"]
 
@@ -46,7 +46,7 @@ class Resample(Operator):
     def apply(self, df: pd.DataFrame, column: str | None, ctx: OperatorContext) -> pd.DataFrame:
         col = check_column(df, column, self.name)
         s = df[col]
-        codes, uniques = pd.factorize(s, use_na_sentinel=True)
+        codes, uniques = factorize_cells(s)  # rows are taken: the cells stay as they were
         k = len(uniques)
         codes = np.where(codes < 0, k, codes)  # missing -> category k
         counts = np.bincount(codes, minlength=k + 1).astype(np.float64)

@@ -25,6 +25,7 @@ __all__ = [
     "replace_column",
     "map_uniques",
     "from_codes",
+    "factorize_cells",
     "canonical_str",
     "derive_key",
     "keyed_uint64",
@@ -92,6 +93,21 @@ def from_codes(values: Any, codes: np.ndarray, like: pd.Series, dtype: Any = Non
     return pd.Series(out, index=like.index, name=like.name, dtype=object)
 
 
+def factorize_cells(series: pd.Series) -> tuple[np.ndarray, Any]:
+    """``pd.factorize(series)`` (missing -> -1), also for cells that cannot be hashed.
+
+    Lists, dicts and arrays (nested JSON, Parquet list columns) made every operator fail with
+    a bare ``unhashable type`` TypeError; such cells are grouped by their canonical JSON text
+    (keys sorted, so equal dicts group together), which is also what text operators then see.
+    """
+    try:
+        return pd.factorize(series, use_na_sentinel=True)
+    except TypeError:
+        from veil.deid._text import hashable_cells  # lazy: veil.deid imports the operators
+
+        return pd.factorize(hashable_cells(series), use_na_sentinel=True)
+
+
 def map_uniques(
     series: pd.Series,
     func: Callable[[np.ndarray], Sequence[Any] | np.ndarray],
@@ -103,7 +119,7 @@ def map_uniques(
     ``func`` receives an object array of the unique values and returns one output per value.
     Missing values stay missing.  ``dtype`` defaults to :func:`string_dtype_for`.
     """
-    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    codes, uniques = factorize_cells(series)
     uvals = np.asarray(uniques, dtype=object)
     res = func(uvals) if len(uvals) else []
     return from_codes(res, codes, series, dtype)
