@@ -247,3 +247,18 @@ def test_distinct_binary_values_get_distinct_pseudonyms() -> None:
     out = get_operator("pseudonymize").apply(df, "id", ctx())["id"].tolist()
     assert len(set(out[:5])) == 5
     assert out[5] == out[6] == pseudonyms(["A1"], KEY)[0]  # UTF-8 bytes read as their text
+
+
+def test_tokens_of_integers_beyond_int64_round_trip() -> None:
+    # a uint64 column (hash ids): 2**64 - 1 crashed detokenize with a bare OverflowError
+    for values in ([2**64 - 1, 0, 5], [2**64 - 1, None, 5], [-(2**70), 3]):
+        df = pd.DataFrame(
+            {
+                "h": pd.Series(
+                    values, dtype="uint64" if None not in values and min(values) >= 0 else object
+                )
+            }
+        )
+        tok = get_operator("tokenize").apply(df, "h", ctx())
+        back = detokenize_frame(tok, ["h"], KEY)["h"].tolist()
+        assert [None if pd.isna(v) else int(v) for v in back] == values

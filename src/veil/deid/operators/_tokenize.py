@@ -164,9 +164,16 @@ def _restore_dtype(values: list[Any], like: pd.Series) -> pd.Series:
     present = [v for v in values if v is not None]
     arr = np.array(values, dtype=object)
     if present and all(isinstance(v, int) for v in present):
+        lo, hi = min(present), max(present)
+        if -(2**63) <= lo and hi < 2**63:
+            wide, ext = np.int64, "Int64"
+        elif lo >= 0 and hi < 2**64:  # a uint64 column's large values
+            wide, ext = np.uint64, "UInt64"
+        else:
+            return pd.Series(arr, index=like.index, name=like.name, dtype=object)
         if len(present) == len(values):
-            return pd.Series(arr.astype(np.int64), index=like.index, name=like.name)
-        return pd.Series(pd.array(values, dtype="Int64"), index=like.index, name=like.name)
+            return pd.Series(arr.astype(wide), index=like.index, name=like.name)
+        return pd.Series(pd.array(values, dtype=ext), index=like.index, name=like.name)
     if present and all(isinstance(v, (int, float)) for v in present):
         f = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
         return pd.Series(f, index=like.index, name=like.name)
