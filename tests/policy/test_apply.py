@@ -266,3 +266,24 @@ def test_identifier_without_operator_is_reported(policy: dict) -> None:
         df, {"columns": {"id": {"role": "identifier", "operator": "drop"}, "age": "quasi"}}
     )
     assert not [w for w in clean["warnings"] if "released as they are" in w]
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "insensitive",
+        "sensitive",
+        {"role": "identifier", "operator": "pseudonymize"},
+        {"role": "quasi", "operator": "redact"},
+    ],
+)
+def test_nested_cells_reach_the_release_and_report(spec: object, keyfile: Path) -> None:
+    # a column of dicts / lists (nested JSON): the report's factorization raised a bare
+    # 'unhashable type' TypeError whatever the column's role
+    df = pd.DataFrame(
+        {"meta": [{"a": 1, "b": 2}, ["x"], None, {"b": 2, "a": 1}], "age": [30, 40, 50, 60]}
+    )
+    release, report = apply(df, {"columns": {"meta": spec, "age": "quasi"}}, key_file=keyfile)
+    assert len(release) == 4 and report["release"]["records"] == 4
+    if spec == "insensitive":
+        assert release["meta"].iloc[0] == {"a": 1, "b": 2}

@@ -24,7 +24,12 @@ def factorize(s: pd.Series) -> Factorized:
 
     Codes are stored in the smallest signed integer type that holds them.
     """
-    codes, uniques = pd.factorize(s, use_na_sentinel=True)
+    try:
+        codes, uniques = pd.factorize(s, use_na_sentinel=True)
+    except TypeError:  # lists / dicts / arrays (nested JSON): grouped by canonical JSON text
+        from veil.deid._text import hashable_cells
+
+        codes, uniques = pd.factorize(hashable_cells(s), use_na_sentinel=True)
     codes = np.asarray(codes)
     n = len(uniques)
     small = np.int8 if n < 2**7 else np.int16 if n < 2**15 else np.int32 if n < 2**31 else None
