@@ -183,3 +183,30 @@ def test_leading_zeros_and_missing_marker_from_one_re_read(tmp_path, monkeypatch
     path.write_text("zip,n,city\n02139,1,?\n?,2,Boston\n10001,NA,?\n")
     df, fmt = read_table(path)
     assert fmt.missing is None and df["zip"].tolist()[0] == "02139"  # two markers
+
+
+def test_float_text_keeps_only_columns_a_float_would_round(tmp_path):
+    """``read(float_text=True)`` re-reads as text only float columns holding a value of
+    magnitude >= 2^53 (where an integer's text and its float64 parse differ); below that every
+    cell's text and its parse have one canonical value, so the column stays numeric."""
+    import numpy as np
+
+    from veil.dp._canon import canonical
+
+    rng = np.random.default_rng(5)
+    texts = (
+        [str(int(v)) for v in rng.integers(-(2**53) + 1, 2**53, 300)]  # whole numbers < 2^53
+        + [repr(float(v)) for v in rng.normal(0, 1e6, 300)]  # shortest repr decimals
+        + [f"{v:.6e}" for v in rng.normal(0, 1e-3, 300)]  # exponent forms
+        + ["1e3", "+30", "30.", " 7", "-0", "-0.0", "0.30000000000000004", "9007199254740991"]
+    )
+    p = tmp_path / "t.csv"
+    p.write_text("a,b,big\n" + "".join(f"{t},1.5,{t}\n" for t in texts[:-1]))
+    with open(p, "a") as fh:
+        fh.write(f"{texts[-1]},,9007199254740993\n")  # a missing b; 2^53 + 1 in big
+    df = read(p, float_text=True)
+    assert df["a"].dtype.kind == "f" and df["b"].dtype.kind == "f"  # stayed numbers
+    assert df["big"].dtype.kind not in "fiu"  # kept as text: 2^53 + 1 would round
+    assert canonical(df["big"].iloc[-1]) == 2**53 + 1
+    for t, v in zip(texts, df["a"], strict=True):
+        assert canonical(t) == canonical(v), t  # the parse and the text agree cell by cell

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from veil.errors import InputError
@@ -194,7 +195,16 @@ def _floats_as_text(
     (``9007199254740993`` becomes ``...992``).  For ``veil query`` that was one person changing
     the other persons' values; as text, each cell is read by itself (``veil.dp._canon``).
     """
-    cols = [c for c in df.columns if df[c].dtype.kind == "f"]
+    # A cell's text and its float64 parse have the same canonical value unless the text is an
+    # integer beyond 2^53, which parses to a float of magnitude >= 2^53: only columns holding
+    # such a float need their text (the others stay numbers, the same values cell by cell,
+    # without a second read and per-cell parsing).
+    cols = [
+        c
+        for c in df.columns
+        if df[c].dtype.kind == "f"
+        and bool(np.any(np.abs(df[c].to_numpy(dtype=np.float64, na_value=np.nan)) >= 2.0**53))
+    ]
     if not cols:
         return df
     raw = _csv(path, enc, fmt, names, na, errors, dtype=str, usecols=cols)
