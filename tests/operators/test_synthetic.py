@@ -81,3 +81,29 @@ def test_distribution_integers_missing_and_errors() -> None:
         get_operator("distribution", {"candidates": ["nope"]})
     with pytest.raises(ConfigError):
         get_operator("distribution", {"criterion": "bic"})
+
+
+def test_distribution_that_publishes_a_records_extreme_is_reported() -> None:
+    # the attack: read the report.  A uniform fit's loc is the column's minimum and loc + scale
+    # its maximum (a CEO's exact income); expon's loc is the minimum
+    rng = np.random.default_rng(1)
+    income = np.r_[rng.lognormal(10, 0.5, 999), 2_345_678.0]
+    df = pd.DataFrame({"inc": income})
+    for cands in (["uniform"], ["expon"]):
+        c = ctx()
+        op = get_operator("distribution", {"candidates": cands})
+        op.apply(df, "inc", c)
+        p = op.stats()["params"]
+        published = {p["loc"], p["loc"] + p["scale"]}
+        assert any(np.isclose(v, [income.min(), income.max()], rtol=1e-9).any() for v in published)
+        assert len(c.warnings) == 1 and "exact minimum or maximum" in c.warnings[0]
+        assert "2345678" not in c.warnings[0]
+    c = ctx()
+    get_operator("distribution", {"candidates": ["norm"]}).apply(df, "inc", c)
+    assert not c.warnings  # norm's loc / scale are a mean and a deviation
+    c = ctx()
+    out = get_operator("distribution", {"candidates": ["norm"], "clip_to_range": True}).apply(
+        df, "inc", c
+    )
+    hits = int(np.count_nonzero(np.isin(out["inc"], [income.min(), income.max()])))
+    assert hits > 0 and len(c.warnings) == 1 and f"into {hits} released" in c.warnings[0]

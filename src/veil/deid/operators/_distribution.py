@@ -151,8 +151,29 @@ class Distribution(Operator):
         best, params, scores = fit_best(fit_on, self.candidates, self.criterion)
         dist = getattr(stats, best)
         samples = dist.rvs(*params, size=int(ok.sum()), random_state=ctx.rng)
+        lo, hi = float(data.min()), float(data.max())
+        # MLE of a location / end point is often the sample's extreme (uniform: loc = min,
+        # loc + scale = max; expon: loc = min): the report's parameters then carry a record's
+        # exact value, as percentile codes and bin-count edges do
+        fitted = [float(v) for v in params] + [float(params[-2]) + float(params[-1])]
+        if (
+            np.isclose(fitted, [lo], rtol=1e-9, atol=0).any()
+            or np.isclose(fitted, [hi], rtol=1e-9, atol=0).any()
+        ):
+            ctx.warn_once(
+                f"operator 'distribution' on {str(col)!r}: the fitted {best} parameters, "
+                "published in the report, hold the column's exact minimum or maximum (a "
+                "record's value); leave that distribution out of candidates for a release"
+            )
         if self.clip_to_range:
-            samples = np.clip(samples, data.min(), data.max())
+            clipped = int(np.count_nonzero((samples <= lo) | (samples >= hi)))
+            samples = np.clip(samples, lo, hi)
+            if clipped:
+                ctx.warn_once(
+                    f"operator 'distribution' on {str(col)!r}: clip_to_range put the column's "
+                    f"exact minimum or maximum (a record's value) into {clipped} released "
+                    "record(s); clip to fixed bounds with a later top_bottom_code instead"
+                )
         y = np.full(len(x), np.nan)
         y[ok] = samples
         shapes = [p.strip() for p in (dist.shapes or "").split(",") if p.strip()]
