@@ -194,3 +194,16 @@ def test_fakes_are_not_join_keys_as_documented() -> None:
     half = op.apply(pd.DataFrame({"n": vals[1500:]}), "n", c())["n"].tolist()
     assert len(set(full)) == len(vals)
     assert any(x != y for x, y in zip(full[1500:], half))  # same original, another fake
+
+
+def test_canonically_equivalent_originals_get_one_fake() -> None:
+    # one person written precomposed (NFC) in one file and decomposed (NFD) in another
+    import unicodedata
+
+    names = ["José Ñúñez", "Zoë Brontë", "Ångström"]
+    nfc = [unicodedata.normalize("NFC", n) for n in names]
+    nfd = [unicodedata.normalize("NFD", n) for n in names]
+    op = get_operator("fake", {"kind": "name"})
+    a = op.apply(pd.DataFrame({"n": nfc}), "n", ctx())["n"].tolist()
+    b = op.apply(pd.DataFrame({"n": nfd}), "n", ctx())["n"].tolist()
+    assert a == b and len(set(a)) == 3

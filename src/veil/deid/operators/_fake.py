@@ -67,6 +67,10 @@ def _faker(locale: str) -> Any:
         raise ConfigError(f"operator 'fake': unknown Faker locale {locale!r}") from None
 
 
+def _nfc(text: str) -> str:
+    return unicodedata.normalize("NFC", text)
+
+
 def _slug(text: str) -> str:
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
     parts = re.findall(r"[a-z0-9]+", ascii_text.lower())
@@ -329,8 +333,9 @@ class Fake(Operator):
             g = self._gender(gcol[r]) if gcol is not None else "neutral"
             nm = ncol[r] if ncol is not None else None
             nm = None if nm is None or pd.isna(nm) else canonical_str(nm)
+            # canonically equivalent texts (NFC "é" vs NFD "e" + accent) are one original
             keys.append(
-                canonical_str(uniques[c]) + "\x00" + g + ("\x00" + nm if nm else "")
+                _nfc(canonical_str(uniques[c])) + "\x00" + g + ("\x00" + _nfc(nm) if nm else "")
                 if c >= 0
                 else ""
             )
