@@ -36,7 +36,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--policy", required=True, help="policy YAML file (draft one with veil scan)")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (created if needed)")
     p.add_argument("--key-file", help="secret key file for pseudonymize/tokenize (else $VEIL_KEY)")
-    p.add_argument("--seed", type=int, help="seed for non-DP randomness (fake data, noise)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        help="seed for non-DP randomness (fake data, noise); anyone who knows it can replay "
+        "that randomness (seeded noise can be subtracted), so leave it out of a release run",
+    )
     p.add_argument(
         "--allow-unmet",
         action="store_true",
