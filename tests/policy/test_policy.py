@@ -297,3 +297,9 @@ def test_column_names_yaml_would_read_as_other_types(tmp_path: Path) -> None:
     release, _ = apply(df, policy)
     assert list(release.columns) == header[1:]
     assert policy.line("columns", "No") == 2 and policy.line("columns", "1.50") == 6
+
+
+def test_merge_keys_are_refused_plainly(tmp_path: Path) -> None:
+    text = "base: &b {role: quasi}\ncolumns:\n  a: {<<: *b, operator: drop}\n"
+    with pytest.raises(PolicyError, match=r"p.yaml, line 3: columns.a: YAML merge keys \(<<\)"):
+        Policy.from_yaml(_write(tmp_path, text))

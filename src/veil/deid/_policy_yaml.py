@@ -102,6 +102,14 @@ def load_with_lines(text: str, source: str) -> tuple[Any, dict[Path_, int]]:
             return [build(item, path + (i,)) for i, item in enumerate(n.value)]
         out: dict[Any, Any] = {}
         for knode, vnode in n.value:
+            if knode.tag == "tag:yaml.org,2002:merge":
+                raise policy_error(
+                    source,
+                    lines,
+                    path,
+                    "YAML merge keys (<<) are not supported: write the keys out, or reuse a "
+                    "whole value with an alias (*name)",
+                )
             key = build(knode, path + ("<key>",))
             if path == ("columns",) and isinstance(knode, yaml.ScalarNode):
                 # a column is named by its text: unquoted No / on / null / 1.50 would otherwise
