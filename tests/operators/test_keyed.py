@@ -262,3 +262,17 @@ def test_tokens_of_integers_beyond_int64_round_trip() -> None:
         tok = get_operator("tokenize").apply(df, "h", ctx())
         back = detokenize_frame(tok, ["h"], KEY)["h"].tolist()
         assert [None if pd.isna(v) else int(v) for v in back] == values
+
+
+def test_a_bool_and_a_number_are_two_values() -> None:
+    # True == 1 to Python: pd.factorize merged them, so two people shared one pseudonym, and
+    # which one depended on the row order
+    for cells in ([1, True, "1", 0, False], [True, 1, False, 0, "True"]):
+        df = pd.DataFrame({"v": pd.Series(cells, dtype=object)})
+        out = get_operator("pseudonymize").apply(df, "v", ctx())["v"].tolist()
+        expect = pseudonyms([str(c) if isinstance(c, bool) else c for c in cells], KEY)
+        assert out == expect
+        tok = get_operator("tokenize").apply(df, "v", ctx())
+        assert detokenize_frame(tok, ["v"], KEY)["v"].tolist() == [
+            str(c) if isinstance(c, bool) else c for c in cells
+        ]

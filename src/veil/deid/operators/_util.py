@@ -93,6 +93,9 @@ def from_codes(values: Any, codes: np.ndarray, like: pd.Series, dtype: Any = Non
     return pd.Series(out, index=like.index, name=like.name, dtype=object)
 
 
+_MIXED = ("mixed", "mixed-integer", "mixed-integer-float")
+
+
 def factorize_cells(series: pd.Series) -> tuple[np.ndarray, Any]:
     """``pd.factorize(series)`` (missing -> -1), also for cells that cannot be hashed.
 
@@ -100,6 +103,10 @@ def factorize_cells(series: pd.Series) -> tuple[np.ndarray, Any]:
     a bare ``unhashable type`` TypeError; such cells are grouped by their canonical JSON text
     (keys sorted, so equal dicts group together), which is also what text operators then see.
     """
+    if series.dtype == object and pd.api.types.infer_dtype(series, skipna=True) in _MIXED:
+        # True == 1 and False == 0 to Python: pd.factorize gives them one code, so a bool and
+        # a number held by two people got one pseudonym (the first one's); a bool is its text
+        series = series.map(lambda v: str(bool(v)) if isinstance(v, bool | np.bool_) else v)
     try:
         return pd.factorize(series, use_na_sentinel=True)
     except TypeError:
