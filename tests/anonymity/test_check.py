@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -221,3 +223,19 @@ def test_cli_show_zero_prints_no_class_values(tmp_path, capsys):
     assert "SENTINEL" not in out and "Empty DataFrame" not in out and "67" not in out
     assert main(["check", str(p), "--qi", "zip,age", "--k", "2", "--show", "1"]) == 1
     assert "smallest classes" in capsys.readouterr().out
+
+
+def test_mixed_type_cells_are_classes_as_written():
+    """Python's ``True == 1 == 1.0`` merged those cells into one class: five records checked as
+    k = 5 were written as ``True`` x3 and ``1`` x2 (classes of 3 and 2).  Cells of different
+    types are different classes (never larger than the written release's)."""
+    flag = pd.Series([True, True, True, 1, 1], dtype=object)
+    r = check(pd.DataFrame({"flag": flag}), ["flag"], k=5)
+    written = pd.read_csv(io.StringIO(pd.DataFrame({"flag": flag}).to_csv(index=False)), dtype=str)
+    assert not r.holds and r.n_classes == written["flag"].nunique() == 2
+    v = pd.Series([1, 1.0, "1", None, np.nan, True, "x"], dtype=object)
+    sizes = check(pd.DataFrame({"v": v}), ["v"], k=1)
+    # one class per type and value (1, 1.0, '1', True, 'x'), None and NaN both missing
+    assert sizes.n_classes == 6
+    same_type = pd.DataFrame({"v": pd.Series(["a", "b", "a"], dtype=object)})
+    assert check(same_type, ["v"], k=1).n_classes == 2

@@ -25,8 +25,17 @@ def _same_partition(a, b) -> bool:
     return len(set(zip(a, b))) == len(set(a)) == len(set(b))
 
 
+def _typed(v):
+    """A cell as (type, value): ``True``, ``1`` and ``1.0`` are equal to Python but are written
+    differently, so they are different classes (missing cells stay missing)."""
+    return None if pd.isna(v) else (type(v).__name__, v)
+
+
 def _oracle_codes(values) -> np.ndarray:
-    codes, uniq = pd.factorize(pd.Series(values).astype(object))
+    s = pd.Series(values).astype(object)
+    if len({type(v) for v in s if not pd.isna(v)}) > 1:
+        s = s.map(_typed)
+    codes, uniq = pd.factorize(s)
     return np.where(codes < 0, len(uniq), codes)
 
 
@@ -96,6 +105,9 @@ def test_read_csv_columns_are_encoded_by_identity():
 
 def _oracle_classes(df: pd.DataFrame, qi: list[str]) -> pd.DataFrame:
     d = df.reset_index(drop=True)
+    for c in qi:  # a column of mixed types: one class per type and value (see _typed)
+        if d[c].dtype == object and len({type(v) for v in d[c] if not pd.isna(v)}) > 1:
+            d[c] = d[c].map(_typed)
     d["_row"] = np.arange(len(d))
     g = d.groupby(qi, sort=False, dropna=False, observed=True)["_row"]
     out = pd.DataFrame({"size": g.size().to_numpy(), "first": g.min().to_numpy()})

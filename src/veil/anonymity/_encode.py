@@ -86,10 +86,26 @@ def _some_positions(inv: np.ndarray, n_labels: int) -> np.ndarray:
 
 
 def _factorize_values(values: np.ndarray) -> tuple[np.ndarray, int]:
-    """Value codes of an object array (first-appearance order) and the cardinality."""
+    """Value codes of an object array (first-appearance order) and the cardinality.
+
+    Cells of different types are told apart by type: Python's ``True == 1 == 1.0`` would
+    otherwise merge ``True``, ``1`` and ``1.0`` into one class that the written release shows as
+    two or three (a class of 5 checked as k = 5 was released as ``True`` x3 and ``1`` x2).
+    Splitting by type can only make classes smaller than a reader of the release sees them
+    (``1`` and ``'1'`` print alike), the safe direction for every privacy model.
+    """
     fast = factorize_str_array(values)
     if fast is not None:  # only str, no missing value
         return fast[0], len(fast[1])
+    if len({type(v) for v in values.tolist()}) > 1:  # mixed types (missing cells included)
+        missing = pd.isna(values)
+        if len({type(v) for v in values[~missing].tolist()}) > 1:
+            typed = np.empty(values.shape[0], dtype=object)  # 1-d: the cells are tuples
+            typed[:] = [
+                None if m else (type(v).__name__, v)
+                for v, m in zip(values.tolist(), missing, strict=True)
+            ]
+            values = typed
     codes, uniq = pd.factorize(values)  # every missing value -> -1
     codes = np.asarray(codes, dtype=np.int64)
     if codes.size and codes.min() < 0:
