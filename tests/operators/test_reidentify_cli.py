@@ -200,3 +200,29 @@ def test_key_names_and_paths_are_still_shown(
     ]:
         rc = main(["reidentify", str(release), "--columns", "ssn", "--out", str(out), *option])
         assert rc == 2 and shown in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        "base64:SyJ3d9TdH8Ycb4hPSGQdArTRIdP9Moywi1Ux/Kzav4o=",  # a '/' near the end
+        "SyJ3d9TdH8Ycb4hPSGQdArTRIdP9Moywi1Ux/Kzav4o=",
+    ],
+)
+def test_a_base64_key_with_a_slash_given_as_key_file_is_not_echoed(
+    release: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    given: str,
+) -> None:
+    # base64 keys contain '/': the file name is then only the key's last few characters,
+    # short enough to pass as a name, but the message printed the whole path -- the key
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "b.csv"
+    rc = main(
+        ["reidentify", str(release), "--columns", "ssn", "--out", str(out), "--key-file", given]
+    )
+    err = capsys.readouterr().err
+    assert rc == 2 and not out.exists()
+    assert "SyJ3d9TdH8Ycb4hP" not in err and "looks like a key" in err

@@ -51,8 +51,15 @@ def _env_label(name: str) -> str | None:
 
 
 def _file_label(path: Path) -> str | None:
-    """``path`` when it can be shown (its file name reads as one: has an extension)."""
-    return None if _may_be_key(path.name, lambda n: "." in n) else str(path)
+    """``path`` when it can be shown (its file name reads as one: has an extension).
+
+    The whole path is judged, not only its file name: a base64 key contains ``/``, so its
+    "file name" may be only its last few characters, short enough to pass, while the message
+    would print the whole path -- the key.  Hex and base64 keys never contain a ``.``.
+    """
+    text = str(path)
+    named = _may_be_key(text, lambda t: "." in Path(t).name)
+    return None if named or _may_be_key(path.name, lambda n: "." in n) else text
 
 
 _HIDDEN = "its name looks like a key itself and is not shown: give the name, not the key"
