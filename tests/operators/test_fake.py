@@ -207,3 +207,15 @@ def test_canonically_equivalent_originals_get_one_fake() -> None:
     a = op.apply(pd.DataFrame({"n": nfc}), "n", ctx())["n"].tolist()
     b = op.apply(pd.DataFrame({"n": nfd}), "n", ctx())["n"].tolist()
     assert a == b and len(set(a)) == 3
+
+
+def test_distinct_binary_originals_get_distinct_fakes() -> None:
+    # a Parquet binary id column: bytes that are not UTF-8 went through errors='replace',
+    # so b'\xff\x01' and b'\xfe\x01' became one text and two people one fake name
+    cells = [b"\xff\x01", b"\xfe\x01", b"\xfd\x01", b"\xff\x01"]
+    op = get_operator("fake", {"kind": "name"})
+    out = op.apply(pd.DataFrame({"n": pd.Series(cells, dtype=object)}), "n", ctx())["n"].tolist()
+    assert out[0] == out[3] and len({out[0], out[1], out[2]}) == 3
+    # bytes that are UTF-8 keep the fake of their text
+    same = op.apply(pd.DataFrame({"n": pd.Series([b"Ann", "Ann"], dtype=object)}), "n", ctx())
+    assert same["n"][0] == same["n"][1]

@@ -71,6 +71,18 @@ def _nfc(text: str) -> str:
     return unicodedata.normalize("NFC", text)
 
 
+def _seed_text(value: Any) -> str:
+    """The text a value's fake is seeded from: NFC of its canonical text.
+
+    Bytes decode losslessly (``surrogateescape``; :func:`keyed_uint64` encodes the escapes
+    with ``surrogatepass``): ``canonical_str``'s replacement characters gave distinct binary
+    values, two people, one fake.  UTF-8 bytes keep the fake of their text.
+    """
+    if isinstance(value, bytes):
+        return _nfc(value.decode("utf-8", "surrogateescape"))
+    return _nfc(canonical_str(value))
+
+
 def _slug(text: str) -> str:
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
     parts = re.findall(r"[a-z0-9]+", ascii_text.lower())
@@ -335,7 +347,7 @@ class Fake(Operator):
             nm = None if nm is None or pd.isna(nm) else canonical_str(nm)
             # canonically equivalent texts (NFC "é" vs NFD "e" + accent) are one original
             keys.append(
-                _nfc(canonical_str(uniques[c])) + "\x00" + g + ("\x00" + _nfc(nm) if nm else "")
+                _seed_text(uniques[c]) + "\x00" + g + ("\x00" + _nfc(nm) if nm else "")
                 if c >= 0
                 else ""
             )

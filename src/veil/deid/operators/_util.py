@@ -191,9 +191,13 @@ def hmac_sha256_many(key: bytes, messages: Iterable[bytes]) -> list[bytes]:
 
 
 def keyed_uint64(key: bytes, texts: Sequence[str], tag: str = "") -> np.ndarray:
-    """One 64-bit integer per text: the first 8 bytes of HMAC-SHA-256(key, tag || 0 || text)."""
+    """One 64-bit integer per text: the first 8 bytes of HMAC-SHA-256(key, tag || 0 || text).
+
+    Texts are UTF-8 encoded with ``surrogatepass``, so the lone surrogates of bytes decoded
+    with ``surrogateescape`` hash losslessly (other text encodes as with strict UTF-8).
+    """
     prefix = tag.encode("utf-8") + b"\x00"
-    macs = hmac_sha256_many(key, (prefix + t.encode("utf-8") for t in texts))
+    macs = hmac_sha256_many(key, (prefix + t.encode("utf-8", "surrogatepass") for t in texts))
     return np.array([int.from_bytes(d[:8], "big") for d in macs], dtype=np.uint64)
 
 
