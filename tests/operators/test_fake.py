@@ -219,3 +219,17 @@ def test_distinct_binary_originals_get_distinct_fakes() -> None:
     # bytes that are UTF-8 keep the fake of their text
     same = op.apply(pd.DataFrame({"n": pd.Series([b"Ann", "Ann"], dtype=object)}), "n", ctx())
     assert same["n"][0] == same["n"][1]
+
+
+def test_canonically_equivalent_originals_in_one_file_share_a_unique_fake() -> None:
+    # unique: true took the NFD form's fake (equal to the NFC form's) for a collision and
+    # drew another: one person, written both ways in one file, became two fake people
+    import unicodedata
+
+    names = [
+        unicodedata.normalize("NFC", n) for n in ["José Ñúñez", "Zoë Brontë", "Ångström", "Ann"]
+    ]
+    cells = names + [unicodedata.normalize("NFD", n) for n in names[:3]]
+    op = get_operator("fake", {"kind": "name", "unique": True})
+    out = op.apply(pd.DataFrame({"n": cells}), "n", ctx())["n"].tolist()
+    assert out[4:] == out[:3] and len(set(out)) == 4

@@ -288,7 +288,11 @@ class Fake(Operator):
         fk = _faker(self.locale or ctx.locale)
         out: list[Any] = [None] * len(keys)
         seen: dict[Any, int] = {}
+        done: dict[str, Any] = {}  # canonically equivalent originals (NFC/NFD): one key, one fake
         for i, key in enumerate(keys):
+            if key in done:  # not a collision under unique: true, the same original
+                out[i] = done[key]
+                continue
             for attempt in range(_MAX_TRIES):
                 tag = f"{self.kind}#{attempt}" if attempt else self.kind
                 seed = int(keyed_uint64(salt, [key], tag)[0])
@@ -307,7 +311,7 @@ class Fake(Operator):
                     "(too few possibilities for unique: true)"
                 )
             seen[val] = i
-            out[i] = val
+            out[i] = done[key] = val
         return out
 
     # ------------------------------------------------------------------ Operator API
