@@ -303,3 +303,30 @@ def test_merge_keys_are_refused_plainly(tmp_path: Path) -> None:
     text = "base: &b {role: quasi}\ncolumns:\n  a: {<<: *b, operator: drop}\n"
     with pytest.raises(PolicyError, match=r"p.yaml, line 3: columns.a: YAML merge keys \(<<\)"):
         Policy.from_yaml(_write(tmp_path, text))
+
+
+@pytest.mark.parametrize(
+    "key_line",
+    [
+        "key: {9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08}",  # braces
+        "key: {env: VEIL_KEY, 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08}",
+        "key: {base64:n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg=}",
+        "key: {Correct-Horse-Battery-Staple}",
+    ],
+)
+def test_a_key_written_as_a_setting_name_is_not_echoed(tmp_path: Path, key_line: str) -> None:
+    # `key: {<the key>}` is a mapping whose one setting is named by the key: the unknown-key
+    # error printed that name -- the key -- on stderr and in CI logs
+    text = key_line + "\ncolumns:\n  id: {role: identifier, operator: pseudonymize}\n"
+    with pytest.raises(PolicyError) as info:
+        Policy.from_yaml(_write(tmp_path, text))
+    msg = str(info.value)
+    assert "p.yaml, line 1: key:" in msg and "unknown key" in msg and "looks like a key" in msg
+    for secret in ("9f86d081884c7d65", "n4bQgYhMfWWaL", "Horse"):
+        assert secret not in msg
+
+
+def test_an_unknown_setting_is_still_named(tmp_path: Path) -> None:
+    text = "key: {evn: VEIL_KEY}\ncolumns:\n  id: {role: identifier, operator: drop}\n"
+    with pytest.raises(PolicyError, match=r"line 1: key.evn: unknown key \(allowed: env, file\)"):
+        Policy.from_yaml(_write(tmp_path, text))

@@ -45,6 +45,19 @@ def _may_be_key(text: str, plain: Callable[[str], bool]) -> bool:
     return not plain(text)
 
 
+#: A policy setting's name (``k_anonymity``, ``operator``): lower-case snake case.
+_SETTING_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def may_be_key_name(text: str) -> bool:
+    """Whether an unknown policy setting's name could be a key (``key: {9f86...}``).
+
+    Hidden then, as a variable's name is: hex of key length, ``base64:...``, another
+    variable's value, or 16+ characters that do not read as a lower-case setting name.
+    """
+    return _may_be_key(text, _SETTING_NAME.fullmatch)
+
+
 def _env_label(name: str) -> str | None:
     """``name`` when it can be shown in a message, None when it may be the key itself."""
     return None if _may_be_key(name, _ENV_NAME.fullmatch) else name
