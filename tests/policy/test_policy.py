@@ -330,3 +330,18 @@ def test_an_unknown_setting_is_still_named(tmp_path: Path) -> None:
     text = "key: {evn: VEIL_KEY}\ncolumns:\n  id: {role: identifier, operator: drop}\n"
     with pytest.raises(PolicyError, match=r"line 1: key.evn: unknown key \(allowed: env, file\)"):
         Policy.from_yaml(_write(tmp_path, text))
+
+
+def test_a_key_written_as_an_operator_parameter_name_is_not_echoed(tmp_path: Path) -> None:
+    secret = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    text = (
+        f"columns:\n  id:\n    role: identifier\n    operator: {{name: pseudonymize, {secret}}}\n"
+    )
+    with pytest.raises(PolicyError) as info:
+        Policy.from_yaml(_write(tmp_path, text))
+    msg = str(info.value)
+    assert secret[:16] not in msg and "line 4: columns.id.operator:" in msg
+    assert "unknown parameter" in msg and "looks like a key" in msg
+    # an ordinary misspelt parameter is still named
+    with pytest.raises(PolicyError, match="unknown parameter 'lenght'"):
+        Policy.from_yaml(_write(tmp_path, text.replace(secret, "lenght: 8")))

@@ -11,6 +11,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 import pandas as pd
 
+from veil.deid._keys import may_be_key_name
 from veil.errors import ConfigError, KeyNotConfiguredError
 
 __all__ = [
@@ -209,6 +210,13 @@ def _check_parameters(name: str, cls: type[Operator], params: Mapping[str, Any])
         unknown = [str(k) for k in params if k not in accepted]
         if unknown:
             listed = ", ".join(accepted) if accepted else "none"
+            if may_be_key_name(unknown[0]):  # `{name: pseudonymize, 9f86...}`: the key itself
+                raise OperatorParameterError(
+                    f"operator {name!r}: unknown parameter (accepted: {listed}); its name looks "
+                    "like a key itself and is not shown: give the key's variable or file",
+                    operator=name,
+                    param="",
+                )
             raise OperatorParameterError(
                 f"operator {name!r}: unknown parameter {unknown[0]!r} (accepted: {listed})",
                 operator=name,
