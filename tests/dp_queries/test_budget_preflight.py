@@ -133,3 +133,27 @@ def test_bool_or_text_budgets_are_refused_before_charging(bad) -> None:
     with pytest.raises(ConfigError, match="delta"):
         pf.groupby("g", keys=["a", "b"]).count(epsilon=1.0, delta=True)
     assert acc.calls == []
+
+
+@pytest.mark.parametrize("keys", [["x", "y"], None])
+def test_nested_cells_in_a_group_or_where_column_are_refused_before_charging(keys) -> None:
+    """Lists / dicts in a GROUP BY column (nested JSON, Parquet list columns) failed with a
+    bare 'unhashable type' TypeError after the accountant was charged; in a WHERE column with
+    a bare TypeError.  Both are a one-line ConfigError and nothing is charged."""
+    nested = pd.DataFrame(
+        {"pid": range(6), "g": [["a"], ["b"], ["a"], "x", "y", "x"], "v": [1.0] * 6}
+    )
+    acc = Recorder()
+    pf = PrivateFrame(nested, "pid", accountant=acc, random_state=1)
+    with pytest.raises(ConfigError, match="nested cells"):
+        pf.groupby("g", keys=keys).count(epsilon=1.0, delta=1e-6)
+    with pytest.raises(ConfigError, match="nested cells"):
+        pf.sql("SELECT COUNT(*) AS n FROM data WHERE g = 'x'", epsilon=1.0)
+    assert acc.calls == []
+    flat = nested.assign(g=nested["g"].map(str))  # the advised fix works
+    out = (
+        PrivateFrame(flat, "pid", accountant=acc, random_state=1)
+        .groupby("g", keys=["x", "y"])
+        .count(epsilon=1.0)
+    )
+    assert list(out["g"]) == ["x", "y"] and len(acc.calls) == 1

@@ -270,6 +270,7 @@ class QueryPlan:
         """
         frame = self._frame
         self._check_drawable()  # before the charge: an undrawable noise would waste the budget
+        self._check_groupable()  # likewise a group column that cannot be grouped
         frame._charge(self.epsilon, self.delta)
         rng = frame._rng
         codes, keyframe, value_rows, n_rows = self._bounded_rows(rng)
@@ -314,6 +315,20 @@ class QueryPlan:
         if not self.by:
             out = out.reset_index(drop=True)
         return out
+
+    def _check_groupable(self) -> None:
+        """Raise :class:`ConfigError` for a GROUP BY column holding lists, dicts or arrays
+        (nested JSON, Parquet list columns): they cannot be grouped, and the query failed with a
+        bare ``unhashable type`` TypeError after the budget was charged."""
+        for c in self.by:
+            s = self._frame._df[c]
+            if s.dtype != object or pd.api.types.infer_dtype(s, skipna=True) != "mixed":
+                continue
+            if any(isinstance(v, (list, dict, set, np.ndarray)) for v in s.array):
+                raise ConfigError(
+                    f"group column {c!r} holds lists, dicts or arrays (nested cells), which "
+                    "cannot be grouped; flatten the column or convert it to text first"
+                )
 
     def _check_drawable(self) -> None:
         """Raise :class:`NoiseScaleError` when a noise scale lies outside what the exact samplers

@@ -119,7 +119,13 @@ class _Cells:
                 null = np.isnan(nums) if nums.dtype.kind == "f" else np.zeros(len(s), bool)
                 self._cache[name] = ("num", nums, null)
             else:
-                codes, uniques = pd.factorize(s, use_na_sentinel=True)
+                try:
+                    codes, uniques = pd.factorize(s, use_na_sentinel=True)
+                except TypeError:  # lists / dicts / arrays (nested JSON, Parquet lists)
+                    raise ConfigError(
+                        f"WHERE column {name!r} holds lists, dicts or arrays (nested cells), "
+                        "which cannot be compared; flatten the column or convert it to text"
+                    ) from None
                 canon = [canonical(u) for u in np.asarray(uniques, dtype=object)]
                 self._cache[name] = ("obj", np.asarray(codes, dtype=np.int64), canon)
         return self._cache[name]
