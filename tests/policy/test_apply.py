@@ -287,3 +287,31 @@ def test_nested_cells_reach_the_release_and_report(spec: object, keyfile: Path) 
     assert len(release) == 4 and report["release"]["records"] == 4
     if spec == "insensitive":
         assert release["meta"].iloc[0] == {"a": 1, "b": 2}
+
+
+@pytest.mark.parametrize(
+    "param",
+    [
+        {"name": "pseudonymize", "length": "KEY"},  # integer parameter
+        {"name": "mask", "keep_last": "KEY"},
+        {"name": "generalize", "bins": 3, "strategy": "KEY"},  # a choice
+    ],
+)
+def test_key_pasted_as_a_parameter_value_is_not_echoed(param) -> None:
+    """A key pasted as an operator parameter's value (``length: 9f86...``) was quoted by the
+    wrong-type error; a value that could be a key is described, not shown.  Ordinary wrong
+    values are still quoted."""
+    import secrets
+
+    from veil.errors import VeilError
+
+    key = secrets.token_hex(32)
+    op = {k: (key if v == "KEY" else v) for k, v in param.items()}
+    doc = {"columns": {"c": {"role": "quasi", "operator": op}}}
+    with pytest.raises(VeilError) as e:
+        apply(pd.DataFrame({"c": [1, 2, 3]}), Policy.from_dict(doc))
+    assert key not in str(e.value) and len(str(e.value).splitlines()) == 1
+    op = {k: ("abc" if v == "KEY" else v) for k, v in param.items()}
+    doc = {"columns": {"c": {"role": "quasi", "operator": op}}}
+    with pytest.raises(VeilError, match="abc"):
+        apply(pd.DataFrame({"c": [1, 2, 3]}), Policy.from_dict(doc))

@@ -18,6 +18,7 @@ import pandas as pd
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from veil.deid._keys import may_be_key_name
 from veil.errors import ConfigError, InputError
 
 __all__ = [
@@ -209,15 +210,26 @@ def resolve_path(path: str | os.PathLike[str], base_dir: str) -> Path:
     return p
 
 
+def shown(value: Any) -> str:
+    """``repr(value)`` for an error message, unless it is text that could be a key.
+
+    A key pasted as a parameter's value (``length: 9f86...``) would otherwise be echoed by the
+    error saying the value is of the wrong type, on stderr and in CI logs.
+    """
+    if isinstance(value, str) and may_be_key_name(value):
+        return "a value that could be a key (not shown)"
+    return repr(value)
+
+
 def require_number(op: str, name: str, value: Any, *, positive: bool = False) -> float:
     """Validate a numeric parameter."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ConfigError(f"operator {op!r}: {name} must be a number, got {value!r}")
+        raise ConfigError(f"operator {op!r}: {name} must be a number, got {shown(value)}")
     v = float(value)
     if not np.isfinite(v) or (positive and v <= 0):
         raise ConfigError(
             f"operator {op!r}: {name} must be a {'positive ' if positive else ''}finite number, "
-            f"got {value!r}"
+            f"got {shown(value)}"
         )
     return v
 
@@ -232,7 +244,9 @@ def require_int(
 ) -> int:
     """Validate an integer parameter ``>= minimum`` and ``<= maximum``."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ConfigError(f"operator {op!r}: {name} must be an integer >= {minimum}, got {value!r}")
+        raise ConfigError(
+            f"operator {op!r}: {name} must be an integer >= {minimum}, got {shown(value)}"
+        )
     if value > maximum:  # 10**20 bins or kept characters: OverflowError/ValueError deep in numpy
         raise ConfigError(f"operator {op!r}: {name} must be at most {maximum:,}, got {value!r}")
     return int(value)
@@ -242,7 +256,7 @@ def require_choice(op: str, name: str, value: Any, choices: Sequence[str]) -> st
     """Validate a parameter taking one of ``choices``."""
     if value not in choices:
         raise ConfigError(
-            f"operator {op!r}: {name} must be one of {', '.join(choices)}; got {value!r}"
+            f"operator {op!r}: {name} must be one of {', '.join(choices)}; got {shown(value)}"
         )
     return str(value)
 
