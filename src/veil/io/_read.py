@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -126,13 +127,7 @@ _ZERO_SAMPLE = 20000  # rows inspected for leading zeros
 
 
 def _text_fixups(
-    df: pd.DataFrame,
-    path: Path,
-    enc: str,
-    fmt: Any,
-    names: Sequence[str] | None,
-    na: list[str],
-    errors: str = "strict",
+    df: pd.DataFrame, reread: Callable[..., pd.DataFrame], na: list[str]
 ) -> tuple[pd.DataFrame, str | None]:
     """Keep leading zeros as text, and find the one missing-value marker, in one re-read.
 
@@ -140,7 +135,8 @@ def _text_fixups(
     numeric-looking columns whose first 20,000 values have a leading zero are put back as text.
     The marker (None: no missing value, or several markers) is the declared one when only one
     is declared; otherwise the cells that came back missing are looked up in the raw text.
-    Both need the raw text, so the columns concerned are read again together, once.
+    Both need the raw text, so the columns concerned are read again together, once
+    (``reread(na, **read_csv_options)``: :func:`_csv` on the same file and format).
     """
     numeric = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])]
     holes = df.isna().any()
@@ -150,20 +146,18 @@ def _text_fixups(
     if not lookup:  # no marker to look up: a 20,000-row sample finds the padded columns
         if not numeric:
             return df, marker
-        sample = _csv(
-            path, enc, fmt, names, na, errors, nrows=_ZERO_SAMPLE, dtype=str, usecols=numeric
-        )
+        sample = reread(na, nrows=_ZERO_SAMPLE, dtype=str, usecols=numeric)
         padded = [c for c in numeric if sample[c].dropna().str.match(_LEADING_ZERO).any()]
         if not padded:
             return df, marker
-        raw = _csv(path, enc, fmt, names, [], errors, dtype=str, usecols=padded, na_filter=False)
+        raw = reread([], dtype=str, usecols=padded, na_filter=False)
     else:
         cols = [c for c in df.columns if c in set(numeric) | set(lookup)]
-        raw = _csv(path, enc, fmt, names, [], errors, dtype=str, usecols=cols, na_filter=False)
+        raw = reread([], dtype=str, usecols=cols, na_filter=False)
         head, kept = raw.iloc[:_ZERO_SAMPLE], df.iloc[:_ZERO_SAMPLE].notna()
         padded = [c for c in numeric if head[c][kept[c].to_numpy()].str.match(_LEADING_ZERO).any()]
     if len(raw) != len(df):  # not expected: the same file and options; read it all again
-        return _csv(path, enc, fmt, names, na, errors, dtype={c: str for c in padded}), None
+        return reread(na, dtype={c: str for c in padded}), None
     if lookup:
         seen: set[str] = set()
         for c in lookup:
@@ -180,13 +174,7 @@ def _text_fixups(
 
 
 def _floats_as_text(
-    df: pd.DataFrame,
-    path: Path,
-    enc: str,
-    fmt: Any,
-    names: Sequence[str] | None,
-    na: list[str],
-    errors: str = "strict",
+    df: pd.DataFrame, reread: Callable[..., pd.DataFrame], na: list[str], name: str
 ) -> pd.DataFrame:
     """Float columns put back as their cells' text (missing cells stay missing).
 
@@ -207,9 +195,9 @@ def _floats_as_text(
     ]
     if not cols:
         return df
-    raw = _csv(path, enc, fmt, names, na, errors, dtype=str, usecols=cols)
+    raw = reread(na, dtype=str, usecols=cols)
     if len(raw) != len(df):  # not expected: the same file and options
-        raise InputError(f"cannot re-read the number columns of {path.name}")
+        raise InputError(f"cannot re-read the number columns of {name}")
     out = df.copy(deep=False)
     for c in cols:
         out[c] = raw[c].array
@@ -271,9 +259,10 @@ def _read_text(
             msg = " ".join(str(exc).split())
             raise InputError(f"cannot parse {path.name}: {msg}") from None
     assert df is not None
-    df, marker = _text_fixups(df, path, enc, fmt, names, na, errors)
+    reread = functools.partial(_csv, path, enc, fmt, names, errors=errors)
+    df, marker = _text_fixups(df, reread, na)
     if float_text:
-        df = _floats_as_text(df, path, enc, fmt, names, na, errors)
+        df = _floats_as_text(df, reread, na, path.name)
     if not fmt.header and names is None:
         df.columns = [f"col_{j + 1}" for j in range(df.shape[1])]
     source = text_source(path, enc, fmt, missing=marker)
