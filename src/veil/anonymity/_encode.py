@@ -97,13 +97,13 @@ def _factorize_values(values: np.ndarray) -> tuple[np.ndarray, int]:
     fast = factorize_str_array(values)
     if fast is not None:  # only str, no missing value
         return fast[0], len(fast[1])
-    if len({type(v) for v in values.tolist()}) > 1:  # mixed types (missing cells included)
-        missing = pd.isna(values)
-        if len({type(v) for v in values[~missing].tolist()}) > 1:
+    cells = values.tolist()
+    if len({type(v) for v in cells}) > 1:  # mixed types (missing cells included)
+        missing = pd.isna(values).tolist()
+        if len({type(v) for v, m in zip(cells, missing, strict=True) if not m}) > 1:
             typed = np.empty(values.shape[0], dtype=object)  # 1-d: the cells are tuples
             typed[:] = [
-                None if m else (type(v).__name__, v)
-                for v, m in zip(values.tolist(), missing, strict=True)
+                None if m else (type(v).__name__, v) for v, m in zip(cells, missing, strict=True)
             ]
             values = typed
     codes, uniq = pd.factorize(values)  # every missing value -> -1
