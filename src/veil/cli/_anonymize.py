@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from veil.cli._scan import add_read_options, read_options
+from veil.cli._read_options import add_read_options, read_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
