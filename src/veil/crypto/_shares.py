@@ -69,7 +69,7 @@ def check_mac_key(mac_key: object) -> bytes:
     return key
 
 
-def combine_ids(coefficients: dict[bytes, int]) -> bytes:
+def combine_ids(*terms: tuple[bytes, int]) -> bytes:
     """Identifier of the sharing ``sum_j c_j * (sharing j)`` derived from the dealings' ids.
 
     Ids are read as integers modulo ``2**128`` and combined linearly, so the identifier
@@ -79,10 +79,10 @@ def combine_ids(coefficients: dict[bytes, int]) -> bytes:
     Examples
     --------
     >>> a, b = bytes(15) + b"\x01", bytes(15) + b"\x02"
-    >>> combine_ids({a: 1, b: 3}) == combine_ids({b: 3, a: 1}) == bytes(15) + b"\x07"
+    >>> combine_ids((a, 1), (b, 3)) == combine_ids((b, 3), (a, 1)) == bytes(15) + b"\x07"
     True
     """
-    total = sum(c * int.from_bytes(sid, "big") for sid, c in coefficients.items())
+    total = sum(c * int.from_bytes(sid, "big") for sid, c in terms)
     return (total % _ID_SPACE).to_bytes(16, "big")
 
 
@@ -241,16 +241,13 @@ class Share:
         self._check_compatible(other)
         field = self._arith()
         vals = self.values + other.values if field is None else field.add(self.values, other.values)
-        if self.sharing_id == other.sharing_id:
-            sid = combine_ids({self.sharing_id: 2})
-        else:
-            sid = combine_ids({self.sharing_id: 1, other.sharing_id: 1})
+        sid = combine_ids((self.sharing_id, 1), (other.sharing_id, 1))
         return self._with(vals, self.bound + other.bound, sid)
 
     def __neg__(self) -> Share:
         field = self._arith()
         vals = (np.uint64(0) - self.values) if field is None else field.neg(self.values)
-        return self._with(vals, self.bound, combine_ids({self.sharing_id: -1}))
+        return self._with(vals, self.bound, combine_ids((self.sharing_id, -1)))
 
     def __sub__(self, other: object) -> Share:
         if not isinstance(other, Share):
@@ -266,7 +263,7 @@ class Share:
             vals = self.values * np.uint64(k % RING64)
         else:
             vals = field.mul(self.values, k % self.modulus)
-        sid = combine_ids({self.sharing_id: k})
+        sid = combine_ids((self.sharing_id, k))
         return self._with(vals, self.bound * abs(k), sid)
 
     __rmul__ = __mul__
