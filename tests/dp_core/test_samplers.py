@@ -11,7 +11,7 @@ from scipy import stats
 from veil.dp import _samplers as S
 from veil.dp._exact import LazyUniform, u_less_exp, u_less_frac
 from veil.dp._rng import SecureRandom, uniform_below
-from veil.errors import ConfigError, InputError
+from veil.errors import ConfigError, InputError, NoiseScaleError
 
 ALPHA = 1e-6
 N = 100_000
@@ -145,6 +145,9 @@ def test_fp_noise_rejects_nan_and_bad_scale(seeded):
         S.laplace_fp([1.0], -1.0, seeded(1), sensitivity=1.0)
     with pytest.raises(ConfigError):
         S.discrete_gaussian(0.0, 3, seeded(1))
+    for bad in (math.nan, math.inf, 2.0**41):  # a bare ValueError from Fraction(nan) before
+        with pytest.raises(NoiseScaleError):
+            S.discrete_gaussian(bad, 3, seeded(1))
 
 
 def test_discrete_laplace_variance_matches_samples(seeded):

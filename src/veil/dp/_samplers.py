@@ -298,6 +298,17 @@ def _check_scale(scale: float | Fraction) -> Fraction:
     return s_frac
 
 
+def _check_sigma(sigma: float | Fraction) -> Fraction:
+    sig = _as_fraction(sigma) if math.isfinite(float(sigma)) else Fraction(0)
+    sf = float(sig)
+    if not sf > 0 or sf > 2.0**40:
+        raise NoiseScaleError(
+            f"discrete Gaussian sigma must be in (0, 2^40], got {float(sigma)}: epsilon (or "
+            "delta) is too small for this sensitivity (or sigma is invalid)"
+        )
+    return sig
+
+
 def _discrete_laplace_small(scale: float | Fraction, size: int, rng: BitSource) -> np.ndarray:
     s_frac = _check_scale(scale)
     s = float(s_frac)
@@ -345,10 +356,7 @@ def discrete_gaussian(sigma: float | Fraction, size: int, rng: BitSource) -> np.
     >>> discrete_gaussian(1.5, 3, SecureRandom()).dtype
     dtype('int64')
     """
-    sig = _as_fraction(sigma)
-    sf = float(sig)
-    if not (sf > 0 and math.isfinite(sf)) or sf > 2.0**40:
-        raise ConfigError(f"discrete_gaussian: sigma must be in (0, 2^40], got {sf}")
+    sig = _check_sigma(sigma)
     if size > _BLOCK:
         return _blocked(discrete_gaussian, sig, size, rng)
     s2 = sig * sig

@@ -41,7 +41,7 @@ from veil.dp.frame._partition import (
 )
 from veil.dp.frame._quantile import integer_candidates, rank_halfwidth
 from veil.dp.frame._spec import Agg
-from veil.errors import ConfigError, NoiseScaleError
+from veil.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
     from veil.dp.frame._frame import PrivateFrame
@@ -67,24 +67,6 @@ def _check_neighbouring(frame: Any, by: list[str], aggs: dict[str, Agg], neighbo
                 "(the number of values must be public)"
             )
     return True
-
-
-def _check_discrete_scale(scale: float) -> None:
-    """The exact discrete Laplace sampler's range, (0, 2^52] (``veil.dp._samplers``)."""
-    if not (0 < scale <= 2.0**52):
-        raise NoiseScaleError(
-            f"noise scale must be in (0, 2^52], got {scale}: epsilon is too small for this "
-            "sensitivity"
-        )
-
-
-def _check_gaussian_sigma(sigma: float) -> None:
-    """The exact discrete Gaussian sampler's range, (0, 2^40] (``veil.dp._samplers``)."""
-    if not (0 < sigma <= 2.0**40):
-        raise NoiseScaleError(
-            f"discrete Gaussian sigma must be in (0, 2^40], got {sigma}: epsilon (or delta) is "
-            "too small for this sensitivity"
-        )
 
 
 def _key_rank(value: Any) -> tuple[Any, ...]:
@@ -331,21 +313,21 @@ class QueryPlan:
                 )
 
     def _check_drawable(self) -> None:
-        """Raise :class:`NoiseScaleError` when a noise scale lies outside what the exact samplers
+        """Raise :class:`~veil.errors.NoiseScaleError` when a noise scale lies outside what the exact samplers
         draw (they would refuse it only after the budget was charged)."""
         if self.private_selection:
-            _check_discrete_scale(self.max_groups / self.eps_selection)
+            _samplers._check_scale(self.max_groups / self.eps_selection)
         for comp in self._comps.values():
             if comp.mechanism == "discrete_laplace":
-                _check_discrete_scale(comp.scale)
+                _samplers._check_scale(comp.scale)
             elif comp.mechanism == "discrete_gaussian":
-                _check_gaussian_sigma(comp.scale)
+                _samplers._check_sigma(comp.scale)
             elif comp.mechanism == "laplace":  # grid units, as _samplers.laplace_fp draws them
                 args = (comp.scale, comp.noise_sensitivity, comp.coords)
-                _check_discrete_scale(_samplers.fp_laplace_params(*args)[1])
+                _samplers._check_scale(_samplers.fp_laplace_params(*args)[1])
             elif comp.mechanism == "gaussian":
                 args = (comp.scale, comp.noise_sensitivity, comp.coords)
-                _check_gaussian_sigma(_samplers.fp_gaussian_params(*args)[1])
+                _samplers._check_sigma(_samplers.fp_gaussian_params(*args)[1])
 
     def _bounded_rows(self, rng):
         """Rows entering the aggregation: filter, keys, contribution bounding, selection.
