@@ -183,13 +183,18 @@ def stack_population(df: pd.DataFrame, population: pd.DataFrame, qi: Sequence[st
     return pd.DataFrame(cols)
 
 
-def qi_class_ids(df: pd.DataFrame, qi: Sequence[str]) -> tuple[np.ndarray, int]:
-    """Equivalence class id of each row (by position; any index) over the columns ``qi``."""
+def _check_qi(df: pd.DataFrame, qi: Sequence[str]) -> None:
+    """Refuse an empty ``qi`` or one naming a column ``df`` lacks."""
     missing = [c for c in qi if c not in df.columns]
     if missing:
         raise InputError(f"column(s) not in the table: {missing}")
     if not qi:
         raise ConfigError("at least one quasi-identifier is needed")
+
+
+def qi_class_ids(df: pd.DataFrame, qi: Sequence[str]) -> tuple[np.ndarray, int]:
+    """Equivalence class id of each row (by position; any index) over the columns ``qi``."""
+    _check_qi(df, qi)
     grouping = group_columns([df[c] for c in qi])  # the grouping :func:`check` uses
     return grouping.ids(), grouping.n_classes
 
@@ -229,11 +234,7 @@ def risk(
     qi = [qi] if isinstance(qi, str) else list(qi)
     pop = None
     if len(df) == 0:  # no record, no risk (the class encoders need at least one value)
-        missing = [c for c in qi if c not in df.columns]
-        if missing:
-            raise InputError(f"column(s) not in the table: {missing}")
-        if not qi:
-            raise ConfigError("at least one quasi-identifier is needed")
+        _check_qi(df, qi)
         return risk_summary(np.zeros(0, dtype=np.int64), threshold=threshold)
     if population is None:
         ids, g = qi_class_ids(df, qi)
