@@ -52,17 +52,13 @@ def atomic_write(path: str | os.PathLike[str], writer: Callable[[IO[bytes]], Non
     given = target = Path(path)
     if target.is_dir():  # os.replace would fail naming the temporary file, not the target
         raise InputError(f"output path is a folder, not a file: {target}")
-    if target.exists() and not target.is_file():  # a device, FIFO or socket
-        with open(target, "wb") as fh:
+    if target.is_symlink():  # replace the file the link points to, keep the link
+        target = Path(os.path.realpath(target))
+    # a device, FIFO or socket, or a /proc link (/dev/stdout on a deleted file): write through
+    if (target.exists() and not target.is_file()) or str(target).startswith("/proc/"):
+        with open(given, "wb") as fh:
             writer(fh)
         return given
-    if target.is_symlink():  # replace the file the link points to, keep the link
-        real = Path(os.path.realpath(target))
-        if str(real).startswith("/proc/"):  # e.g. /dev/stdout on a deleted file
-            with open(target, "wb") as fh:
-                writer(fh)
-            return given
-        target = real
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise InputError(f"output folder does not exist: {folder}")
