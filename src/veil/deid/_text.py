@@ -15,6 +15,7 @@ __all__ = [
     "ARROW_FROM",
     "as_text",
     "digit_matrix",
+    "factorize_any",
     "fullmatch",
     "hashable_cells",
     "luhn_valid",
@@ -128,21 +129,33 @@ def hashable_cells(s: pd.Series) -> pd.Series:
         pd.factorize(s)
         return s
     except TypeError:
-        pass
+        return s.map(_hashable)
 
-    def text(v: Any) -> Any:
-        if isinstance(v, dict | list | tuple | set | frozenset | np.ndarray):
-            if isinstance(v, set | frozenset):
-                v = sorted(v, key=repr)
-            elif isinstance(v, np.ndarray):
-                v = v.tolist()
-            return json.dumps(v, sort_keys=True, default=str, ensure_ascii=False)
-        if v is None or (isinstance(v, float) and v != v):
-            return v
-        try:
-            hash(v)
-        except TypeError:
-            return str(v)
+
+def factorize_any(s: pd.Series) -> tuple[np.ndarray, Any]:
+    """``pd.factorize(s)`` (missing -> -1), also when some cells cannot be hashed.
+
+    Such cells (dicts, lists, arrays) are grouped by their canonical text, as
+    :func:`hashable_cells` gives it; the column is factorized once when it can be.
+    """
+    try:
+        return pd.factorize(s, use_na_sentinel=True)
+    except TypeError:
+        return pd.factorize(s.map(_hashable), use_na_sentinel=True)
+
+
+def _hashable(v: Any) -> Any:
+    """A cell as it is when hashable or missing, else its canonical JSON text (keys sorted)."""
+    if isinstance(v, dict | list | tuple | set | frozenset | np.ndarray):
+        if isinstance(v, set | frozenset):
+            v = sorted(v, key=repr)
+        elif isinstance(v, np.ndarray):
+            v = v.tolist()
+        return json.dumps(v, sort_keys=True, default=str, ensure_ascii=False)
+    if v is None or (isinstance(v, float) and v != v):
         return v
-
-    return s.map(text)
+    try:
+        hash(v)
+    except TypeError:
+        return str(v)
+    return v

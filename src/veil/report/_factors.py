@@ -24,12 +24,9 @@ def factorize(s: pd.Series) -> Factorized:
 
     Codes are stored in the smallest signed integer type that holds them.
     """
-    try:
-        codes, uniques = pd.factorize(s, use_na_sentinel=True)
-    except TypeError:  # lists / dicts / arrays (nested JSON): grouped by canonical JSON text
-        from veil.deid._text import hashable_cells
+    from veil.deid._text import factorize_any  # lists / dicts / arrays (nested JSON) too
 
-        codes, uniques = pd.factorize(hashable_cells(s), use_na_sentinel=True)
+    codes, uniques = factorize_any(s)
     codes = np.asarray(codes)
     n = len(uniques)
     small = np.int8 if n < 2**7 else np.int16 if n < 2**15 else np.int32 if n < 2**31 else None

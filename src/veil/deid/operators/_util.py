@@ -108,12 +108,9 @@ def factorize_cells(series: pd.Series) -> tuple[np.ndarray, Any]:
         # True == 1 and False == 0 to Python: pd.factorize gives them one code, so a bool and
         # a number held by two people got one pseudonym (the first one's); a bool is its text
         series = series.map(lambda v: str(bool(v)) if isinstance(v, bool | np.bool_) else v)
-    try:
-        return pd.factorize(series, use_na_sentinel=True)
-    except TypeError:
-        from veil.deid._text import hashable_cells  # lazy: veil.deid imports the operators
+    from veil.deid._text import factorize_any  # lazy: veil.deid imports the operators
 
-        return pd.factorize(hashable_cells(series), use_na_sentinel=True)
+    return factorize_any(series)
 
 
 def map_uniques(
