@@ -121,6 +121,17 @@ def _silence_stdout() -> None:
         os.close(devnull)
 
 
+def _report(debug: bool, message: str) -> None:
+    """Report the exception being handled: its traceback under ``--debug``, else ``message``.
+
+    Call it from an ``except`` block; ``message`` is printed as one ``veil: error:`` line.
+    """
+    if debug:
+        traceback.print_exc()
+    else:
+        print(f"veil: error: {message}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``veil`` command; returns the process exit code."""
     if sys.stdout is None:  # started with stdout closed (`>&-`): output is discarded, as print()
@@ -145,32 +156,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()
         return BROKEN_PIPE_STATUS
     except VeilError as exc:
-        if debug:
-            traceback.print_exc()
-        else:
-            msg = " ".join(str(exc).split())
-            print(f"veil: error: {msg}", file=sys.stderr)
+        _report(debug, " ".join(str(exc).split()))
         return 2
     except OSError as exc:  # disk full, permission denied, a path through a file, ...
-        if debug:
-            traceback.print_exc()
-        else:
-            where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
-            print(f"veil: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
+        _report(debug, f"{exc.strerror or exc}{where}")
         return 2
     except KeyboardInterrupt:
         print("veil: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # a bug or an unexpected library error: its text may quote data
-        if debug:
-            traceback.print_exc()
-        else:
-            print(
-                f"veil: error: internal error ({type(exc).__name__}) in veil {args.command}; "
-                "its message is not shown because it may quote your data: rerun with --debug "
-                "to see the traceback, and report it if the input is valid",
-                file=sys.stderr,
-            )
+        _report(
+            debug,
+            f"internal error ({type(exc).__name__}) in veil {args.command}; its message is not "
+            "shown because it may quote your data: rerun with --debug to see the traceback, "
+            "and report it if the input is valid",
+        )
         return INTERNAL_ERROR_STATUS
 
 
