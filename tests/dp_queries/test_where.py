@@ -112,3 +112,23 @@ def test_matches_rowwise_three_valued_oracle(xs, ys, a, b) -> None:
     ]
     assert mask(cond, df) == expected
     assert isinstance(evaluate(parse_condition(cond), df), np.ndarray)
+
+
+@pytest.mark.parametrize("op", ["=", "<>", "<", "<=", ">", ">="])
+def test_column_vs_column_of_mixed_cells_matches_each_rows_own_comparison(op: str) -> None:
+    # text / mixed cells on one side, numbers (with NaN) on the other: every row's result is
+    # compare() of its own two canonical values (the per-pair evaluation must not mix rows up)
+    from veil.dp._canon import canonical, compare
+
+    rng = np.random.default_rng(7)
+    pool = np.array([1, 2.0, "2", " 2.0 ", "a", True, "false", None, "3.5"], dtype=object)
+    x = pool[rng.integers(0, len(pool), 200)]
+    y = rng.choice([0.0, 1.0, 2.0, 3.5, np.nan], 200)
+    frame = pd.DataFrame({"x": x, "y": y})
+    got = evaluate(parse_condition(f"x {op} y"), frame)
+    want = [all(compare(canonical(a), op, canonical(b))) for a, b in zip(x, y)]
+    assert got.tolist() == want
+    assert 0 < got.sum() < len(got)
+    back = evaluate(parse_condition(f"y {op} x"), frame)
+    want_back = [all(compare(canonical(b), op, canonical(a))) for a, b in zip(x, y)]
+    assert back.tolist() == want_back

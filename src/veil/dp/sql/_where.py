@@ -130,17 +130,14 @@ class _Cells:
                 self._cache[name] = ("obj", np.asarray(codes, dtype=np.int64), canon)
         return self._cache[name]
 
-    def per_row(self, name: str) -> np.ndarray:
-        """Canonical value of every row (object array; ``None`` = NULL)."""
+    def distinct(self, name: str) -> tuple[np.ndarray, list]:
+        """``(codes, values)``: each row's code into the column's distinct canonical values
+        (``-1``: missing), so that a comparison runs once per distinct value, not per row."""
         kind, a, b = self.get(name)
-        if kind == "num":
-            out = np.empty(len(a), dtype=object)
-            out[:] = [canonical(v) for v in a.tolist()]
-            return out
-        table = np.empty(len(b) + 1, dtype=object)
-        table[: len(b)] = b
-        table[len(b)] = None
-        return table[a]
+        if kind == "obj":
+            return a, b
+        codes, uniques = pd.factorize(a, use_na_sentinel=True)  # NaN -> -1
+        return np.asarray(codes, dtype=np.int64), [canonical(v) for v in uniques.tolist()]
 
 
 def _column_vs_literal(cells: _Cells, name: str, op: str, lit: object, n: int) -> _Tri:
@@ -179,13 +176,18 @@ def _tri_compare(cells: _Cells, left: Operand, op: str, right: Operand) -> _Tri:
         with np.errstate(invalid="ignore"):
             value = np.asarray(_NP_OPS[op](la, ra), dtype=bool)
         return value & known, known
-    pairs = [
-        compare(u, op, v)
-        for u, v in zip(cells.per_row(left.name).tolist(), cells.per_row(right.name).tolist())
-    ]
-    value = np.fromiter((p[0] for p in pairs), dtype=bool, count=n)
-    known = np.fromiter((p[1] for p in pairs), dtype=bool, count=n)
-    return value, known
+    # a column of text (or other objects) on either side: compare once per distinct pair of
+    # canonical values present in the rows (missing is the last slot of each side, None)
+    lc, lv = cells.distinct(left.name)
+    rc, rv = cells.distinct(right.name)
+    radix = len(rv) + 1
+    pair = np.where(lc < 0, len(lv), lc) * radix + np.where(rc < 0, len(rv), rc)
+    codes, uniques = pd.factorize(pair)
+    lv, rv = [*lv, None], [*rv, None]
+    pairs = [compare(lv[p // radix], op, rv[p % radix]) for p in uniques.tolist()]
+    value = np.fromiter((p[0] for p in pairs), dtype=bool, count=len(pairs))
+    known = np.fromiter((p[1] for p in pairs), dtype=bool, count=len(pairs))
+    return value[codes], known[codes]
 
 
 def _or(parts: list[_Tri]) -> _Tri:
