@@ -19,6 +19,7 @@ from veil.deid.operators._util import (
     derive_key,
     factorize_cells,
     from_codes,
+    keyed_text,
     keyed_uint64,
     replace_column,
     string_dtype_for,
@@ -69,18 +70,6 @@ def _faker(locale: str) -> Any:
 
 def _nfc(text: str) -> str:
     return unicodedata.normalize("NFC", text)
-
-
-def _seed_text(value: Any) -> str:
-    """The text a value's fake is seeded from: NFC of its canonical text.
-
-    Bytes decode losslessly (``surrogateescape``; :func:`keyed_uint64` encodes the escapes
-    with ``surrogatepass``): ``canonical_str``'s replacement characters gave distinct binary
-    values, two people, one fake.  UTF-8 bytes keep the fake of their text.
-    """
-    if isinstance(value, bytes):
-        return _nfc(value.decode("utf-8", "surrogateescape"))
-    return _nfc(canonical_str(value))
 
 
 def _slug(text: str) -> str:
@@ -351,7 +340,7 @@ class Fake(Operator):
             nm = None if nm is None or pd.isna(nm) else canonical_str(nm)
             # canonically equivalent texts (NFC "é" vs NFD "e" + accent) are one original
             keys.append(
-                _seed_text(uniques[c]) + "\x00" + g + ("\x00" + _nfc(nm) if nm else "")
+                _nfc(keyed_text(uniques[c])) + "\x00" + g + ("\x00" + _nfc(nm) if nm else "")
                 if c >= 0
                 else ""
             )

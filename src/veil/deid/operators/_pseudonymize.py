@@ -11,10 +11,10 @@ import pandas as pd
 
 from veil.deid.operators._base import Operator, OperatorContext, register
 from veil.deid.operators._util import (
-    canonical_str,
     check_column,
     derive_key,
     hmac_sha256_many,
+    keyed_text,
     map_uniques,
     replace_column,
     require_choice,
@@ -43,12 +43,7 @@ def _texts(values: Any, normalize: str) -> list[str]:
     if pd.api.types.infer_dtype(vals, skipna=False) == "string":  # fast path: all str
         texts = list(vals)
     else:
-        # bytes that are not UTF-8 decode losslessly (surrogateescape; the HMAC input encodes
-        # the escapes with surrogatepass): replacement characters merged distinct values
-        texts = [
-            v.decode("utf-8", "surrogateescape") if isinstance(v, bytes) else canonical_str(v)
-            for v in vals
-        ]
+        texts = [keyed_text(v) for v in vals]  # bytes: losslessly
     if normalize != "none":
         texts = [_normalize(t, normalize) for t in texts]
     return texts

@@ -28,6 +28,7 @@ __all__ = [
     "from_codes",
     "factorize_cells",
     "canonical_str",
+    "keyed_text",
     "derive_key",
     "keyed_uint64",
     "hmac_sha256_many",
@@ -148,6 +149,19 @@ def canonical_str(value: Any) -> str:
     if isinstance(value, pd.Timestamp):
         return value.isoformat()
     return str(value)
+
+
+def keyed_text(value: Any) -> str:
+    """:func:`canonical_str` for the input of a keyed hash (pseudonyms, fake seeds).
+
+    Bytes that are not UTF-8 decode losslessly (``surrogateescape``; :func:`keyed_uint64` and
+    the pseudonym HMAC encode the escapes with ``surrogatepass``): ``canonical_str``'s
+    replacement characters would give distinct binary values one pseudonym or one fake.
+    UTF-8 bytes read as their text.
+    """
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "surrogateescape")
+    return canonical_str(value)
 
 
 def derive_key(master: bytes, purpose: str, length: int = 32) -> bytes:
