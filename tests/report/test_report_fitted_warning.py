@@ -11,7 +11,7 @@ from veil.deid import apply
 SECRET = 98765
 
 
-def _run(op: dict, k: int, seed: int = 1) -> tuple[pd.DataFrame, dict]:
+def _run(op: dict, k: int, seed: int = 1, **privacy: str) -> tuple[pd.DataFrame, dict]:
     df = pd.DataFrame(
         {"g": ["A"] * 4 + ["B"] * 4 + ["C"], "inc": [10, 20, 30, 40, 15, 25, 35, 45, SECRET]}
     )
@@ -22,7 +22,7 @@ def _run(op: dict, k: int, seed: int = 1) -> tuple[pd.DataFrame, dict]:
             "g": {"role": "quasi", "hierarchy": {"A": ["*"], "B": ["*"], "C": ["*"]}},
             "inc": {"role": "insensitive", "operator": op},
         },
-        "privacy": {"k": k, "suppression_limit": 0.2, "algorithm": "optimal"},
+        "privacy": {"k": k, "suppression_limit": 0.2, "algorithm": "optimal", **privacy},
     }
     return apply(df, policy, seed=seed)
 
@@ -84,21 +84,7 @@ def test_masked_records_flag_the_fitted_operator_too() -> None:
 def test_masked_records_other_columns_are_released_no_note() -> None:
     # masking hides the quasi-identifiers only: a code fitted on a released column says
     # nothing the release does not (the masked record's inc is in it)
-    df = pd.DataFrame(
-        {"g": ["A"] * 4 + ["B"] * 4 + ["C"], "inc": [10, 20, 30, 40, 15, 25, 35, 45, SECRET]}
-    )
-    policy = {
-        "version": 1,
-        "default_role": "insensitive",
-        "columns": {
-            "g": {"role": "quasi", "hierarchy": {"A": ["*"], "B": ["*"], "C": ["*"]}},
-            "inc": {
-                "role": "insensitive",
-                "operator": {"name": "top_bottom_code", "top_percentile": 100},
-            },
-        },
-        "privacy": {"k": 2, "suppression_limit": 0.2, "algorithm": "optimal", "suppressed": "mask"},
-    }
-    release, report = apply(df, policy, seed=1)
+    op = {"name": "top_bottom_code", "top_percentile": 100}
+    release, report = _run(op, k=2, suppressed="mask")
     assert (release["g"].astype(str) == "*").sum() == 1 and SECRET in release["inc"].tolist()
     assert not [w for w in report["warnings"] if "privacy engine then" in w]
