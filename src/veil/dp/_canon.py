@@ -175,8 +175,7 @@ def release_key(value: Any) -> Any:
     if isinstance(value, (int, np.integer)):
         return int(value)
     if isinstance(value, (float, np.floating)):
-        f = float(value)
-        return int(f) if math.isfinite(f) and f.is_integer() else f
+        return _number(float(value))  # not NaN: missing was handled above
     if isinstance(value, np.str_):
         return str(value)
     return value
