@@ -200,14 +200,6 @@ def key_frame(keys: Any, by: Sequence[str]) -> pd.DataFrame:
     return frame
 
 
-_NULL = object()  # canonical stand-in for a missing key (the NULL group)
-
-
-def _canon_key(value: Any) -> Any:
-    c = canonical(value)
-    return _NULL if c is None else c
-
-
 def encode_public(
     df: pd.DataFrame, by: Sequence[str], keys: Any
 ) -> tuple[np.ndarray, pd.DataFrame]:
@@ -223,7 +215,7 @@ def encode_public(
     frame = key_frame(keys, by) if frame is None else frame
     codes, observed = encode_groups(df, by)
     target = [
-        tuple(_canon_key(v) for v in row)
+        tuple(canonical(v) for v in row)
         for row in frame.loc[:, list(by)].itertuples(index=False, name=None)
     ]
     lookup: dict[tuple, int] = {}
@@ -237,7 +229,7 @@ def encode_public(
         lookup[key] = i
     source = zip(*(np.asarray(observed[c], dtype=object).tolist() for c in by))
     mapping = np.fromiter(
-        (lookup.get(tuple(_canon_key(v) for v in row), -1) for row in source),
+        (lookup.get(tuple(canonical(v) for v in row), -1) for row in source),
         dtype=np.int64,
         count=len(observed),
     )
