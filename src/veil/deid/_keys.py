@@ -49,6 +49,13 @@ def _may_be_key(text: str, plain: Callable[[str], bool]) -> bool:
 _SETTING_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
+#: The end of an error about a setting or parameter whose name :func:`may_be_key_name` hides.
+KEY_NAME_HIDDEN = (
+    "its name looks like a key itself and is not shown: give the key's variable or file, "
+    "not the key"
+)
+
+
 def may_be_key_name(text: str) -> bool:
     """Whether an unknown policy setting's name could be a key (``key: {9f86...}``).
 

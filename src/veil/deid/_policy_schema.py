@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from veil.deid._keys import may_be_key_name
+from veil.deid._keys import KEY_NAME_HIDDEN, may_be_key_name
 from veil.deid._policy_yaml import policy_error
 
 __all__ = ["validate_policy", "ROLES", "ALGORITHMS"]
@@ -217,8 +217,7 @@ def _validate(schema: Any, value: Any, path: tuple[Any, ...], source: str, lines
                     source,
                     lines,
                     path,
-                    f"unknown key (allowed: {allowed}); its name looks like a key itself and "
-                    "is not shown: give the key's variable or file, not the key",
+                    f"unknown key (allowed: {allowed}); {KEY_NAME_HIDDEN}",
                 )
             raise policy_error(source, lines, path + (key,), f"unknown key (allowed: {allowed})")
         _validate(spec, sub, path + (key,), source, lines)

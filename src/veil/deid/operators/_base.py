@@ -11,7 +11,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 import pandas as pd
 
-from veil.deid._keys import may_be_key_name
+from veil.deid._keys import KEY_NAME_HIDDEN, may_be_key_name
 from veil.errors import ConfigError, KeyNotConfiguredError
 
 __all__ = [
@@ -212,8 +212,7 @@ def _check_parameters(name: str, cls: type[Operator], params: Mapping[str, Any])
             listed = ", ".join(accepted) if accepted else "none"
             if may_be_key_name(unknown[0]):  # `{name: pseudonymize, 9f86...}`: the key itself
                 raise OperatorParameterError(
-                    f"operator {name!r}: unknown parameter (accepted: {listed}); its name looks "
-                    "like a key itself and is not shown: give the key's variable or file",
+                    f"operator {name!r}: unknown parameter (accepted: {listed}); {KEY_NAME_HIDDEN}",
                     operator=name,
                     param="",
                 )
