@@ -32,7 +32,7 @@ from veil.dp._rdp import RDPAccountant, noise_multiplier_for
 from veil.errors import ConfigError
 
 from ._grad_sample import PerSampleGrads
-from ._loader import PoissonLoader, StepSignal, check_finite, check_size, loader_shape
+from ._loader import PoissonLoader, StepSignal, check_finite, check_size, loader_rate
 from ._noise import NoiseSource
 from ._optimizer import (
     DPOptimizer,
@@ -178,8 +178,7 @@ def make_private(
         target_epsilon = _check_positive("target_epsilon", target_epsilon)
     if not 0.0 < float(target_delta) < 1.0:
         raise ConfigError(f"target_delta must lie in (0, 1), got {target_delta!r}")
-    dataset, n, batch_size = loader_shape(data_loader)
-    sample_rate = min(1.0, batch_size / n)
+    dataset, n, sample_rate = loader_rate(data_loader)
     steps_per_epoch = max(1, round(1.0 / sample_rate)) if poisson_sampling else len(data_loader)
     if noise_multiplier is None:
         if target_epsilon is None or epochs is None:

@@ -38,7 +38,7 @@ __all__ = [
     "check_finite",
     "check_size",
     "dataset_size",
-    "loader_shape",
+    "loader_rate",
 ]
 
 
@@ -76,13 +76,17 @@ def dataset_size(dataset: Any) -> int:
     return n
 
 
-def loader_shape(data_loader: DataLoader) -> tuple[Dataset, int, int]:
-    """``(dataset, n, batch_size)`` of a ``DataLoader`` that DP-SGD can Poisson-sample."""
+def loader_rate(data_loader: DataLoader) -> tuple[Dataset, int, float]:
+    """``(dataset, n, q)`` of a ``DataLoader``: its size ``n`` and ``q = min(1, batch_size / n)``.
+
+    The sample rate the accountant charges for the loader's batches (Poisson-sampled at ``q``,
+    or fixed-size batches of ``batch_size``).
+    """
     dataset = data_loader.dataset
     n = dataset_size(dataset)
     if data_loader.batch_size is None:
         raise ConfigError("the data loader must have a batch_size (no custom batch_sampler)")
-    return dataset, n, int(data_loader.batch_size)
+    return dataset, n, min(1.0, int(data_loader.batch_size) / n)
 
 
 def check_size(dataset: Any, n: int) -> None:
@@ -206,7 +210,7 @@ class PoissonLoader:
             raise ConfigError(
                 f"expected a torch.utils.data.DataLoader, got {type(data_loader).__name__}"
             )
-        dataset, n, batch_size = loader_shape(data_loader)
+        dataset, _, sample_rate = loader_rate(data_loader)
         if type(data_loader.sampler) not in (SequentialSampler, RandomSampler):
             raise ConfigError(
                 f"the data loader draws with a {type(data_loader.sampler).__name__}, but Poisson "
@@ -217,7 +221,7 @@ class PoissonLoader:
             )
         return cls(
             dataset,
-            min(1.0, batch_size / n),
+            sample_rate,
             collate_fn=data_loader.collate_fn,
             max_physical_batch_size=max_physical_batch_size,
             noise=noise,
