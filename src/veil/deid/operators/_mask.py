@@ -165,6 +165,7 @@ class Mask(Operator):
         self.length = length
         self.keep_country_code = bool(keep_country_code)
         self.keep_tld = bool(keep_tld)
+        self._stats: dict[str, Any] = {}
 
     def mask_values(self, values: np.ndarray) -> list[str] | np.ndarray:
         """Mask an array of values (converted to text); one output per value."""
@@ -205,20 +206,21 @@ class Mask(Operator):
             # records whose masked value no other record shares: the kept characters, length
             # and format single them out for anyone holding the original values
             mcodes = pd.factorize(np.asarray(masked, dtype=object))[0]
-            per_row = np.bincount(mcodes[codes[codes >= 0]], minlength=len(uvals))
-            unique = int(np.count_nonzero(per_row == 1))
+            records_per_mask = np.bincount(mcodes[codes[codes >= 0]])
+            unique = int(np.count_nonzero(records_per_mask == 1))
             self._stats = {"unique_masked_records": unique}
             if unique:
                 total = int(np.count_nonzero(codes >= 0))
                 ctx.warn_once(
-                    f"operator 'mask' on {str(col)!r}: {unique} of {total} record(s) keep a masked value no other record has (kept characters, length "
-                    "and format): anyone holding the original values can match them; keep fewer "
-                    "characters, use kind full with a length, or drop the column"
+                    f"operator 'mask' on {str(col)!r}: {unique} of {total} record(s) keep a "
+                    "masked value no other record has (kept characters, length and format): "
+                    "anyone holding the original values can match them; keep fewer characters, "
+                    "use kind full with a length, or drop the column"
                 )
         return replace_column(df, col, from_codes(masked, codes, s))
 
     def stats(self) -> dict[str, Any]:
-        return dict(getattr(self, "_stats", {}))
+        return dict(self._stats)
 
     def describe(self) -> str:
         if self.kind == "full":
