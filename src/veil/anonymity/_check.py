@@ -20,7 +20,12 @@ from veil.anonymity._config import (
 from veil.anonymity._encode import Grouping, group_columns
 from veil.anonymity._models import AverageRisk, KAnonymity, KMap, PrivacyModel, TCloseness
 from veil.anonymity._result import to_jsonable
-from veil.anonymity._risk import qi_class_ids, risk_summary, stack_population
+from veil.anonymity._risk import (
+    population_fraction,
+    qi_class_ids,
+    risk_summary,
+    stack_population,
+)
 from veil.anonymity._stats import (
     ClassStats,
     SensitiveStats,
@@ -320,7 +325,7 @@ def check(
     pop_sizes, fraction = None, None
     if population is not None:
         pop_sizes = _population_sizes(df, population, qi, grouping)
-        fraction = n / len(population) if len(population) >= n else None
+        fraction = population_fraction(n, len(population))
     sizes = grouping.sizes
     stats = ClassStats(
         sizes,

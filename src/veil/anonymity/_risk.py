@@ -31,6 +31,7 @@ __all__ = [
     "risk",
     "risk_summary",
     "class_size_histogram",
+    "population_fraction",
     "qi_class_ids",
     "stack_population",
     "zayatz_uniqueness",
@@ -183,6 +184,14 @@ def stack_population(df: pd.DataFrame, population: pd.DataFrame, qi: Sequence[st
     return pd.DataFrame(cols)
 
 
+def population_fraction(n: int, n_population: int) -> float | None:
+    """Sampling fraction ``n / N`` of ``n`` records drawn from a population table of ``N``.
+
+    ``None`` when ``N < n``: such a table does not cover the sample, so it gives no fraction.
+    """
+    return n / n_population if n_population >= n else None
+
+
 def _check_qi(df: pd.DataFrame, qi: Sequence[str]) -> None:
     """Refuse an empty ``qi`` or one naming a column ``df`` lacks."""
     missing = [c for c in qi if c not in df.columns]
@@ -246,6 +255,6 @@ def risk(
         sizes = np.bincount(ids[:n], minlength=g)
         pop = np.bincount(ids[n:], minlength=g)[sizes > 0]
         sizes = sizes[sizes > 0]
-        if sampling_fraction is None and len(population) >= n:
-            sampling_fraction = n / len(population)
+        if sampling_fraction is None:
+            sampling_fraction = population_fraction(n, len(population))
     return risk_summary(sizes, pop, threshold=threshold, sampling_fraction=sampling_fraction)
