@@ -157,3 +157,23 @@ def test_nested_cells_in_a_group_or_where_column_are_refused_before_charging(key
         .count(epsilon=1.0)
     )
     assert list(out["g"]) == ["x", "y"] and len(acc.calls) == 1
+
+
+@pytest.mark.parametrize(
+    "cells",
+    [
+        [[1], 2, [1], 2, 3, 3],  # numbers and lists: pandas infers 'mixed-integer', not 'mixed'
+        [True, (1, [2]), False, True, False, True],  # a tuple holding a list
+        [np.array([1, 2]), 2.5, 1.5, 2.5, 1.5, 2.5],
+    ],
+)
+@pytest.mark.parametrize("keys", [[2, 3], None])
+def test_nested_cells_among_numbers_are_refused_before_charging(cells, keys) -> None:
+    """The nested-cell check followed pandas' inferred type ('mixed' only), so a list among
+    numbers passed it and the query was charged, then failed with a bare TypeError."""
+    df = pd.DataFrame({"pid": range(6), "g": pd.Series(cells, dtype=object), "v": [1.0] * 6})
+    acc = Recorder()
+    pf = PrivateFrame(df, "pid", accountant=acc, random_state=1)
+    with pytest.raises(ConfigError, match="nested cells"):
+        pf.groupby("g", keys=keys).count(epsilon=1.0, delta=1e-6)
+    assert acc.calls == []

@@ -304,13 +304,15 @@ class QueryPlan:
         bare ``unhashable type`` TypeError after the budget was charged."""
         for c in self.by:
             s = self._frame._df[c]
-            if s.dtype != object or pd.api.types.infer_dtype(s, skipna=True) != "mixed":
+            if s.dtype != object:
                 continue
-            if any(isinstance(v, (list, dict, set, np.ndarray)) for v in s.array):
+            try:  # the grouping's own hashing (one C pass), not a guess from inferred types
+                pd.factorize(s)
+            except TypeError:
                 raise ConfigError(
                     f"group column {c!r} holds lists, dicts or arrays (nested cells), which "
                     "cannot be grouped; flatten the column or convert it to text first"
-                )
+                ) from None
 
     def _check_drawable(self) -> None:
         """Raise :class:`~veil.errors.NoiseScaleError` when a noise scale lies outside what the exact samplers
