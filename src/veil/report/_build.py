@@ -76,7 +76,8 @@ def _released_input(
     if len(release) == 0 or (pos < 0).any() or release.index.has_duplicates:
         rows = original if len(release) == len(original) else original.iloc[:0]
         return rows, rows
-    kept = original.iloc[pos]
+    # nothing removed or reordered: the input itself, so its factorizations are reused
+    kept = original if np.array_equal(pos, np.arange(len(original))) else original.iloc[pos]
     if masked is None or not np.asarray(masked, dtype=bool).any():
         return kept, kept
     return kept, kept.iloc[np.flatnonzero(~np.asarray(masked, dtype=bool))]
