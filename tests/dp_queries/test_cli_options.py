@@ -159,3 +159,23 @@ def test_out_to_a_fifo_or_device_is_written_not_replaced(table: Path, tmp_path: 
         pytest.fail("--out replaced the FIFO by a regular file")
     reader.join(10)
     assert rc == 0 and got and got[0].splitlines()[0].startswith("n,")
+
+
+def test_released_key_text_follows_release_key() -> None:
+    """Key text is written from the released key alone; every missing form (NaT, a float32 NaN
+    of a Parquet column) is a missing key, not the text 'NaT' / 'nan'."""
+    import numpy as np
+    import pandas as pd
+
+    from veil.cli._query import _key_text
+
+    for missing in (None, pd.NA, math.nan, np.float32("nan"), pd.NaT):
+        assert math.isnan(_key_text(missing))
+    assert [_key_text(v) for v in (30, 30.0, np.float32(30.0), "30", True, 2.5)] == [
+        "30",
+        "30",
+        "30",
+        "30",
+        "True",
+        "2.5",
+    ]

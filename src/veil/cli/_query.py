@@ -233,19 +233,11 @@ def _check_bounds(sql: str, bounds: dict[str, tuple[float, float]]) -> None:
 def _key_text(value: Any) -> Any:
     """A released group key as text that depends on the value alone, never on the type the
     reader inferred for its column (int64 turns float64 when one person's value is missing):
-    whole numbers without ``.0``, missing keys NaN."""
-    import numpy as np
-    import pandas as pd
+    :func:`veil.dp._canon.release_key` (whole numbers without ``.0``), missing keys NaN."""
+    from veil.dp._canon import release_key
 
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return math.nan
-    if isinstance(value, (bool, np.bool_)):
-        return str(bool(value))
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
-        return str(int(value))
-    return str(value)
+    key = release_key(value)
+    return math.nan if key is None else str(key)
 
 
 def _fmt(value: Any) -> str:
