@@ -116,6 +116,10 @@ def luhn_valid(digits: np.ndarray) -> np.ndarray:
     return d.sum(axis=1) % 10 == 0
 
 
+#: ``pandas.api.types.infer_dtype`` kinds whose cells are all hashable (or missing).
+_HASHABLE_KINDS = frozenset({"string", "bytes", "integer", "floating", "boolean", "empty"})
+
+
 def hashable_cells(s: pd.Series) -> pd.Series:
     """``s``, or its cells as canonical text when some are unhashable (dicts, lists, arrays).
 
@@ -123,8 +127,8 @@ def hashable_cells(s: pd.Series) -> pd.Series:
     JSON text (keys sorted, so equal dicts read alike) is grouped and searched instead, so an
     e-mail inside a dict is still found.  Missing cells stay missing.
     """
-    if s.dtype != object:
-        return s
+    if s.dtype != object or pd.api.types.infer_dtype(s, skipna=True) in _HASHABLE_KINDS:
+        return s  # the usual text column: no hashing pass to find out
     try:
         pd.factorize(s)
         return s
