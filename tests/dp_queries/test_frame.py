@@ -335,3 +335,22 @@ def test_public_keys_by_column_are_every_combination() -> None:
         pf.groupby(["a", "b"], keys={"a": range(10_000), "b": range(10_000)}).agg(
             n="count", epsilon=1.0
         )
+
+
+@pytest.mark.parametrize("dtype", [object, "str"])
+def test_text_cells_read_as_numbers_each_by_itself(dtype) -> None:
+    """A text column's cells as numbers (the factorized path) equal each cell's own canonical
+    value: numbers and 'true' / 'false' read, other text and missing NaN."""
+    import math
+
+    from veil.dp._canon import canonical
+    from veil.dp.frame._frame import _cell_numbers
+
+    cells = [" 30.0 ", "x", None, "TRUE", "1e400", "30", "false", "2.5", "x", None, "1_0"]
+    got = _cell_numbers(pd.Series(cells, dtype=dtype))
+    want = []
+    for v in cells:
+        c = canonical(v)
+        want.append(float(c) if isinstance(c, (int, float)) else math.nan)
+    assert np.array_equal(got, np.array(want), equal_nan=True)
+    assert got[0] == got[5] == 30.0 and got[3] == 1.0 and got[6] == 0.0 and got[4] == math.inf

@@ -326,9 +326,15 @@ def _cell_numbers(s: pd.Series) -> np.ndarray:
 
     A column of numbers is read as text once one person's cell is text (``read_csv``); reading
     every cell by itself keeps the other persons' values, and whether the query runs at all,
-    independent of that cell.  Cached by ``(type, value)``, never by equality alone (``1`` and
-    ``True`` are equal to Python but are different cells).
+    independent of that cell.  A column of text (and missing cells) alone is factorized, each
+    distinct text read once; other columns are cached by ``(type, value)``, never by equality
+    alone (``1`` and ``True``, or ``1`` and ``Decimal(1)``, are equal to Python but are
+    different cells).
     """
+    if pd.api.types.infer_dtype(s, skipna=True) == "string":  # equal texts: one cell value
+        codes, uniques = pd.factorize(s)  # missing -> -1, the table's last slot (NaN)
+        table = np.array([*map(_cell_number, uniques.tolist()), math.nan], dtype=np.float64)
+        return table[codes]
     cache: dict[tuple[type, Any], float] = {}
     out = np.empty(len(s), dtype=np.float64)
     for i, v in enumerate(s.array):
@@ -338,15 +344,20 @@ def _cell_numbers(s: pd.Series) -> np.ndarray:
         except TypeError:  # unhashable cell
             key, hit = None, None
         if hit is None:
-            c = canonical(v)
-            try:
-                hit = float(c) if isinstance(c, (int, float)) else math.nan
-            except OverflowError:  # an int beyond float64: clamped to the bounds like any value
-                hit = math.inf if c > 0 else -math.inf
+            hit = _cell_number(v)
             if key is not None:
                 cache[key] = hit
         out[i] = hit
     return out
+
+
+def _cell_number(value: Any) -> float:
+    """One cell's canonical value as a float (NaN unless a number; see :func:`_cell_numbers`)."""
+    c = canonical(value)
+    try:
+        return float(c) if isinstance(c, (int, float)) else math.nan
+    except OverflowError:  # an int beyond float64: clamped to the bounds like any value
+        return math.inf if c > 0 else -math.inf
 
 
 def _unit_codes(ids: pd.Series) -> np.ndarray:
