@@ -237,7 +237,7 @@ def _quantiles(
         # draw uniformly from the bounds / candidates -- a constant here would be told apart
         # from a neighbour with one value with certainty
         e_q = e / flat_q.size
-        cands = integer_candidates(lo, hi) if integer_input and listed is None else None
+        cands = integer_candidates(lo, hi) if integer_input else None  # (never with listed)
         if listed is not None:  # a public list
             res = listed_quantiles(vals, flat_q, e_q, listed, rng)
         elif cands is not None:
