@@ -299,6 +299,8 @@ def _check_scale(scale: float | Fraction) -> Fraction:
 
 
 def _check_sigma(sigma: float | Fraction) -> Fraction:
+    """``sigma`` as a Fraction; :class:`NoiseScaleError` outside the discrete Gaussian
+    sampler's range (0, 2^40] (NaN and infinity included), as :func:`_check_scale` for scales."""
     sig = _as_fraction(sigma) if math.isfinite(float(sigma)) else Fraction(0)
     sf = float(sig)
     if not sf > 0 or sf > 2.0**40:
