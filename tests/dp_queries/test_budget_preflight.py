@@ -177,3 +177,17 @@ def test_nested_cells_among_numbers_are_refused_before_charging(cells, keys) -> 
     with pytest.raises(ConfigError, match="nested cells"):
         pf.groupby("g", keys=keys).count(epsilon=1.0, delta=1e-6)
     assert acc.calls == []
+
+
+@pytest.mark.parametrize("keys", [[1, "1"], [True, "true"], [30, " 30.0"]])
+def test_keys_denoting_one_value_are_refused_before_charging(keys) -> None:
+    """Two public keys with one canonical value were refused only while encoding the rows,
+    after the accountant was charged."""
+    df = pd.DataFrame({"pid": range(6), "g": [1, 30, 1, 30, True, 2], "v": [1.0] * 6})
+    acc = Recorder()
+    pf = PrivateFrame(df, "pid", accountant=acc, random_state=1)
+    with pytest.raises(ConfigError, match="denote the same value"):
+        pf.groupby("g", keys=keys).count(epsilon=1.0)
+    with pytest.raises(ConfigError, match="denote the same value"):
+        pf.sql("SELECT g, COUNT(*) AS n FROM data GROUP BY g", epsilon=1.0, keys={"g": keys})
+    assert acc.calls == []

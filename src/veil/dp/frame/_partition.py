@@ -40,6 +40,7 @@ __all__ = [
     "encode_selected_groups",
     "encode_public",
     "key_frame",
+    "key_lookup",
     "selection_threshold",
 ]
 
@@ -200,8 +201,28 @@ def key_frame(keys: Any, by: Sequence[str]) -> pd.DataFrame:
     return frame
 
 
+def key_lookup(frame: pd.DataFrame, by: Sequence[str]) -> dict[tuple, int]:
+    """Index of each public key row by its cells' canonical forms
+    (:func:`veil.dp._canon.canonical`); :class:`ConfigError` when two keys denote one value.
+
+    A function of the public keys alone, so that a plan refuses such keys before any budget
+    is charged.
+    """
+    lookup: dict[tuple, int] = {}
+    for i, row in enumerate(frame.loc[:, list(by)].itertuples(index=False, name=None)):
+        key = tuple(canonical(v) for v in row)
+        if key in lookup:
+            j = lookup[key]
+            raise ConfigError(
+                f"keys {tuple(frame.iloc[j])} and {tuple(frame.iloc[i])} denote the same value "
+                "(keys match cells by value: 1, 1.0, '1', True and 'true' are one key)"
+            )
+        lookup[key] = i
+    return lookup
+
+
 def encode_public(
-    df: pd.DataFrame, by: Sequence[str], keys: Any
+    df: pd.DataFrame, by: Sequence[str], keys: Any, lookup: dict[tuple, int] | None = None
 ) -> tuple[np.ndarray, pd.DataFrame]:
     """Codes of rows into a public key list (``-1`` for rows whose key is not listed).
 
@@ -210,23 +231,12 @@ def encode_public(
     read as ``bool`` or, with one person's value missing, ``object``; ``30`` matches ``'30'``
     whether the column holds numbers or text.  A row's match thus depends on its own cells
     only, never on the dtype inferred from the other rows.  The keys are returned as given.
+    ``lookup``: :func:`key_lookup` of the keys, when the caller already built it.
     """
     frame = keys if isinstance(keys, pd.DataFrame) and list(keys.columns) == list(by) else None
     frame = key_frame(keys, by) if frame is None else frame
+    lookup = key_lookup(frame, by) if lookup is None else lookup
     codes, observed = encode_groups(df, by)
-    target = [
-        tuple(canonical(v) for v in row)
-        for row in frame.loc[:, list(by)].itertuples(index=False, name=None)
-    ]
-    lookup: dict[tuple, int] = {}
-    for i, key in enumerate(target):
-        if key in lookup:
-            j = lookup[key]
-            raise ConfigError(
-                f"keys {tuple(frame.iloc[j])} and {tuple(frame.iloc[i])} denote the same value "
-                "(keys match cells by value: 1, 1.0, '1', True and 'true' are one key)"
-            )
-        lookup[key] = i
     source = zip(*(np.asarray(observed[c], dtype=object).tolist() for c in by))
     mapping = np.fromiter(
         (lookup.get(tuple(canonical(v) for v in row), -1) for row in source),

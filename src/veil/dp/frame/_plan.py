@@ -37,6 +37,7 @@ from veil.dp.frame._partition import (
     encode_public,
     encode_selected_groups,
     key_frame,
+    key_lookup,
     selection_threshold,
 )
 from veil.dp.frame._quantile import integer_candidates, rank_halfwidth
@@ -132,6 +133,8 @@ class QueryPlan:
         self.replace = _check_neighbouring(frame, by, aggs, neighbouring)
         self.by = by
         self.keys = None if keys is None else key_frame(keys, by)
+        # before any charge: keys that denote one value (1 and '1') are refused here
+        self._key_lookup = None if self.keys is None else key_lookup(self.keys, by)
         self.aggs = aggs
         self.mechanism = mechanism
         self.max_groups = max_groups
@@ -344,7 +347,7 @@ class QueryPlan:
         if not self.by and persons is None:  # ungrouped, row-level: nothing to bound
             return None, pd.DataFrame(index=range(1)), rows, len(df) if rows is None else rows.size
         if self.keys is not None:
-            codes, keyframe = encode_public(df, self.by, self.keys)
+            codes, keyframe = encode_public(df, self.by, self.keys, self._key_lookup)
         else:
             codes, keyframe = encode_selected_groups(df, self.by)
         n_groups = len(keyframe)
