@@ -201,23 +201,6 @@ def _check_out(args: argparse.Namespace) -> None:
         raise ConfigError(f"--out {args.out}: the folder {folder} does not exist")
 
 
-def _write_out(out: Any, path: str) -> None:
-    """Write the noisy table: atomically to a file, directly (CSV) to a device or FIFO.
-
-    ``veil.io.write`` renames a temporary file over the target, which would replace
-    ``/dev/null`` or ``/dev/stdout`` by a regular file (as root: for every process)."""
-    from pathlib import Path
-
-    from veil.io import write
-
-    target = Path(path)
-    if target.exists() and not target.is_file():  # (_check_out refused folders)
-        with open(target, "w", encoding="utf-8", newline="") as fh:
-            out.to_csv(fh, index=False)
-    else:
-        write(out, path)
-
-
 def _check_bounds(sql: str, bounds: dict[str, tuple[float, float]]) -> None:
     from veil.dp.sql import Aggregate, parse
 
@@ -338,7 +321,9 @@ def run(args: argparse.Namespace) -> int:
         name = plan.rename.get(col, col)
         out[name] = out[name].map(_key_text).astype(object)
     if args.out:  # before printing: a failed write then leaves nothing released
-        _write_out(out, args.out)
+        from veil.io import write  # atomic; devices and FIFOs written through
+
+        write(out, args.out)
     _print(out, f"veil query: {budget} spent", caption)
     if args.out:
         print(f"noisy table written to {args.out}", file=sys.stderr)
