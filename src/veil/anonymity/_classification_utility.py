@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from veil.errors import ConfigError, InputError
+from veil.schema._hierarchy import factorize_typed
 
 __all__ = ["classification_utility"]
 
@@ -116,7 +117,7 @@ class _NumericMap:
         )
 
     def transform(self, cells: pd.Series) -> np.ndarray:
-        codes, uniq = pd.factorize(cells, sort=False)
+        codes, uniq = factorize_typed(cells)  # True and 1 read as two cells
         if (codes < 0).any():
             raise InputError(f"feature {self.name!r} has missing values in the release")
         vals = np.array([self.value(u) for u in uniq], dtype=np.float64) / self.scale
@@ -153,7 +154,7 @@ class _CategoricalMap:
         return w
 
     def transform(self, cells: pd.Series) -> np.ndarray:
-        codes, uniq = pd.factorize(cells, sort=False)
+        codes, uniq = factorize_typed(cells)  # True and 1 read as two cells
         if (codes < 0).any():
             raise InputError(f"feature {self.name!r} has missing values in the release")
         table = np.vstack([self.weights(u) for u in uniq])
@@ -286,7 +287,8 @@ def classification_utility(
             train = train_orig[c].to_numpy(dtype=np.float64)
             maps.append(_NumericMap(c, train, hier.get(c), scale))
         else:
-            vocab = sorted({_cell_str(v) for v in original[c].dropna().unique()})
+            distinct = factorize_typed(original[c].dropna())[1]  # True and 1: two values
+            vocab = sorted({_cell_str(v) for v in distinct})
             maps.append(_CategoricalMap(c, vocab, hier.get(c)))
 
     def matrix(frame: pd.DataFrame) -> np.ndarray:

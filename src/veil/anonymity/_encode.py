@@ -42,7 +42,7 @@ import pandas as pd
 
 from veil._parallel import thread_pool
 from veil.anonymity._stats import factorize_int64
-from veil.schema._hierarchy import factorize_str_array
+from veil.schema._hierarchy import factorize_typed
 
 __all__ = [
     "encode_column",
@@ -88,29 +88,15 @@ def _some_positions(inv: np.ndarray, n_labels: int) -> np.ndarray:
 def _factorize_values(values: np.ndarray) -> tuple[np.ndarray, int]:
     """Value codes of an object array (first-appearance order) and the cardinality.
 
-    Cells of different types are told apart by type: Python's ``True == 1 == 1.0`` would
-    otherwise merge ``True``, ``1`` and ``1.0`` into one class that the written release shows as
-    two or three (a class of 5 checked as k = 5 was released as ``True`` x3 and ``1`` x2).
-    Splitting by type can only make classes smaller than a reader of the release sees them
-    (``1`` and ``'1'`` print alike), the safe direction for every privacy model.
+    :func:`~veil.schema._hierarchy.factorize_typed`, the grouping every class-forming part of
+    Veil shares: cells of different types are different values (``True``, ``1`` and ``1.0``
+    are three), missing values take the last code.
     """
-    fast = factorize_str_array(values)
-    if fast is not None:  # only str, no missing value
-        return fast[0], len(fast[1])
-    cells = values.tolist()
-    if len({type(v) for v in cells}) > 1:  # mixed types (missing cells included)
-        missing = pd.isna(values).tolist()
-        if len({type(v) for v, m in zip(cells, missing, strict=True) if not m}) > 1:
-            typed = np.empty(values.shape[0], dtype=object)  # 1-d: the cells are tuples
-            typed[:] = [
-                None if m else (type(v).__name__, v) for v, m in zip(cells, missing, strict=True)
-            ]
-            values = typed
-    codes, uniq = pd.factorize(values)  # every missing value -> -1
-    codes = np.asarray(codes, dtype=np.int64)
+    codes, uniq = factorize_typed(values)  # every missing value -> -1
     if codes.size and codes.min() < 0:
         codes[codes < 0] = len(uniq)
-    return codes, len(uniq) + 1
+        return codes, len(uniq) + 1
+    return codes, len(uniq)
 
 
 def factorize_objects(arr: np.ndarray) -> tuple[np.ndarray, int]:

@@ -29,6 +29,7 @@ from veil.anonymity._result import AnonymizationResult
 from veil.anonymity._risk import risk_summary
 from veil.anonymity._stats import ClassStats, SensitiveColumn, group_keys
 from veil.errors import ConfigError, InputError, UnsatisfiableError
+from veil.schema._hierarchy import factorize_typed
 
 __all__ = [
     "mondrian",
@@ -374,7 +375,7 @@ def partition_ncp(
     ids = np.asarray(class_ids)
     if ids.shape != (len(df),):
         raise InputError(f"class_ids has {ids.size} entries for a table of {len(df)} rows")
-    labels, uniq = pd.factorize(pd.Series(ids), sort=False)
+    labels, uniq = factorize_typed(pd.Series(ids))  # labels True and 1: two classes
     if (labels < 0).any():
         raise InputError("class_ids has missing labels")
     stats = class_stats(X, dims, np.asarray(labels, dtype=np.int64), len(uniq))

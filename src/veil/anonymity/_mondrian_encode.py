@@ -272,13 +272,12 @@ def _encode_numeric(name: str, s: pd.Series) -> tuple[Dim, np.ndarray]:
 
 
 def _encode_categorical(name: str, s: pd.Series, hierarchy: Any) -> tuple[Dim, np.ndarray]:
-    codes0, uniques = pd.factorize(s, sort=False)
-    if (codes0 < 0).any():
+    if s.isna().any():
         raise InputError(f"quasi-identifier {name!r} has missing values")
-    # Strings of the distinct values only, by the hierarchy's matching rule (17.0 -> "17");
-    # distinct values with the same string (17 and "17") become one value.
-    ucodes, ustr_arr = as_str_values(pd.Series(np.asarray(uniques, dtype=object)))
-    raw_codes = ucodes[codes0]
+    # Strings of the distinct values (True and 1 are two: factorize_typed), by the hierarchy's
+    # matching rule (17.0 -> "17"); distinct values with the same string (17 and "17") become
+    # one value, as the release writes them.
+    raw_codes, ustr_arr = as_str_values(s)
     ustr = [str(u) for u in ustr_arr]
     if hierarchy is None:
         order = np.argsort(np.asarray(ustr, dtype=object), kind="stable")

@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from veil.schema._hierarchy import factorize_typed
+
 __all__ = ["Factorized", "Factors", "factorize"]
 
 Factorized = tuple[np.ndarray, Any]
@@ -22,11 +24,16 @@ Factorized = tuple[np.ndarray, Any]
 def factorize(s: pd.Series) -> Factorized:
     """Codes (``-1`` for missing: exactly the records ``s.isna()`` flags) and distinct values.
 
-    Codes are stored in the smallest signed integer type that holds them.
+    Codes are stored in the smallest signed integer type that holds them.  Values are grouped
+    as :func:`veil.anonymity.check` groups them (:func:`~veil.schema._hierarchy.factorize_typed`:
+    ``True``, ``1`` and ``1.0`` are three values), so the report's classes are ``check``'s.
     """
-    from veil.deid._text import factorize_any  # lists / dicts / arrays (nested JSON) too
+    try:
+        codes, uniques = factorize_typed(s)
+    except TypeError:  # unhashable cells (nested JSON): grouped by their canonical text
+        from veil.deid._text import hashable_cells
 
-    codes, uniques = factorize_any(s)
+        codes, uniques = factorize_typed(hashable_cells(s))
     codes = np.asarray(codes)
     n = len(uniques)
     small = np.int8 if n < 2**7 else np.int16 if n < 2**15 else np.int32 if n < 2**31 else None

@@ -25,7 +25,13 @@ import pandas as pd
 
 from veil.errors import InputError
 
-__all__ = ["Hierarchy", "as_str_values", "factorize_str_array", "missing_from_hierarchy"]
+__all__ = [
+    "Hierarchy",
+    "as_str_values",
+    "factorize_str_array",
+    "factorize_typed",
+    "missing_from_hierarchy",
+]
 
 
 def _scalar_str(v: Any) -> str:
@@ -68,20 +74,80 @@ def factorize_str_array(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None
     return codes.astype(np.int64, copy=False), np.asarray(uniq, dtype=object)
 
 
-def as_str_values(values: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Factorize ``values`` and return ``(codes, uniques_as_str)``.
+def factorize_typed(values: Any) -> tuple[np.ndarray, Any]:
+    """``pandas.factorize`` (missing -> ``-1``, first-appearance order) telling types apart.
 
-    Missing values get their own code and the string ``"nan"``.  Only the distinct values are
-    converted to strings, so this is O(n) hashing plus O(distinct) Python work.
+    The one grouping of cell values shared by every part of :mod:`veil.anonymity` and
+    :mod:`veil.report` that forms equivalence classes.  In an ``object`` column, cells of
+    different types are different values: Python's ``True == 1 == 1.0`` would otherwise merge
+    ``True``, ``1`` and ``1.0`` into one class that the written release shows as two or three
+    (a class of 5 checked as k = 5 was released as ``True`` x3 and ``1`` x2).  Splitting by type
+    can only make classes smaller than a reader of the release sees them (``1`` and ``'1'``
+    print alike), the safe direction for a class size.  Columns of any other dtype hold one
+    type and are factorized by :func:`pandas.factorize` as they are.
+
+    Returns ``(codes, uniques)``: ``int64`` codes and, for ``object`` input, an ``object`` array
+    holding one original cell per code (else pandas' uniques).  Only ``str`` cells and no
+    missing one: :func:`factorize_str_array`, the fast path; mixed types are the slow path.
+
+    Examples
+    --------
+    >>> codes, uniq = factorize_typed(np.array([True, 1, 1.0, True, None], dtype=object))
+    >>> codes.tolist(), uniq.tolist()
+    ([0, 1, 2, 0, -1], [True, 1, 1.0])
+    """
+    arr = values.to_numpy() if isinstance(values, pd.Series) and values.dtype == object else values
+    if not (isinstance(arr, np.ndarray) and arr.dtype == object and arr.ndim == 1):
+        codes, uniq = pd.factorize(values, use_na_sentinel=True)
+        return np.asarray(codes, dtype=np.int64), uniq
+    fast = factorize_str_array(arr)
+    if fast is not None:  # only str, no missing value
+        return fast
+    cells = arr.tolist()
+    if len({type(v) for v in cells}) > 1:  # mixed types (missing cells included)
+        missing = pd.isna(arr).tolist()
+        if len({type(v) for v, m in zip(cells, missing, strict=True) if not m}) > 1:
+            typed = np.empty(arr.shape[0], dtype=object)  # 1-d: the cells are tuples
+            typed[:] = [
+                None if m else (type(v).__name__, v) for v, m in zip(cells, missing, strict=True)
+            ]
+            codes, keys = pd.factorize(typed)
+            uniq = np.empty(len(keys), dtype=object)
+            uniq[:] = [key[1] for key in keys]
+            return np.asarray(codes, dtype=np.int64), uniq
+    codes, uniq = pd.factorize(arr)
+    return np.asarray(codes, dtype=np.int64), np.asarray(uniq, dtype=object)
+
+
+def as_str_values(values: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Factorize ``values`` by their text and return ``(codes, uniques_as_str)``.
+
+    Each distinct value (:func:`factorize_typed`: ``True`` and ``1`` are two) is written by the
+    hierarchy's matching rule (``17.0`` -> ``"17"``), then values written alike (``17``,
+    ``17.0`` and ``"17"``) share one code: the codes are those of the text the release shows,
+    so ``uniques_as_str`` holds no duplicate.  Missing values get their own code and the string
+    ``"nan"``.  Only the distinct values are converted to strings, so this is O(n) hashing plus
+    O(distinct) Python work.
+
+    Examples
+    --------
+    >>> codes, ustr = as_str_values(pd.Series([True, 1, 1.0, "1", None], dtype=object))
+    >>> codes.tolist(), ustr.tolist()
+    ([0, 1, 1, 1, 2], ['True', '1', 'nan'])
     """
     arr = values.to_numpy() if isinstance(values, pd.Series) and values.dtype == object else values
     if isinstance(arr, np.ndarray):
         fast = factorize_str_array(arr)
         if fast is not None:
             return fast
-    codes, uniques = pd.factorize(pd.Series(values, copy=False), use_na_sentinel=True)
+    if not isinstance(arr, np.ndarray):
+        arr = pd.Series(values, copy=False)
+    codes, uniques = factorize_typed(arr)
     ustr = np.array([_scalar_str(u) for u in np.asarray(uniques, dtype=object)], dtype=object)
-    codes = np.asarray(codes, dtype=np.int64)
+    scodes, sun = pd.factorize(ustr)
+    if len(sun) < len(ustr):  # distinct values written alike (17 and "17"): one value
+        codes = np.where(codes < 0, codes, scodes[codes])
+        ustr = np.asarray(sun, dtype=object)
     if (codes < 0).any():
         ustr = np.append(ustr, np.array(["nan"], dtype=object))
         codes = np.where(codes < 0, len(ustr) - 1, codes)

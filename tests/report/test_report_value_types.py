@@ -1,0 +1,58 @@
+"""The report's equivalence classes are check()'s: ``True``, ``1`` and ``1.0`` are three values.
+
+Python's ``True == 1 == 1.0`` merged them in the report's factorization: a class written as
+``True`` x3 and ``1`` x2 was reported as one class of 5.  The oracle groups cells by
+``(type, value)``, the classes :func:`veil.anonymity.check` forms.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from veil.anonymity import check
+from veil.report import class_codes, risk_indicators
+from veil.report._factors import factorize
+
+
+def _same_partition(a, b) -> bool:
+    a, b = np.asarray(a).tolist(), np.asarray(b).tolist()
+    return len(set(zip(a, b))) == len(set(a)) == len(set(b))
+
+
+def _oracle(df: pd.DataFrame, qi: list[str]) -> list[tuple]:
+    return [
+        tuple(None if pd.isna(v) else (type(v).__name__, v) for v in row)
+        for row in df[qi].itertuples(index=False)
+    ]
+
+
+def test_true_and_one_are_not_one_class_of_five():
+    df = pd.DataFrame({"q": pd.Series([True, True, True, 1, 1], dtype=object)})
+    r = risk_indicators(df, ["q"], k=5)
+    assert r["classes"] == 2 and r["smallest_class"] == 2 and r["records_below_k"] == 5
+    assert not check(df, ["q"], k=5).holds
+
+
+def test_report_classes_equal_check_classes_on_mixed_cells():
+    rng = np.random.default_rng(3)
+    pool = [True, False, 1, 0, 1.0, 0.0, "1", np.int64(1), None, float("nan"), "a"]
+    df = pd.DataFrame(
+        {
+            "a": pd.Series([pool[i] for i in rng.integers(0, len(pool), 300)], dtype=object),
+            "b": rng.integers(0, 3, 300),
+        }
+    )
+    codes, sizes = class_codes(df, ["a", "b"])
+    assert _same_partition(codes, pd.factorize(pd.Series(_oracle(df, ["a", "b"])))[0])
+    res = check(df, ["a", "b"], k=2)
+    assert len(sizes) == res.n_classes
+    r = risk_indicators(df, ["a", "b"], k=2)
+    assert r["smallest_class"] == int(res.smallest["size"].min())
+
+
+def test_factorize_keeps_one_cell_per_code():
+    cells = [True, 1, 1.0, None, True, {"x": 1}]  # a dict: grouped by its text
+    codes, uniq = factorize(pd.Series(cells, dtype=object))
+    assert codes.tolist() == [0, 1, 2, -1, 0, 3]
+    assert [type(u) for u in uniq[:3]] == [bool, int, float]
