@@ -39,6 +39,18 @@ class BlakleyShare:
 
     ``sharing_id`` is a random identifier of the dealing: shares of two sharings with the same
     parameters would otherwise intersect in a point unrelated to either secret.
+
+    References
+    ----------
+    G. R. Blakley, "Safeguarding cryptographic keys", AFIPS National Computer Conference, 1979.
+
+    Examples
+    --------
+    >>> share = blakley_share([5, -6], threshold=2, n=3)[0]
+    >>> share
+    BlakleyShare(index=1, threshold=2, n=3)
+    >>> len(share.normal), len(share.offsets)  # a hyperplane of F_p^2, one offset per element
+    (2, 2)
     """
 
     index: int
@@ -166,6 +178,20 @@ def blakley_reconstruct(shares: Sequence[BlakleyShare]) -> int | list[int]:
     CryptoError
         Fewer than ``threshold`` shares, shares of different sharings, or dependent
         hyperplanes.
+
+    References
+    ----------
+    G. R. Blakley, "Safeguarding cryptographic keys", AFIPS National Computer Conference, 1979.
+
+    Examples
+    --------
+    >>> shares = blakley_share([10, -20, 30], threshold=2, n=4)
+    >>> blakley_reconstruct([shares[3], shares[1]])
+    [10, -20, 30]
+    >>> blakley_reconstruct(shares[:1])
+    Traceback (most recent call last):
+    ...
+    veil.errors.CryptoError: need at least 2 shares to reconstruct, got 1
     """
     shares = list(shares)
     if not shares or not all(isinstance(s, BlakleyShare) for s in shares):

@@ -114,7 +114,25 @@ class FeldmanGroup:
 
 @dataclass(frozen=True)
 class FeldmanShare:
-    """Share ``index`` of a Feldman sharing: one ``Z_q`` value per secret element."""
+    """Share ``index`` of a Feldman sharing: one ``Z_q`` value per secret element.
+
+    Shares of two sharings with the same ``threshold`` and ``n`` add index by index into shares
+    of the sum of the secrets; add the commitments too to verify them.
+
+    References
+    ----------
+    P. Feldman, "A practical scheme for non-interactive verifiable secret sharing", FOCS, 1987.
+
+    Examples
+    --------
+    >>> a, comm_a = feldman_share(1000, 2, 3)
+    >>> b, comm_b = feldman_share(-1, 2, 3)
+    >>> total = [x + y for x, y in zip(a, b)]
+    >>> total[0]
+    FeldmanShare(index=1, threshold=2, n=3)
+    >>> feldman_reconstruct(total[1:], comm_a + comm_b)
+    999
+    """
 
     index: int
     values: tuple[int, ...]
@@ -138,7 +156,23 @@ class FeldmanShare:
 
 @dataclass(frozen=True)
 class FeldmanCommitments:
-    """Public commitments ``C[k][j] = g^{a_{k,j}} mod p`` (element ``k``, coefficient ``j``)."""
+    """Public commitments ``C[k][j] = g^{a_{k,j}} mod p`` (element ``k``, coefficient ``j``).
+
+    Published by the dealer next to the shares; ``+`` multiplies them element-wise into the
+    commitments of the sum of two sharings.
+
+    References
+    ----------
+    P. Feldman, "A practical scheme for non-interactive verifiable secret sharing", FOCS, 1987.
+
+    Examples
+    --------
+    >>> shares, comm = feldman_share([3, 4], 2, 3)
+    >>> len(comm.commitments), len(comm.commitments[0])  # 2 elements, threshold coefficients
+    (2, 2)
+    >>> comm.commitments[0][0] == pow(comm.group.g, 3, comm.group.p)  # C_0 = g^s
+    True
+    """
 
     group: FeldmanGroup
     commitments: tuple[tuple[int, ...], ...]
@@ -196,7 +230,22 @@ def feldman_share(
 
 
 def feldman_verify(share: FeldmanShare, commitments: FeldmanCommitments) -> bool:
-    """Check a share against the public commitments (``g^{s_i} == prod_j C_j^{i^j}``)."""
+    """Check a share against the public commitments (``g^{s_i} == prod_j C_j^{i^j}``).
+
+    References
+    ----------
+    P. Feldman, "A practical scheme for non-interactive verifiable secret sharing", FOCS, 1987.
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> shares, comm = feldman_share(42, 2, 3)
+    >>> feldman_verify(shares[0], comm)
+    True
+    >>> forged = dataclasses.replace(shares[0], values=(shares[0].values[0] + 1,))
+    >>> feldman_verify(forged, comm)
+    False
+    """
     grp = commitments.group
     gmp = require_gmpy2()
     if not well_formed(share, grp.q):
@@ -222,5 +271,21 @@ def feldman_reconstruct(
     CryptoError
         A share fails verification (the message names every bad index), indices repeat, or
         fewer than ``threshold`` shares are given.
+
+    References
+    ----------
+    P. Feldman, "A practical scheme for non-interactive verifiable secret sharing", FOCS, 1987.
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> shares, comm = feldman_share([42, -7], 2, 3)
+    >>> feldman_reconstruct([shares[2], shares[0]], comm)
+    [42, -7]
+    >>> forged = dataclasses.replace(shares[1], values=(1, 2))
+    >>> feldman_reconstruct([shares[0], forged], comm)
+    Traceback (most recent call last):
+    ...
+    veil.errors.CryptoError: share(s) [2] failed Feldman verification (corrupted or substituted)
     """
     return verified_reconstruct(shares, commitments, feldman_verify, "Feldman", commitments.group.q)

@@ -64,7 +64,26 @@ def pedersen_generator(group: FeldmanGroup) -> int:
 
 @dataclass(frozen=True)
 class PedersenShare:
-    """Share ``index``: secret-polynomial values and blinding-polynomial values."""
+    """Share ``index``: secret-polynomial values and blinding-polynomial values.
+
+    Shares of two sharings with the same ``threshold`` and ``n`` add index by index into shares
+    of the sum; add the commitments too.  This tallies votes without opening any ballot.
+
+    References
+    ----------
+    T. P. Pedersen, "Non-interactive and information-theoretic secure verifiable secret
+    sharing", CRYPTO, 1991.
+
+    Examples
+    --------
+    >>> votes = [pedersen_share(v, 2, 3) for v in (1, 0, 1)]  # three yes/no ballots
+    >>> tally = [a + b + c for a, b, c in zip(*(shares for shares, _ in votes))]
+    >>> tally[0]
+    PedersenShare(index=1, threshold=2, n=3)
+    >>> comm = votes[0][1] + votes[1][1] + votes[2][1]
+    >>> pedersen_reconstruct(tally[:2], comm)
+    2
+    """
 
     index: int
     values: tuple[int, ...]
@@ -90,7 +109,25 @@ class PedersenShare:
 
 @dataclass(frozen=True)
 class PedersenCommitments:
-    """Public commitments ``C[k][j] = g^{a_kj} h^{b_kj} mod p``."""
+    """Public commitments ``C[k][j] = g^{a_kj} h^{b_kj} mod p``.
+
+    Unlike Feldman commitments they do not reveal ``g^s``: equal secrets get unrelated
+    commitments.
+
+    References
+    ----------
+    T. P. Pedersen, "Non-interactive and information-theoretic secure verifiable secret
+    sharing", CRYPTO, 1991.
+
+    Examples
+    --------
+    >>> _, comm1 = pedersen_share(1, 2, 3)
+    >>> _, comm2 = pedersen_share(1, 2, 3)
+    >>> comm1.commitments[0][0] == comm2.commitments[0][0]  # hiding: blinded by h^b
+    False
+    >>> comm1.h == pedersen_generator(comm1.group)
+    True
+    """
 
     group: FeldmanGroup
     h: int
@@ -152,7 +189,23 @@ def pedersen_share(
 
 
 def pedersen_verify(share: PedersenShare, commitments: PedersenCommitments) -> bool:
-    """Check ``g^{s_i} h^{t_i} == prod_j C_j^{i^j}`` for every element of the share."""
+    """Check ``g^{s_i} h^{t_i} == prod_j C_j^{i^j}`` for every element of the share.
+
+    References
+    ----------
+    T. P. Pedersen, "Non-interactive and information-theoretic secure verifiable secret
+    sharing", CRYPTO, 1991.
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> shares, comm = pedersen_share(0, 2, 3)
+    >>> pedersen_verify(shares[2], comm)
+    True
+    >>> flipped = dataclasses.replace(shares[2], values=(shares[2].values[0] + 1,))
+    >>> pedersen_verify(flipped, comm)
+    False
+    """
     grp, h = commitments.group, commitments.h
     gmp = require_gmpy2()
     if not well_formed(share, grp.q):
@@ -174,7 +227,25 @@ def pedersen_verify(share: PedersenShare, commitments: PedersenCommitments) -> b
 def pedersen_reconstruct(
     shares: Sequence[PedersenShare], commitments: PedersenCommitments
 ) -> int | list[int]:
-    """Verify every share (naming bad indices in a :class:`CryptoError`), then interpolate."""
+    """Verify every share (naming bad indices in a :class:`CryptoError`), then interpolate.
+
+    References
+    ----------
+    T. P. Pedersen, "Non-interactive and information-theoretic secure verifiable secret
+    sharing", CRYPTO, 1991.
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> shares, comm = pedersen_share([1, 0], 2, 3)
+    >>> pedersen_reconstruct(shares[1:], comm)
+    [1, 0]
+    >>> forged = dataclasses.replace(shares[0], values=(0, 1))
+    >>> pedersen_reconstruct([forged, shares[1]], comm)
+    Traceback (most recent call last):
+    ...
+    veil.errors.CryptoError: share(s) [1] failed Pedersen verification (corrupted or substituted)
+    """
     return verified_reconstruct(
         shares, commitments, pedersen_verify, "Pedersen", commitments.group.q
     )

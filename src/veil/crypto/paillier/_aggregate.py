@@ -60,6 +60,26 @@ def aggregate(
         a contribution that repeats a ciphertext of an earlier one byte for byte (replay:
         every ciphertext is compared, a re-randomised copy is not detected, see the module
         docstring), or more parties than the packing headroom allows.
+
+    References
+    ----------
+    P. Paillier, "Public-key cryptosystems based on composite degree residuosity classes",
+    EUROCRYPT, 1999.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from veil.crypto.paillier import generate_paillier_keypair
+    >>> pk, sk = generate_paillier_keypair(n_length=512, insecure=True)
+    >>> alice = encrypt_contribution(pk, np.array([1.5, -2.0]))
+    >>> bob = encrypt_contribution(pk, np.array([0.5, 4.0]))
+    >>> total = aggregate([alice, bob], pk)  # no private key needed
+    >>> total.shape
+    (2,)
+    >>> aggregate([alice, alice], pk)
+    Traceback (most recent call last):
+    ...
+    veil.errors.CryptoError: contribution 1 repeats a ciphertext of contribution 0 byte for byte (replay)
     """
     gmp = require_gmpy2()
     total: EncryptedVector | None = None
@@ -88,7 +108,23 @@ def aggregate(
 
 
 def decrypt_aggregate(private_key: PaillierPrivateKey, total: EncryptedVector | str) -> np.ndarray:
-    """Key-holder side: decrypt the aggregated vector (object or JSON message)."""
+    """Key-holder side: decrypt the aggregated vector (object or JSON message).
+
+    References
+    ----------
+    P. Paillier, "Public-key cryptosystems based on composite degree residuosity classes",
+    EUROCRYPT, 1999.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from veil.crypto.paillier import dumps, generate_paillier_keypair
+    >>> pk, sk = generate_paillier_keypair(n_length=512, insecure=True)
+    >>> msgs = [encrypt_contribution(pk, np.array([[1, 2], [3, 4]])) for _ in range(2)]
+    >>> message = dumps(aggregate(msgs, pk))  # the aggregator sends the sum back as JSON
+    >>> decrypt_aggregate(sk, message).tolist()
+    [[2.0, 4.0], [6.0, 8.0]]
+    """
     vec = loads(total, private_key.public_key) if isinstance(total, (str, bytes)) else total
     if not isinstance(vec, EncryptedVector):
         raise CryptoError("expected an encrypted vector")

@@ -104,6 +104,20 @@ def loads(
     CryptoError
         Malformed JSON, wrong types, out-of-range values, a ciphertext for another key, or a
         key that is too short, prime or a perfect square.
+
+    Examples
+    --------
+    >>> from veil.crypto.paillier import generate_paillier_keypair
+    >>> pk, sk = generate_paillier_keypair(n_length=512, insecure=True)
+    >>> message = dumps(pk.encrypt(7))
+    >>> received_key = loads(dumps(pk), insecure=True)
+    >>> sk.decrypt(loads(message, received_key))
+    7
+    >>> other_pk, _ = generate_paillier_keypair(n_length=512, insecure=True)
+    >>> loads(message, other_pk)
+    Traceback (most recent call last):
+    ...
+    veil.errors.CryptoError: the ciphertext was encrypted under a different public key
     """
     try:
         doc = json.loads(text)
