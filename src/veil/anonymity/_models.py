@@ -66,7 +66,34 @@ _EPS = 1e-12
 
 
 class PrivacyModel(ABC):
-    """Base class of the privacy models (see the module design note)."""
+    """Base class of the privacy models (see the module design note).
+
+    A subclass names itself, returns its parameters and either flags violating classes
+    (``violating``) or, with ``table_level = True``, decides for the whole table (``holds``);
+    it can then be checked and enforced like the built-in models.
+
+    Examples
+    --------
+    A made-up model that caps class sizes:
+
+    >>> import pandas as pd
+    >>> from veil.anonymity import check
+    >>> @dataclass(repr=False)
+    ... class MaxClassSize(PrivacyModel):
+    ...     m: int
+    ...     name: ClassVar[str] = "max-class-size"
+    ...     column: ClassVar[None] = None
+    ...     monotone: ClassVar[bool] = False  # coarser classes can break it
+    ...
+    ...     def violating(self, stats: ClassStats) -> np.ndarray:
+    ...         return stats.sizes > self.m
+    ...
+    ...     def params(self) -> dict[str, Any]:
+    ...         return {"m": self.m}
+    >>> df = pd.DataFrame({"zip": ["1", "1", "1", "2"]})
+    >>> check(df, "zip", models=[MaxClassSize(2)]).models[0]["violating_records"]
+    3
+    """
 
     name: ClassVar[str]
     needs: ClassVar[frozenset[str]] = frozenset({"sizes"})
@@ -142,7 +169,31 @@ class KAnonymity(PrivacyModel):
 
 @dataclass(repr=False)
 class DistinctLDiversity(PrivacyModel):
-    """Every class has at least ``l`` distinct sensitive values (Machanavajjhala et al. 2007)."""
+    """Every class has at least ``l`` distinct sensitive values (Machanavajjhala et al. 2007).
+
+    References
+    ----------
+    A. Machanavajjhala, D. Kifer, J. Gehrke, M. Venkitasubramaniam, "l-diversity: privacy
+    beyond k-anonymity", ACM TKDD 1(1), 2007.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from veil.anonymity import check, encode_sensitive
+    >>> disease = ["flu", "flu", "cold", "flu", "hiv", "cold"]
+    >>> df = pd.DataFrame({"zip": list("AAABBB"), "disease": disease})
+    >>> r = check(df, "zip", models=[DistinctLDiversity("disease", 3)])
+    >>> r.holds, r.models[0]["achieved"], r.models[0]["violating_classes"]
+    (False, 2.0, 1)
+
+    On class statistics (class 0 = zip A, class 1 = zip B):
+
+    >>> stats = ClassStats.from_codes(
+    ...     np.array([0, 0, 0, 1, 1, 1]), sensitive={"disease": encode_sensitive(df["disease"])}
+    ... )
+    >>> DistinctLDiversity("disease", 3).violating(stats).tolist()
+    [True, False]
+    """
 
     column: str
     l: int  # noqa: E741
@@ -171,7 +222,33 @@ def _entropy(ss: SensitiveStats, sizes: np.ndarray) -> np.ndarray:
 
 @dataclass(repr=False)
 class EntropyLDiversity(PrivacyModel):
-    """The entropy of the sensitive values of every class is at least ``log(l)``."""
+    """The entropy of the sensitive values of every class is at least ``log(l)``.
+
+    ``achieved`` is ``exp`` of the smallest class entropy: the "effective number" of sensitive
+    values of the least diverse class.
+
+    References
+    ----------
+    A. Machanavajjhala, D. Kifer, J. Gehrke, M. Venkitasubramaniam, "l-diversity: privacy
+    beyond k-anonymity", ACM TKDD 1(1), 2007.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from veil.anonymity import check, encode_sensitive
+    >>> disease = ["flu", "flu", "cold", "flu", "hiv", "cold"]
+    >>> df = pd.DataFrame({"zip": list("AAABBB"), "disease": disease})
+    >>> stats = ClassStats.from_codes(
+    ...     np.array([0, 0, 0, 1, 1, 1]), sensitive={"disease": encode_sensitive(df["disease"])}
+    ... )
+    >>> model = EntropyLDiversity("disease", 2)
+    >>> model.violating(stats).tolist()  # zip A: flu, flu, cold
+    [True, False]
+    >>> round(model.achieved(stats), 3)
+    1.89
+    >>> check(df, "zip", models=[EntropyLDiversity("disease", 1.8)]).holds
+    True
+    """
 
     column: str
     l: float  # noqa: E741
@@ -197,7 +274,30 @@ class EntropyLDiversity(PrivacyModel):
 
 @dataclass(repr=False)
 class RecursiveCLDiversity(PrivacyModel):
-    """Recursive (c,l)-diversity: ``r_1 < c (r_l + ... + r_m)`` with ``r`` sorted counts."""
+    """Recursive (c,l)-diversity: ``r_1 < c (r_l + ... + r_m)`` with ``r`` sorted counts.
+
+    ``r_1 >= r_2 >= ... >= r_m`` are the counts of the sensitive values of a class: the most
+    frequent value must not dominate the ``m - l + 1`` least frequent ones together.
+
+    References
+    ----------
+    A. Machanavajjhala, D. Kifer, J. Gehrke, M. Venkitasubramaniam, "l-diversity: privacy
+    beyond k-anonymity", ACM TKDD 1(1), 2007.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from veil.anonymity import check, encode_sensitive
+    >>> disease = ["flu", "flu", "cold", "flu", "hiv", "cold"]
+    >>> df = pd.DataFrame({"zip": list("AAABBB"), "disease": disease})
+    >>> stats = ClassStats.from_codes(
+    ...     np.array([0, 0, 0, 1, 1, 1]), sensitive={"disease": encode_sensitive(df["disease"])}
+    ... )
+    >>> RecursiveCLDiversity("disease", l=2, c=1).violating(stats).tolist()  # A: 2 < 1 * 1?
+    [True, False]
+    >>> check(df, "zip", models=[RecursiveCLDiversity("disease", l=2, c=3)]).holds
+    True
+    """
 
     column: str
     l: int  # noqa: E741
@@ -305,6 +405,25 @@ class TCloseness(PrivacyModel):
 
     ``distance``: ``"equal"``, ``"ordered"`` (numeric or ordinal values) or ``"hierarchical"``
     (give ``hierarchy``), after Li, Li and Venkatasubramanian (ICDE 2007).
+
+    References
+    ----------
+    N. Li, T. Li, S. Venkatasubramanian, "t-closeness: privacy beyond k-anonymity and
+    l-diversity", ICDE, 2007.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from veil.anonymity import check, encode_sensitive
+    >>> df = pd.DataFrame({"zip": list("AAABBB"), "salary": [3, 4, 5, 6, 11, 9]})
+    >>> stats = ClassStats.from_codes(
+    ...     np.array([0, 0, 0, 1, 1, 1]), sensitive={"salary": encode_sensitive(df["salary"])}
+    ... )
+    >>> TCloseness("salary", 0.4, distance="ordered").distances(stats).round(3).tolist()
+    [0.3, 0.3]
+    >>> r = check(df, "zip", t={"salary": 0.25}, t_distance="ordered")
+    >>> r.holds, round(r.models[0]["achieved"], 3)
+    (False, 0.3)
     """
 
     column: str
@@ -343,7 +462,25 @@ class TCloseness(PrivacyModel):
 
 @dataclass(repr=False)
 class AverageRisk(PrivacyModel):
-    """Average prosecutor re-identification risk (classes / records) at most ``threshold``."""
+    """Average prosecutor re-identification risk (classes / records) at most ``threshold``.
+
+    A table-level model: small classes are allowed as long as the average holds.
+
+    References
+    ----------
+    K. El Emam, F. K. Dankar, "Protecting privacy using k-anonymity", JAMIA 15(5), 2008.
+
+    Examples
+    --------
+    >>> stats = ClassStats(np.array([1, 3, 4]))  # 3 classes, 8 records
+    >>> AverageRisk(0.4).risk(stats)
+    0.375
+    >>> AverageRisk(0.3).holds(stats), AverageRisk(0.4).holds(stats)
+    (False, True)
+    >>> ev = evaluate([KAnonymity(2), AverageRisk(0.3)], stats, max_suppressed=1)
+    >>> ev.holds, ev.n_suppressed  # without the singleton: 2 classes / 7 records
+    (True, 1)
+    """
 
     threshold: float
     name: ClassVar[str] = "average-risk"
@@ -379,6 +516,29 @@ class KMap(PrivacyModel):
 
     ``population`` is a DataFrame with (at least) the quasi-identifier columns, one row per
     person; the engine computes the population size of each class.
+
+    References
+    ----------
+    K. El Emam, F. K. Dankar, "Protecting privacy using k-anonymity", JAMIA 15(5), 2008.
+
+    Examples
+    --------
+    Each released ZIP prefix must match at least 5 people of the population:
+
+    >>> import pandas as pd
+    >>> from veil.anonymity import AnonymizationConfig, Hierarchy, anonymize, check
+    >>> zips = ["1301", "1302", "1303", "1401", "1402"]
+    >>> population = pd.DataFrame({"zip": zips * 4})  # 4 people per ZIP code
+    >>> df = pd.DataFrame({"zip": ["1301", "1302", "1303", "1401", "1402", "1402"]})
+    >>> check(df, "zip", k=1, population=population).holds  # k=1: every ZIP matches 4 people
+    True
+    >>> kmap = check(df, "zip", k=5, population=population).models[1]
+    >>> kmap["model"], kmap["holds"], kmap["achieved"]
+    ('k-map(k=5, population_rows=20)', False, 4.0)
+    >>> hier = Hierarchy.from_mapping({z: [z[:3] + "*", "*"] for z in zips})
+    >>> res = anonymize(df, AnonymizationConfig({"zip": hier}, models=[KMap(5, population)]))
+    >>> res.data["zip"].tolist()
+    ['130*', '130*', '130*', '140*', '140*', '140*']
     """
 
     k: int
@@ -409,7 +569,15 @@ class KMap(PrivacyModel):
 
 @dataclass
 class Evaluation:
-    """Outcome of :func:`evaluate` on one set of classes."""
+    """Outcome of :func:`evaluate` on one set of classes.
+
+    Examples
+    --------
+    >>> stats = ClassStats(np.array([1, 2, 5]))
+    >>> ev = evaluate([KAnonymity(3)], stats, max_suppressed=2)
+    >>> ev.holds, ev.violating.tolist(), ev.n_suppressed, ev.failed
+    (False, [True, True, False], 3, ['k-anonymity(k=3)'])
+    """
 
     holds: bool
     violating: np.ndarray  # per class: suppressed (violates a class-level model)
