@@ -79,7 +79,7 @@ def aggregate(
     >>> aggregate([alice, alice], pk)
     Traceback (most recent call last):
     ...
-    veil.errors.CryptoError: contribution 1 repeats a ciphertext of contribution 0 byte for byte (replay)
+    veil.errors.CryptoError: contribution 1 repeats a ciphertext of contribution 0 ... (replay)
     """
     gmp = require_gmpy2()
     total: EncryptedVector | None = None
