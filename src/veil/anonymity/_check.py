@@ -117,6 +117,19 @@ class CheckResult:
         Class-size histogram (classes and records per size bin).
     risk
         Re-identification risk summary (:func:`veil.anonymity.risk`).
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"zip": ["1", "1", "2", "3"], "y": ["a", "b", "a", "a"]})
+    >>> r = check(df, "zip", k=2, suppression_limit=0.5)
+    >>> r.holds, r.n_records, r.n_classes, r.n_suppressed, r.n_violating
+    (True, 4, 3, 2, 2)
+    >>> r.models[0]["model"], r.models[0]["achieved"], r.models[0]["violating_records"]
+    ('k-anonymity(k=2)', 1.0, 2)
+    >>> r.violating["zip"].tolist(), r.violating["size"].tolist()
+    (['2', '3'], [1, 1])
+    >>> r.risk["prosecutor"]["highest"]
+    1.0
     """
 
     holds: bool

@@ -72,6 +72,22 @@ class AnonymizationResult:
         Re-identification risk summaries (see :func:`veil.anonymity.risk`).
     elapsed
         Seconds spent in the search (excluding output rendering).
+
+    Examples
+    --------
+    >>> from veil.anonymity import AnonymizationConfig, Hierarchy, anonymize
+    >>> df = pd.DataFrame({"zip": ["1301", "1302", "1401", "1402"], "y": list("abab")})
+    >>> zips = Hierarchy.from_mapping({z: [z[:2] + "**", "*"] for z in df["zip"]})
+    >>> res = anonymize(df, AnonymizationConfig({"zip": zips}, k=2))
+    >>> res.node, res.n_suppressed, res.n_classes, res.objective, round(res.objective_value, 3)
+    ({'zip': 1}, 0, 2, 'loss', 0.333)
+    >>> res.data["zip"].tolist(), res.partitions.tolist()
+    (['13**', '13**', '14**', '14**'], [0, 0, 1, 1])
+    >>> res.risk_before["prosecutor"]["highest"], res.risk_after["prosecutor"]["highest"]
+    (1.0, 0.5)
+    >>> summary = res.summary()  # JSON-able, for reports
+    >>> summary["models"], summary["suppressed"], summary["optimal"]
+    ([{'model': 'k-anonymity', 'k': 2}], 0, True)
     """
 
     data: pd.DataFrame

@@ -82,6 +82,14 @@ class SensitiveColumn:
         Numeric values of each code when the column is numeric (ordered distance), else None.
     hierarchy
         Hierarchy of the values for hierarchical-distance t-closeness, else None.
+
+    Examples
+    --------
+    >>> col = encode_sensitive(pd.Series(["flu", "cold", "flu", "flu"]), "disease")
+    >>> col.labels.tolist(), col.codes.tolist(), col.global_freq.tolist()
+    (['cold', 'flu'], [1, 0, 1, 1], [0.25, 0.75])
+    >>> col.n_values, col.numeric is None
+    (2, True)
     """
 
     name: str
@@ -221,6 +229,17 @@ class ClassStats:
         Per sensitive column, the sparse class x value counts.
     population
         Population size of each class (k-map), when a population table is known.
+
+    Examples
+    --------
+    Records 0-2 form class 0 and records 3-4 class 1:
+
+    >>> y = encode_sensitive(pd.Series(["a", "a", "b", "b", "b"]), "y")
+    >>> stats = ClassStats.from_codes(np.array([0, 0, 0, 1, 1]), sensitive={"y": y})
+    >>> stats.n_classes, stats.n_records, stats.sizes.tolist()
+    (2, 5, [3, 2])
+    >>> stats.sensitive["y"].distinct(stats.n_classes).tolist()  # distinct values per class
+    [2, 1]
     """
 
     sizes: np.ndarray
