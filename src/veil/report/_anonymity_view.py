@@ -19,7 +19,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-__all__ = ["anonymity_view", "class_size_histogram_html"]
+__all__ = ["anonymity_view", "class_size_histogram_html", "engine_actions"]
 
 NA = "n/a"
 
@@ -275,6 +275,40 @@ def _classification_rows(cu: Any) -> list[dict[str, str]]:
         ("held-out original records (test)", fmt_num(cu.get("n_test"))),
     ]
     return [{"label": a, "value": b} for a, b in rows]
+
+
+_ENGINE_ACTIONS = {
+    "mondrian": "recoded per partition (Mondrian local recoding)",
+    "mdav": "replaced by its group's mean (MDAV microaggregation)",
+}
+
+
+def engine_actions(summary: Mapping[str, Any] | None) -> dict[str, str]:
+    """What the k-anonymity engine did to each quasi-identifier, as a line of text.
+
+    The report's "What was done to each column" table shows the policy's operators; a
+    quasi-identifier the engine generalized is not "kept as is".  Columns the engine left at
+    their original values (level 0 of the chosen node) get no line.
+
+    Examples
+    --------
+    >>> engine_actions({"algorithm": "optimal", "node": {"age": 2, "sex": 0}})
+    {'age': 'k-anonymity engine: generalized to level 2 of its hierarchy'}
+    >>> engine_actions({"algorithm": "mondrian", "quasi_identifiers": ["age"]})
+    {'age': 'k-anonymity engine: recoded per partition (Mondrian local recoding)'}
+    """
+    if not isinstance(summary, Mapping) or not summary:
+        return {}
+    node = summary.get("node")
+    if isinstance(node, Mapping) and node:
+        return {
+            str(q): f"k-anonymity engine: generalized to level {fmt_num(lv)} of its hierarchy"
+            for q, lv in node.items()
+            if lv != 0
+        }
+    text = _ENGINE_ACTIONS.get(str(summary.get("algorithm")))
+    qis = summary.get("quasi_identifiers") or []
+    return {str(q): f"k-anonymity engine: {text}" for q in qis} if text else {}
 
 
 def anonymity_view(summary: Mapping[str, Any] | None) -> dict[str, Any] | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from veil.report._anonymity_view import anonymity_view
+from veil.report._anonymity_view import anonymity_view, engine_actions
 from veil.report._plots import distribution_png
 
 __all__ = ["render_html"]
@@ -53,4 +53,5 @@ def render_html(report: dict[str, Any], *, title: str = "Veil de-identification 
         title=title,
         plots=plots,
         anon=anonymity_view(report.get("anonymity")),
+        engine=engine_actions(report.get("anonymity")),
     )

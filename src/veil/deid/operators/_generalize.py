@@ -321,4 +321,6 @@ class Generalize(Operator):
         return [column] if fitted and column is not None else []
 
     def stats(self) -> dict[str, Any]:
+        if self.mode == "bins" and isinstance(self.bins, list):
+            return {}  # the edges are the policy's, already in describe()
         return dict(self._last)

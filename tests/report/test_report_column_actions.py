@@ -1,0 +1,99 @@
+"""The "What was done to each column" table names what the k-anonymity engine did.
+
+A quasi-identifier the engine generalized (optimal search) or recoded (Mondrian) used to read
+"kept as is" while every one of its cells had changed; policy bin edges were printed twice.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from veil.deid import apply
+from veil.report import render_html
+
+
+def _actions(html: str, column: str) -> str:
+    table = html[html.index("What was done to each column") :]
+    row = re.search(rf"<tr><td>{re.escape(column)}</td>(.*?)</tr>", table, re.S)
+    assert row is not None, column
+    return re.findall(r"<td[^>]*>(.*?)</td>", row.group(1), re.S)[1]
+
+
+def _table(seed: int = 0, n: int = 300) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "age": rng.integers(18, 90, n),
+            "zip": rng.choice(["1001", "1002", "2001", "2002"], n),
+            "sex": rng.choice(["F", "M"], n),
+            "ill": rng.choice(["a", "b", "c"], n),
+        }
+    )
+
+
+def _hier() -> dict[str, dict[str, list[str]]]:
+    ages = {str(a): [f"{a // 10 * 10}-{a // 10 * 10 + 9}", "*"] for a in range(18, 90)}
+    zips = {z: [z[:2] + "**", "*"] for z in ("1001", "1002", "2001", "2002")}
+    return {"age": ages, "zip": zips, "sex": {"F": ["*"], "M": ["*"]}}
+
+
+def test_optimal_search_levels_are_named_and_level_zero_is_kept() -> None:
+    df = _table()
+    policy = {
+        "columns": {
+            "age": {"role": "quasi", "hierarchy": _hier()["age"]},
+            "zip": {"role": "quasi", "hierarchy": _hier()["zip"]},
+            "sex": {"role": "quasi", "hierarchy": _hier()["sex"]},
+            "ill": "sensitive",
+        },
+        "privacy": {"k": 5, "algorithm": "optimal"},
+    }
+    release, report = apply(df, policy, seed=1)
+    node = report["anonymity"]["node"]
+    html = render_html(report)
+    for col, level in node.items():
+        text = _actions(html, col)
+        if level:
+            assert f"k-anonymity engine: generalized to level {level} of its hierarchy" in text
+            assert "kept as is" not in text
+        else:
+            assert "kept as is" in text and "engine" not in text
+    assert any(node.values())  # the test exercises a generalized column
+    generalized = [c for c, lv in node.items() if lv]
+    assert all(
+        (release[c].astype(str) != df.loc[release.index, c].astype(str)).any() for c in generalized
+    )
+    assert "kept as is" in _actions(html, "ill")
+
+
+def test_mondrian_recoding_is_named() -> None:
+    df = _table(2)
+    policy = {
+        "columns": {"age": "quasi", "sex": "quasi", "zip": "insensitive", "ill": "sensitive"},
+        "privacy": {"k": 10, "algorithm": "mondrian"},
+    }
+    _, report = apply(df, policy, seed=1)
+    html = render_html(report)
+    for col in ("age", "sex"):
+        assert "Mondrian local recoding" in _actions(html, col)
+    assert "kept as is" in _actions(html, "zip")
+
+
+def test_policy_bin_edges_are_printed_once() -> None:
+    df = _table(3)
+    edges = [0, 30, 60, 120]
+    policy = {
+        "columns": {
+            "age": {"role": "quasi", "operator": {"name": "generalize", "bins": edges}},
+            "sex": "quasi",
+        },
+        "default_role": "insensitive",
+        "privacy": {"k": 2},
+    }
+    _, report = apply(df, policy, seed=1)
+    text = _actions(render_html(report), "age")
+    assert text.count("[0.0, 30.0, 60.0, 120.0]") == 1
+    assert "generalized into 3 bins" in text
