@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import os
+import re
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -14,6 +16,7 @@ import pandas as pd
 
 from veil.errors import InputError
 from veil.io._dates import detect_date_format, parse_date_column, text_format
+from veil.io._ragged import find_ragged, ragged_error, suspect
 from veil.io._sniff import SAMPLE_BYTES, _bom_encoding, sniff_encoding, sniff_format
 
 __all__ = ["SourceFormat", "read", "read_table"]
@@ -107,8 +110,11 @@ def _csv(
         kwargs["names"] = list(names)
     if _PANDAS_MAJOR < 3:  # pandas 3 parses floats exactly by default (and deprecates this)
         kwargs["float_precision"] = "round_trip"
+    # index_col=False: a first row longer than the header is not taken for an index column
+    # (pandas warns instead, a warning _read_text turns into the ragged-row error)
     return pd.read_csv(
         path,
+        index_col=False,
         sep=fmt.delimiter,
         skipinitialspace=fmt.skipinitialspace,
         header=header,
@@ -204,6 +210,20 @@ def _floats_as_text(
     return out
 
 
+_HEADER_LENGTH = "Length of header or names does not match length of data"
+_TOO_MANY = re.compile(r"Expected \d+ fields in line \d+, saw \d+")
+
+
+def _ragged(
+    path: Path, enc: str, fmt: Any, names: Sequence[str] | None, errors: str, what: str
+) -> InputError:
+    """The error for a file pandas found ragged: the first ragged record, by line number."""
+    found = find_ragged(path, enc, fmt, list(names) if names is not None else None, errors)
+    if found is not None:
+        return ragged_error(path.name, found)
+    return InputError(f"cannot parse {path.name}: {what}")  # pandas' own words: no cell text
+
+
 def _read_text(
     path: Path,
     head: bytes,
@@ -243,9 +263,15 @@ def _read_text(
     df: pd.DataFrame | None = None
     for i, attempt in enumerate(tries):
         try:
-            df = _csv(path, attempt, fmt, names, na, errors)
+            with warnings.catch_warnings():
+                warnings.filterwarnings("error", _HEADER_LENGTH, pd.errors.ParserWarning)
+                df = _csv(path, attempt, fmt, names, na, errors)
             enc = attempt
             break
+        except pd.errors.ParserWarning:  # a row longer than the header (or names)
+            raise _ragged(
+                path, attempt, fmt, names, errors, "a row longer than the header"
+            ) from None
         except UnicodeDecodeError as exc:
             if i + 1 < len(tries):
                 continue
@@ -257,8 +283,19 @@ def _read_text(
             raise InputError(f"the table {path.name} is empty") from None
         except (pd.errors.ParserError, ValueError) as exc:
             msg = " ".join(str(exc).split())
+            if _TOO_MANY.search(msg):
+                raise _ragged(path, attempt, fmt, names, errors, msg) from None
             raise InputError(f"cannot parse {path.name}: {msg}") from None
     assert df is not None
+    # A first row longer than the header (or names) with its last field empty is taken for
+    # a trailing delimiter, and that field is then dropped from every row, empty or not: the
+    # first row is checked (cheap: the start of the file).  A short row is padded with
+    # missing values: when the last column has one, every row's fields are counted.
+    listed = list(names) if names is not None else None
+    for limit in (1, None) if suspect(df, na) else (1,):
+        found = find_ragged(path, enc, fmt, listed, errors, limit=limit)
+        if found is not None:
+            raise ragged_error(path.name, found)
     reread = functools.partial(_csv, path, enc, fmt, names, errors=errors)
     df, marker = _text_fixups(df, reread, na)
     if float_text:
