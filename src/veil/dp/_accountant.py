@@ -30,7 +30,20 @@ __all__ = ["Budget", "BudgetAccountant"]
 
 
 class Budget(tuple):
-    """An ``(epsilon, delta)`` pair; ``>=`` / ``<=`` compare both components."""
+    """An ``(epsilon, delta)`` pair; ``>=`` / ``<=`` compare both components.
+
+    What :class:`BudgetAccountant` returns for budgets spent and remaining.
+
+    Examples
+    --------
+    >>> acc = BudgetAccountant(epsilon=1.0, delta=1e-5)
+    >>> _ = acc.spend(0.25, 1e-6)
+    >>> spent = acc.total()
+    >>> spent, spent.epsilon
+    ((epsilon=0.25, delta=1e-06), 0.25)
+    >>> spent <= Budget(1.0, 1e-5), Budget(0.1, 1e-4) <= Budget(1.0, 1e-5)
+    (True, False)
+    """
 
     def __new__(cls, epsilon: float, delta: float) -> Budget:
         return super().__new__(cls, (float(epsilon), float(delta)))

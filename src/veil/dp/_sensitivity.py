@@ -135,6 +135,31 @@ def empirical_sensitivity(
     Returns
     -------
     float, or (float, ndarray) with ``return_all``.
+
+    Warns
+    -----
+    PrivacyLeakWarning
+        Always: the result is data dependent.
+
+    References
+    ----------
+    K. Nissim, S. Raskhodnikova, A. Smith, "Smooth sensitivity and sampling in private data
+    analysis", STOC, 2007 (why local sensitivity must not calibrate noise).
+
+    Examples
+    --------
+    One outlier barely moves the median of this table, while the global sensitivity of a
+    median over ``[0, 100]`` is 100:
+
+    >>> import warnings
+    >>> db = np.array([3.0, 5.0, 4.0, 100.0, 4.0])
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     worst, changes = empirical_sensitivity(np.median, db, return_all=True)
+    >>> worst, changes.tolist(), caught[0].category.__name__
+    (0.5, [0.5, 0.0, 0.5, 0.0, 0.5], 'PrivacyLeakWarning')
+    >>> global_sensitivity("median", bounds=(0, 100))
+    100.0
     """
     warnings.warn(
         "empirical (leave-one-out) sensitivity is data dependent and NOT a differential-"
