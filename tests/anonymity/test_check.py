@@ -239,3 +239,12 @@ def test_mixed_type_cells_are_classes_as_written():
     assert sizes.n_classes == 6
     same_type = pd.DataFrame({"v": pd.Series(["a", "b", "a"], dtype=object)})
     assert check(same_type, ["v"], k=1).n_classes == 2
+
+
+def test_text_report_counts_read_as_english() -> None:
+    df = pd.DataFrame({"a": ["x"] * 5 + ["y"], "s": list("abcdea")})
+    text = check(df, ["a"], k=5).report()
+    assert "6 records, 2 equivalence classes" in text
+    assert "(1 class / 1 record violate)" in text
+    assert "1: 1 class, 1 record" in text and "5-9: 1 class, 5 records" in text
+    assert "1 classes" not in text and "1 records" not in text

@@ -186,16 +186,21 @@ class CheckResult:
     def report(self, max_rows: int = 10) -> str:
         """Human-readable report."""
         lines = [
-            f"{'HOLDS' if self.holds else 'FAILS'}: {self.n_records} records, "
-            f"{self.n_classes} equivalence classes"
-            + (f", {self.n_suppressed} records would be suppressed" if self.n_suppressed else "")
+            f"{'HOLDS' if self.holds else 'FAILS'}: {_count(self.n_records, 'record', 'records')}, "
+            f"{_count(self.n_classes, 'equivalence class', 'equivalence classes')}"
+            + (
+                f", {_count(self.n_suppressed, 'record', 'records')} would be suppressed"
+                if self.n_suppressed
+                else ""
+            )
         ]
         for m in self.models:
             mark = "ok  " if m["holds"] else "FAIL"
             extra = (
                 ""
                 if m["holds"] and not m["violating_classes"]
-                else f"  ({m['violating_classes']} classes / {m['violating_records']} records violate)"
+                else f"  ({_count(m['violating_classes'], 'class', 'classes')} / "
+                f"{_count(m['violating_records'], 'record', 'records')} violate)"
             )
             ach = "" if m.get("achieved") is None else f"  achieved {m['achieved']:.4g}"
             lines.append(f"  [{mark}] {m['model']}{ach}{extra}")
@@ -212,7 +217,10 @@ class CheckResult:
         lines.append("class sizes:")
         for b in self.class_sizes:
             if b["classes"]:
-                lines.append(f"  {b['size']:>7}: {b['classes']} classes, {b['records']} records")
+                lines.append(
+                    f"  {b['size']:>7}: {_count(b['classes'], 'class', 'classes')}, "
+                    f"{_count(b['records'], 'record', 'records')}"
+                )
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -405,6 +413,11 @@ def check(
         n_violating=n_viol,
         details=_Details(qi, sizes, pop_sizes, order, vidx, values, broken, fraction),
     )
+
+
+def _count(n: int, one: str, many: str) -> str:
+    """``"1 class"``, ``"2 classes"``."""
+    return f"{n} {one if n == 1 else many}"
 
 
 _LEFT_OUT_BIT = 62  # sizes with this bit set belong to classes left out of a selection
