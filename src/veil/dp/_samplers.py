@@ -394,7 +394,25 @@ def discrete_gaussian(sigma: float | Fraction, size: int, rng: BitSource) -> np.
 
 # ----------------------------------------------------------------------------- FP-safe noise
 def grid_for(scale: float) -> float:
-    """The power-of-two grid ``2^(floor(log2(scale)) - 30)`` used for noise of this scale."""
+    """The power-of-two grid ``2^(floor(log2(scale)) - 30)`` used for noise of this scale.
+
+    Outputs are multiples of the grid, so the floating-point attack on textbook Laplace
+    sampling (Mironov 2012) finds no gaps to exploit.
+
+    References
+    ----------
+    I. Mironov, "On significance of the least significant bits for differential privacy",
+    ACM CCS, 2012.
+
+    Examples
+    --------
+    >>> grid_for(1.0) == 2.0**-30, grid_for(3.0) == 2.0**-29
+    (True, True)
+    >>> grid_for(0.0)
+    Traceback (most recent call last):
+    ...
+    veil.errors.NoiseScaleError: noise scale must be a positive finite number ... got 0.0: ...
+    """
     if not (scale > 0 and math.isfinite(scale)) or not (2.0**-900 < scale < 2.0**900):
         too_large = 0 < scale <= 2.0**-900
         cause = (

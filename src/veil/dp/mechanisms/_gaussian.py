@@ -35,7 +35,20 @@ __all__ = [
 
 
 def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
-    """``sqrt(2 ln(1.25 / delta)) * sensitivity / epsilon`` (valid for ``epsilon <= 1``)."""
+    """``sqrt(2 ln(1.25 / delta)) * sensitivity / epsilon`` (valid for ``epsilon <= 1``).
+
+    References
+    ----------
+    C. Dwork, A. Roth, "The algorithmic foundations of differential privacy", Foundations and
+    Trends in Theoretical Computer Science 9(3-4), 2014 (Theorem A.1).
+
+    Examples
+    --------
+    >>> round(classic_gaussian_sigma(1.0, 1e-5, 1.0), 3)
+    4.845
+    >>> round(analytic_gaussian_sigma(1.0, 1e-5, 1.0), 3)  # the exact calibration is tighter
+    3.731
+    """
     return math.sqrt(2 * math.log(1.25 / delta)) * sensitivity / epsilon
 
 
