@@ -48,14 +48,28 @@ AGGREGATES: dict[str, str] = {
 
 @dataclass(frozen=True)
 class Column:
-    """A column reference."""
+    """A column reference.
+
+    Examples
+    --------
+    >>> from veil.dp.sql import parse_condition
+    >>> parse_condition("age >= 18").left
+    Column(name='age')
+    """
 
     name: str
 
 
 @dataclass(frozen=True)
 class Literal:
-    """A constant: number, string, boolean or ``None`` for NULL."""
+    """A constant: number, string, boolean or ``None`` for NULL.
+
+    Examples
+    --------
+    >>> from veil.dp.sql import parse_condition
+    >>> parse_condition("county = 'a'").right, parse_condition("age = NULL").right
+    (Literal(value='a'), Literal(value=None))
+    """
 
     value: float | int | str | bool | None
 
@@ -125,7 +139,17 @@ Expr = Comparison | InList | Between | IsNull | Not | And | Or | Literal
 
 @dataclass(frozen=True)
 class Aggregate:
-    """An aggregate call: ``func`` is a :mod:`veil.dp.frame` name, ``column`` None for COUNT(*)."""
+    """An aggregate call: ``func`` is a :mod:`veil.dp.frame` name, ``column`` None for COUNT(*).
+
+    Examples
+    --------
+    >>> from veil.dp.sql import parse
+    >>> q = parse("SELECT COUNT(*), AVG(age), QUANTILE(age, 0.9) FROM data")
+    >>> [item.expr for item in q.select]  # doctest: +NORMALIZE_WHITESPACE
+    [Aggregate(func='count', column=None, q=None, sql_name='COUNT'),
+     Aggregate(func='mean', column='age', q=None, sql_name='AVG'),
+     Aggregate(func='quantile', column='age', q=0.9, sql_name='QUANTILE')]
+    """
 
     func: str
     column: str | None
@@ -135,7 +159,17 @@ class Aggregate:
 
 @dataclass(frozen=True)
 class SelectItem:
-    """One item of the SELECT list: a group column or an aggregate, with an optional alias."""
+    """One item of the SELECT list: a group column or an aggregate, with an optional alias.
+
+    Examples
+    --------
+    >>> from veil.dp.sql import parse
+    >>> q = parse("SELECT county, AVG(age) AS mean_age FROM data GROUP BY county")
+    >>> q.select[0]
+    SelectItem(expr=Column(name='county'), alias=None)
+    >>> q.select[1].alias
+    'mean_age'
+    """
 
     expr: Column | Aggregate
     alias: str | None = None
@@ -143,7 +177,17 @@ class SelectItem:
 
 @dataclass(frozen=True)
 class Query:
-    """A parsed ``SELECT ... FROM table [WHERE ...] [GROUP BY ...]`` statement."""
+    """A parsed ``SELECT ... FROM table [WHERE ...] [GROUP BY ...]`` statement.
+
+    Examples
+    --------
+    >>> from veil.dp.sql import parse
+    >>> q = parse("SELECT county, COUNT(*) FROM data WHERE age > 20 GROUP BY county")
+    >>> q.table, q.group_by, len(q.select)
+    ('data', ('county',), 2)
+    >>> q.where
+    Comparison(left=Column(name='age'), op='>', right=Literal(value=20))
+    """
 
     select: tuple[SelectItem, ...]
     table: str

@@ -39,7 +39,14 @@ __all__ = ["SQLPlan", "plan_sql", "default_name"]
 
 
 def default_name(agg: Aggregate) -> str:
-    """Output name of an aggregate without alias: ``count``, ``avg_age``, ``quantile_age_0.9``."""
+    """Output name of an aggregate without alias: ``count``, ``avg_age``, ``quantile_age_0.9``.
+
+    Examples
+    --------
+    >>> q = parse("SELECT COUNT(*), AVG(age), QUANTILE(age, 0.9) FROM data")
+    >>> [default_name(item.expr) for item in q.select]
+    ['count', 'avg_age', 'quantile_age_0.9']
+    """
     base = agg.sql_name.lower() or agg.func
     if agg.column is None:
         return base
@@ -49,7 +56,23 @@ def default_name(agg: Aggregate) -> str:
 
 @dataclass
 class SQLPlan:
-    """A planned SQL query: the underlying :class:`QueryPlan` plus output names and order."""
+    """A planned SQL query: the underlying :class:`QueryPlan` plus output names and order.
+
+    Examples
+    --------
+    >>> from veil.dp import BudgetAccountant
+    >>> from veil.dp.frame import PrivateFrame
+    >>> df = pd.DataFrame({"county": ["a", "b", "a", "b"], "age": [30, 41, 52, 63]})
+    >>> acc = BudgetAccountant(epsilon=1.0)
+    >>> pf = PrivateFrame(df, accountant=acc, bounds={"age": (18, 100)})
+    >>> sql = "SELECT county, COUNT(*) AS n, AVG(age) FROM data WHERE age > 20 GROUP BY county"
+    >>> plan = plan_sql(pf, sql, epsilon=0.5, keys={"county": ["a", "b"]})
+    >>> plan.epsilon, acc.total()  # planned, nothing spent yet
+    (0.5, (epsilon=0.0, delta=0.0))
+    >>> out = plan.execute(with_ci=True)  # noisy: values not shown
+    >>> out.columns.tolist(), acc.total()
+    (['county', 'n', 'n_ci', 'avg_age', 'avg_age_ci'], (epsilon=0.5, delta=0.0))
+    """
 
     plan: QueryPlan
     columns: list[str]
@@ -119,8 +142,8 @@ def plan_sql(
     frame
         The private table (its privacy unit, default bounds and contribution bounds apply).
     sql
-        ``SELECT ... FROM <table> [WHERE ...] [GROUP BY ...]``; the table name refers to
-        ``frame``, whatever it is.
+        ``SELECT ... FROM data [WHERE ...] [GROUP BY ...]``; the table is always called
+        ``data`` and refers to ``frame`` (another name is refused).
     epsilon, delta
         Total budget of the query.
     keys
@@ -133,6 +156,31 @@ def plan_sql(
     Returns
     -------
     SQLPlan
+
+    Raises
+    ------
+    veil.errors.ConfigError
+        SQL outside the subset, unknown columns, a selected column that is not grouped, or
+        duplicate output names.
+
+    Examples
+    --------
+    >>> from veil.dp.frame import PrivateFrame
+    >>> df = pd.DataFrame({"county": ["a", "b", "a"], "sex": list("FMF"), "age": [30, 41, 52]})
+    >>> pf = PrivateFrame(df, accountant=False, bounds={"age": (18, 100)})
+    >>> plan = plan_sql(
+    ...     pf,
+    ...     "SELECT county, SUM(age) AS total FROM data WHERE sex = 'F' GROUP BY county",
+    ...     epsilon=1.0,
+    ...     keys={"county": ["a", "b", "c"]},
+    ... )
+    >>> out = plan.execute()  # listed keys without data ("c") get noise too
+    >>> out["county"].tolist(), out.columns.tolist()
+    (['a', 'b', 'c'], ['county', 'total'])
+    >>> plan_sql(pf, "SELECT sex, COUNT(*) FROM data GROUP BY county", epsilon=1.0)
+    Traceback (most recent call last):
+    ...
+    veil.errors.ConfigError: SQL: column 'sex' must appear in GROUP BY or inside an aggregate
     """
     query = parse(sql)
     df = frame._df

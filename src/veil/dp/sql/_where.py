@@ -54,7 +54,15 @@ _Tri = tuple[np.ndarray, np.ndarray]
 
 
 def columns_of(expr: Expr | Operand | None) -> set[str]:
-    """Names of the columns an expression reads."""
+    """Names of the columns an expression reads.
+
+    Examples
+    --------
+    >>> from veil.dp.sql import parse_condition
+    >>> cond = parse_condition("age BETWEEN 20 AND 40 AND NOT county IN ('a') OR income IS NULL")
+    >>> sorted(columns_of(cond))
+    ['age', 'county', 'income']
+    """
     if expr is None or isinstance(expr, Literal):
         return set()
     if isinstance(expr, Column):
@@ -251,6 +259,19 @@ def evaluate(expr: Expr, df: pd.DataFrame) -> np.ndarray:
     Returns
     -------
     numpy.ndarray of bool, shape (len(df),)
+
+    Examples
+    --------
+    SQL three-valued logic: a comparison with NULL is unknown, and so is its negation.
+
+    >>> from veil.dp.sql import parse_condition
+    >>> df = pd.DataFrame({"age": [25, None, 50], "county": ["a", "b", "b"]})
+    >>> evaluate(parse_condition("age > 30"), df).tolist()
+    [False, False, True]
+    >>> evaluate(parse_condition("NOT age > 30"), df).tolist()
+    [True, False, False]
+    >>> evaluate(parse_condition("age < 30 OR county = 'b'"), df).tolist()
+    [True, True, True]
     """
     value, known = _eval(expr, _Cells(df))
     return np.asarray(value & known, dtype=bool)
