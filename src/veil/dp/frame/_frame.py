@@ -85,7 +85,19 @@ class PrivateFrame:
 
     Examples
     --------
-    See the module docstring and ``docs/dp_queries.md``.
+    More in the module docstring and ``docs/dp_queries.md``.
+
+    >>> from veil.dp import BudgetAccountant
+    >>> df = pd.DataFrame({"pid": [1, 1, 2, 3], "age": [30, 41, 52, 63]})
+    >>> acc = BudgetAccountant(epsilon=1.0)
+    >>> pf = PrivateFrame(df, privacy_unit="pid", accountant=acc, bounds={"age": (18, 100)})
+    >>> out = pf.where("age >= 40").agg(n="count", avg_age=("age", "mean"), epsilon=0.5)
+    >>> out.columns.tolist(), acc.total()  # one noisy row: values not shown
+    (['n', 'avg_age'], (epsilon=0.5, delta=0.0))
+    >>> pf.agg(n="count", epsilon=0.75)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    veil.errors.BudgetError: Privacy spend of (0.75,0.0) not permissible; ...
     """
 
     def __init__(
@@ -398,7 +410,19 @@ def _check_ci_names(outputs: Sequence[str], others: Sequence[str]) -> None:
 
 
 class GroupedFrame:
-    """A :class:`PrivateFrame` grouped by columns; build a plan or release with :meth:`agg`."""
+    """A :class:`PrivateFrame` grouped by columns; build a plan or release with :meth:`agg`.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"county": ["a", "b", "a", "b"], "age": [30, 41, 52, 63]})
+    >>> pf = PrivateFrame(df, accountant=False, bounds={"age": (18, 100)})
+    >>> grouped = pf.groupby("county", keys=["a", "b", "c"])  # public keys
+    >>> grouped
+    GroupedFrame(by=['county'], public_keys=True)
+    >>> out = grouped.agg(n="count", median_age=("age", "median"), epsilon=1.0)
+    >>> out["county"].tolist(), out.columns.tolist()  # "c" has no data: noise only
+    (['a', 'b', 'c'], ['county', 'n', 'median_age'])
+    """
 
     def __init__(
         self,

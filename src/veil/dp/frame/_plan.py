@@ -112,6 +112,33 @@ class QueryPlan:
         The noisy per-group vectors and their calibration.
     selection_threshold : int or None
         Noisy distinct-person count a group needs to be released (private partition selection).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from veil.dp import BudgetAccountant
+    >>> from veil.dp.frame import PrivateFrame
+    >>> df = pd.DataFrame({"county": ["a", "b", "a", "b"], "age": [30, 41, 52, 63]})
+    >>> acc = BudgetAccountant(epsilon=1.0)
+    >>> pf = PrivateFrame(df, accountant=acc, bounds={"age": (18, 100)})
+    >>> plan = pf.groupby("county", keys=["a", "b"]).plan(
+    ...     n="count", avg_age=("age", "mean"), epsilon=0.5
+    ... )
+    >>> acc_table = plan.accuracy(alpha=0.05, group_size=100)  # 95% CI half-widths, no charge
+    >>> acc_table["epsilon"].round(3).tolist(), acc_table["ci_halfwidth"].round(1).tolist()
+    ([0.167, 0.333], [18.0, 23.2])
+    >>> acc.total()
+    (epsilon=0.0, delta=0.0)
+    >>> out = plan.execute()  # charges (0.5, 0) once, then draws the noise
+    >>> out.columns.tolist(), acc.total()
+    (['county', 'n', 'avg_age'], (epsilon=0.5, delta=0.0))
+
+    Without public keys a group is released only when its noisy count of people reaches the
+    selection threshold (private partition selection, which needs ``delta > 0``):
+
+    >>> plan = pf.groupby("county").plan(n="count", epsilon=0.5, delta=1e-6)
+    >>> plan.delta, plan.selection_threshold
+    (1e-06, 107)
     """
 
     def __init__(
