@@ -76,6 +76,20 @@ def warn_unused_args(unused_args: str | Iterable[str]) -> None:
     ----------
     unused_args : str, or iterable of str (e.g. a ``**kwargs`` dict)
         Names of the ignored arguments; one warning per name.
+
+    Examples
+    --------
+    A port of a diffprivlib model that accepts (and ignores) scikit-learn arguments:
+
+    >>> def fit(X, y=None, **unused):
+    ...     warn_unused_args(unused)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     fit([[1.0]], n_jobs=4)
+    >>> caught[0].category.__name__
+    'DiffprivlibCompatibilityWarning'
+    >>> print(caught[0].message)
+    Parameter 'n_jobs' is not functional in veil.dp; it is accepted for diffprivlib ...
     """
     names = [unused_args] if isinstance(unused_args, str) else list(unused_args)
     for name in names:

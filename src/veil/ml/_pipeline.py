@@ -73,6 +73,28 @@ class PrivatePipeline(Pipeline):
 
     The check is conservative: an accountant with ``slack > 0`` (advanced composition) may
     be able to pay for the steps one by one while refusing their sum.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from veil.dp import BudgetAccountant
+    >>> from veil.ml import LogisticRegression, StandardScaler
+    >>> X = np.random.default_rng(0).uniform(0, 10, size=(200, 2))
+    >>> y = (X[:, 0] > 5).astype(int)
+    >>> acc = BudgetAccountant(epsilon=1.0)
+    >>> pipe = PrivatePipeline([
+    ...     ("scale", StandardScaler(epsilon=0.5, bounds=(0, 10), accountant=acc)),
+    ...     ("clf", LogisticRegression(epsilon=1.0, data_norm=15.0, accountant=acc)),
+    ... ])
+    >>> pipe.fit(X, y)  # 0.5 + 1.0 > 1.0: refused before the scaler spends anything
+    Traceback (most recent call last):
+    ...
+    veil.errors.BudgetError: Privacy spend of (1.5,0.0) not permissible; ...
+    >>> acc.total()
+    (epsilon=0.0, delta=0.0)
+    >>> pipe = pipe.set_params(clf__epsilon=0.5).fit(X, y)
+    >>> acc.total(), pipe.predict(X[:3]).shape
+    ((epsilon=1.0, delta=0.0), (3,))
     """
 
     def _check_budget(self) -> None:
