@@ -22,24 +22,53 @@ def _mixed(n_true: int, n_one: int) -> pd.Series:
     return pd.Series([True] * n_true + [1] * n_one, dtype=object)
 
 
+def _kind(v) -> str:
+    """Booleans, integers, floats and texts of Python and numpy: four kinds (oracle)."""
+    for kind, base in (("bool", (bool, np.bool_)), ("int", (int, np.integer))):
+        if isinstance(v, base):
+            return kind
+    return "float" if isinstance(v, (float, np.floating)) else type(v).__name__
+
+
 def _text_classes(values) -> list[int]:
-    """Sizes of the groups of ``values`` by (type, value), the oracle of check's classes."""
+    """Sizes of the groups of ``values`` by (kind, value), the oracle of check's classes."""
     groups: dict[tuple[str, object], int] = {}
     for v in values:
-        key = (type(v).__name__, v)
+        key = (_kind(v), v)
         groups[key] = groups.get(key, 0) + 1
     return sorted(groups.values())
 
 
 def test_factorize_typed_tells_types_apart_and_keeps_the_cells():
-    cells = [True, 1, 1.0, "1", True, None, np.int64(1), 1]
+    cells = [True, 1, 1.0, "1", True, None, np.int64(1), 1, np.True_, np.float64(1.0), "a"]
     codes, uniq = factorize_typed(np.array(cells, dtype=object))
     assert codes[5] == -1
     seen = [c for i, c in enumerate(codes.tolist()) if i != 5]
     kept = [v for i, v in enumerate(cells) if i != 5]
     assert sorted(np.bincount(seen).tolist()) == _text_classes(kept)
-    for c, v in zip(seen, kept):  # each code's distinct value is a cell of that code
-        assert type(uniq[c]) is type(v) and uniq[c] == v
+    assert len(set(seen)) == len(uniq)
+    for c, v in zip(seen, kept):  # each code's distinct value is a cell of its kind and value
+        assert _kind(uniq[c]) == _kind(v) and uniq[c] == v
+
+
+@pytest.mark.parametrize(
+    "cells",
+    [
+        ["a", None, "b", float("nan"), "a"],  # text and missing cells
+        [None, "a", "b", "a"],  # a text column starting with a missing cell
+        ["a", 1, "1", None],  # text first, then other kinds
+        [1, np.int64(1), 2, None],  # one kind
+    ],
+)
+def test_factorize_typed_paths_agree_with_the_oracle(cells):
+    codes, uniq = factorize_typed(np.array(cells, dtype=object))
+    miss = [pd.isna(v) for v in cells]
+    assert [c < 0 for c in codes] == miss
+    kept = [v for v, m in zip(cells, miss) if not m]
+    seen = [c for c, m in zip(codes.tolist(), miss) if not m]
+    assert sorted(np.bincount(seen).tolist()) == _text_classes(kept)
+    for c, v in zip(seen, kept):
+        assert _kind(uniq[c]) == _kind(v) and uniq[c] == v
 
 
 def test_as_str_values_codes_follow_the_written_text():

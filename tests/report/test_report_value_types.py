@@ -20,9 +20,17 @@ def _same_partition(a, b) -> bool:
     return len(set(zip(a, b))) == len(set(a)) == len(set(b))
 
 
+def _kind(v) -> str:
+    """Booleans, integers, floats and texts of Python and numpy: four kinds (oracle)."""
+    for kind, base in (("bool", (bool, np.bool_)), ("int", (int, np.integer))):
+        if isinstance(v, base):
+            return kind
+    return "float" if isinstance(v, (float, np.floating)) else type(v).__name__
+
+
 def _oracle(df: pd.DataFrame, qi: list[str]) -> list[tuple]:
     return [
-        tuple(None if pd.isna(v) else (type(v).__name__, v) for v in row)
+        tuple(None if pd.isna(v) else (_kind(v), v) for v in row)
         for row in df[qi].itertuples(index=False)
     ]
 
@@ -36,7 +44,7 @@ def test_true_and_one_are_not_one_class_of_five():
 
 def test_report_classes_equal_check_classes_on_mixed_cells():
     rng = np.random.default_rng(3)
-    pool = [True, False, 1, 0, 1.0, 0.0, "1", np.int64(1), None, float("nan"), "a"]
+    pool = [True, False, 1, 0, 1.0, 0.0, "1", np.int64(1), np.True_, None, float("nan"), "a"]
     df = pd.DataFrame(
         {
             "a": pd.Series([pool[i] for i in rng.integers(0, len(pool), 300)], dtype=object),

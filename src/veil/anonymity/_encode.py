@@ -6,7 +6,8 @@ and sorted, so one sort gives the classes (in key order), their sizes, the rows 
 (ascending) and the first row of each class, with no hashing of the combined key.
 
 :func:`encode_column` returns ``(codes, cardinality)``: ``codes`` is an ``int64`` array with
-values in ``0..cardinality-1``; two rows get the same code exactly when their values are equal;
+values in ``0..cardinality-1``; two rows get the same code exactly when their values are equal
+and of one kind (:func:`~veil.schema._hierarchy.factorize_typed`: ``True`` and ``1`` differ);
 missing values (``None``, ``NaN``, ``pd.NA``, ``NaT``) all share one code of their own.  Which
 number a value gets is unspecified (first appearance for text, ``value - min`` for small-range
 integers, category order for categoricals): only the grouping is used.

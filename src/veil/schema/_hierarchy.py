@@ -60,35 +60,60 @@ except ImportError:  # pragma: no cover - depends on the pandas build
     _StringHashTable = None
 
 
-def factorize_str_array(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """Fast path for object arrays holding only str; None when anything else is present."""
+def _str_table(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """pandas' string hash table on an object array: ``-1`` for every cell that is not a str."""
     if _StringHashTable is None or arr.dtype != object or arr.ndim != 1 or not len(arr):
         return None
     try:
         uniq, codes = _StringHashTable(len(arr)).factorize(arr)
     except (TypeError, ValueError):  # pragma: no cover - private API changed
         return None
-    codes = np.asarray(codes)
-    if codes.min() < 0:  # missing or non-str values: take the general path
+    return np.asarray(codes).astype(np.int64, copy=False), np.asarray(uniq, dtype=object)
+
+
+def factorize_str_array(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Fast path for object arrays holding only str; None when anything else is present."""
+    got = _str_table(arr)
+    if got is None or got[0].min() < 0:  # missing or non-str values: take the general path
         return None
-    return codes.astype(np.int64, copy=False), np.asarray(uniq, dtype=object)
+    return got
+
+
+#: pandas.api.types.infer_dtype kinds whose equal cells are written alike (1 and np.int64(1))
+_ONE_KIND = frozenset({"string", "bytes", "integer", "floating", "boolean", "decimal", "complex"})
+
+
+def _kind(t: type) -> str:
+    """The kind of a cell type: Python's and numpy's booleans, integers, floats, texts alike."""
+    for kind, base in (
+        ("bool", (bool, np.bool_)),  # before int: bool is an int
+        ("int", (int, np.integer)),
+        ("float", (float, np.floating)),
+        ("str", str),
+    ):
+        if issubclass(t, base):
+            return kind
+    return f"{t.__module__}.{t.__qualname__}"
 
 
 def factorize_typed(values: Any) -> tuple[np.ndarray, Any]:
-    """``pandas.factorize`` (missing -> ``-1``, first-appearance order) telling types apart.
+    """``pandas.factorize`` (missing -> ``-1``, first-appearance order) telling kinds apart.
 
     The one grouping of cell values shared by every part of :mod:`veil.anonymity` and
     :mod:`veil.report` that forms equivalence classes.  In an ``object`` column, cells of
-    different types are different values: Python's ``True == 1 == 1.0`` would otherwise merge
-    ``True``, ``1`` and ``1.0`` into one class that the written release shows as two or three
-    (a class of 5 checked as k = 5 was released as ``True`` x3 and ``1`` x2).  Splitting by type
-    can only make classes smaller than a reader of the release sees them (``1`` and ``'1'``
-    print alike), the safe direction for a class size.  Columns of any other dtype hold one
-    type and are factorized by :func:`pandas.factorize` as they are.
+    different kinds (booleans, integers, floats, texts, or any other type) are different
+    values: Python's ``True == 1 == 1.0`` would otherwise merge ``True``, ``1`` and ``1.0`` into
+    one class that the written release shows as two or three (a class of 5 checked as k = 5 was
+    released as ``True`` x3 and ``1`` x2).  Splitting by kind can only make classes smaller
+    than a reader of the release sees them (``1`` and ``'1'`` print alike), the safe direction
+    for a class size.  Equal cells of one kind are written alike (``1`` and ``np.int64(1)``)
+    and are one value.  Columns of any other dtype hold one kind and are factorized by
+    :func:`pandas.factorize` as they are.
 
     Returns ``(codes, uniques)``: ``int64`` codes and, for ``object`` input, an ``object`` array
-    holding one original cell per code (else pandas' uniques).  Only ``str`` cells and no
-    missing one: :func:`factorize_str_array`, the fast path; mixed types are the slow path.
+    holding one original cell per code (else pandas' uniques).  Paths: only ``str`` and
+    missing cells, pandas' string hash table (as :func:`factorize_str_array`); one kind (``infer_dtype``, in C), a plain
+    :func:`pandas.factorize`; mixed kinds, the slow path, by ``(kind, value)``.
 
     Examples
     --------
@@ -100,16 +125,25 @@ def factorize_typed(values: Any) -> tuple[np.ndarray, Any]:
     if not (isinstance(arr, np.ndarray) and arr.dtype == object and arr.ndim == 1):
         codes, uniq = pd.factorize(values, use_na_sentinel=True)
         return np.asarray(codes, dtype=np.int64), uniq
-    fast = factorize_str_array(arr)
-    if fast is not None:  # only str, no missing value
-        return fast
-    cells = arr.tolist()
-    if len({type(v) for v in cells}) > 1:  # mixed types (missing cells included)
+    kind = None
+    if not (len(arr) and isinstance(arr[0], str)):  # text columns start with text, or not at all
+        kind = pd.api.types.infer_dtype(arr, skipna=True)
+    if kind in (None, "string"):
+        got = _str_table(arr)
+        if got is not None:
+            neg = got[0] < 0
+            if not neg.any() or pd.isna(arr[neg]).all():  # only str and missing cells
+                return got
+        kind = pd.api.types.infer_dtype(arr, skipna=True) if kind is None else kind
+    if kind not in _ONE_KIND:
+        cells = arr.tolist()
         missing = pd.isna(arr).tolist()
-        if len({type(v) for v, m in zip(cells, missing, strict=True) if not m}) > 1:
+        types = {type(v) for v, m in zip(cells, missing, strict=True) if not m}
+        kinds = {t: _kind(t) for t in types}
+        if len(set(kinds.values())) > 1:  # mixed kinds
             typed = np.empty(arr.shape[0], dtype=object)  # 1-d: the cells are tuples
             typed[:] = [
-                None if m else (type(v).__name__, v) for v, m in zip(cells, missing, strict=True)
+                None if m else (kinds[type(v)], v) for v, m in zip(cells, missing, strict=True)
             ]
             codes, keys = pd.factorize(typed)
             uniq = np.empty(len(keys), dtype=object)
@@ -136,13 +170,9 @@ def as_str_values(values: Any) -> tuple[np.ndarray, np.ndarray]:
     ([0, 1, 1, 1, 2], ['True', '1', 'nan'])
     """
     arr = values.to_numpy() if isinstance(values, pd.Series) and values.dtype == object else values
-    if isinstance(arr, np.ndarray):
-        fast = factorize_str_array(arr)
-        if fast is not None:
-            return fast
     if not isinstance(arr, np.ndarray):
         arr = pd.Series(values, copy=False)
-    codes, uniques = factorize_typed(arr)
+    codes, uniques = factorize_typed(arr)  # only str, no missing value: the first path
     ustr = np.array([_scalar_str(u) for u in np.asarray(uniques, dtype=object)], dtype=object)
     scodes, sun = pd.factorize(ustr)
     if len(sun) < len(ustr):  # distinct values written alike (17 and "17"): one value
