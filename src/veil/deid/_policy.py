@@ -37,7 +37,20 @@ __all__ = ["Policy", "ColumnSpec", "PrivacyTargets"]
 
 @dataclass
 class ColumnSpec:
-    """What the policy says about one column."""
+    """What the policy says about one column.
+
+    Examples
+    --------
+    >>> p = Policy.from_dict({"columns": {
+    ...     "email": {"role": "identifier", "operator": "drop"},
+    ...     "zip": {"role": "quasi", "hierarchy": {"1301": ["13**", "*"], "1401": ["14**", "*"]}},
+    ... }})
+    >>> spec = p.columns["zip"]
+    >>> spec.role, spec.hierarchy.height, spec.hierarchy_source
+    (<Role.QUASI: 'quasi'>, 3, 'inline')
+    >>> [op.name for op in p.columns["email"].operators]
+    ['drop']
+    """
 
     name: str
     role: Role
@@ -49,7 +62,25 @@ class ColumnSpec:
 
 @dataclass
 class PrivacyTargets:
-    """Privacy targets: enforced when ``algorithm`` is set, otherwise verified only."""
+    """Privacy targets: enforced when ``algorithm`` is set, otherwise verified only.
+
+    Examples
+    --------
+    >>> from veil.deid import apply
+    >>> df = pd.DataFrame({"zip": ["1301", "1302", "1401", "1402"],
+    ...                    "illness": ["flu", "cold", "flu", "hiv"]})
+    >>> zips = {z: [z[:2] + "**", "*"] for z in df["zip"]}
+    >>> policy = {
+    ...     "columns": {"zip": {"role": "quasi", "hierarchy": zips}, "illness": "sensitive"},
+    ...     "privacy": {"k": 2, "l": {"column": "illness", "l": 2}, "algorithm": "optimal"},
+    ... }
+    >>> targets = Policy.from_dict(policy).privacy
+    >>> targets.k, targets.l, targets.algorithm
+    (2, {'column': 'illness', 'l': 2}, 'optimal')
+    >>> release, report = apply(df, policy)  # enforced: zip generalized to 2 digits
+    >>> release["zip"].tolist(), report["targets"]["mode"], report["targets"]["all_met"]
+    (['13**', '13**', '14**', '14**'], 'enforced', True)
+    """
 
     k: int | None = None
     l: dict[str, Any] | None = None  # noqa: E741

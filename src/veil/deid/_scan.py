@@ -101,7 +101,16 @@ _RELIGION = (
 
 @dataclass(frozen=True)
 class ColumnFinding:
-    """The scan's verdict on one column."""
+    """The scan's verdict on one column.
+
+    Examples
+    --------
+    >>> f = scan(pd.DataFrame({"email": ["ann@x.org", "bob@y.com"], "age": [31, 45]}))["email"]
+    >>> f.role.value, f.kind, f.confidence, f.distinct_share
+    ('identifier', 'email', 0.99, 1.0)
+    >>> f.reason
+    "100% of values look like e-mail addresses; header 'email'"
+    """
 
     column: str
     role: Role
@@ -136,6 +145,16 @@ class ScanResult:
         Share of records unique on the combination of the quasi-identifiers found.
     qi_smallest_class
         Size of the smallest group of records sharing the same quasi-identifier values.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"zip": ["13053", "13068", "13053", "13068"], "age": [28, 29, 28, 35],
+    ...                    "diagnosis": ["flu", "cold", "flu", "hiv"]})
+    >>> result = scan(df)
+    >>> result.quasi_identifiers, result.qi_unique_share, result.qi_smallest_class
+    (['zip', 'age'], 0.5, 1)
+    >>> result["diagnosis"].role.value, result.to_frame().shape
+    ('sensitive', (3, 12))
     """
 
     columns: list[ColumnFinding]
