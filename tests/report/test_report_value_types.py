@@ -7,10 +7,13 @@ Python's ``True == 1 == 1.0`` merged them in the report's factorization: a class
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pandas as pd
 
 from veil.anonymity import check
+from veil.deid._targets import verify_targets
 from veil.report import class_codes, risk_indicators
 from veil.report._factors import factorize
 
@@ -64,3 +67,23 @@ def test_factorize_keeps_one_cell_per_code():
     codes, uniq = factorize(pd.Series(cells, dtype=object))
     assert codes.tolist() == [0, 1, 2, -1, 0, 3]
     assert [type(u) for u in uniq[:3]] == [bool, int, float]
+
+
+def _targets(**kw):
+    return SimpleNamespace(**{"k": None, "l": None, "t": None, "suppression_limit": None, **kw})
+
+
+def test_target_check_counts_sensitive_values_as_the_engine_does():
+    # one class; True and 1 are written differently (two values), True and "True" alike (one)
+    for cells in ([True, 1, True, 1], [True, "True", True, "True"]):
+        df = pd.DataFrame({"q": ["a"] * 4, "s": pd.Series(cells, dtype=object)})
+        got = verify_targets(df, ["q"], _targets(l={"column": "s", "l": 2}))["l"]
+        assert got["met"] == check(df, ["q"], l={"s": 2}).holds
+        assert got["achieved"] == len({str(v) for v in cells})
+
+
+def test_target_check_t_closeness_sees_true_and_one_apart():
+    df = pd.DataFrame({"q": ["a", "a", "b", "b"], "s": pd.Series([True, True, 1, 1], dtype=object)})
+    got = verify_targets(df, ["q"], _targets(t={"column": "s", "t": 0.2}))["t"]
+    assert got["achieved"] == 0.5  # each class holds one of two equally frequent values
+    assert got["met"] is False and not check(df, ["q"], t={"s": 0.2}).holds

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from veil.anonymity._stats import encode_sensitive
 from veil.report._risk import class_codes
 
 __all__ = ["verify_targets"]
@@ -29,7 +30,8 @@ def _class_value_counts(
     """(n_classes x n_values) count matrix and the reference distribution over the same values.
 
     Values are sorted when orderable (else in order of appearance), over the union of
-    ``values`` and ``reference``; the reference distribution is that of ``reference`` (of
+    ``values`` and ``reference``; ``object`` columns (cells of any type) are encoded as the
+    engine encodes them (:func:`~veil.anonymity.encode_sensitive`); the reference distribution is that of ``reference`` (of
     ``values`` when None).
     """
     v = values.reset_index(drop=True)
@@ -45,6 +47,11 @@ def _class_value_counts(
         if (vcodes < 0).any():
             vcodes[vcodes < 0] = m
             m += 1
+    elif v.dtype == object:
+        # cells of any type: the engine's sensitive values (encode_sensitive), the written text
+        # (True and "True" are one value, True and 1 two), in its text order
+        vcodes = encode_sensitive(v, "sensitive").codes
+        m = int(vcodes.max()) + 1 if len(vcodes) else 0
     else:
         try:
             uniq = np.sort(v.dropna().unique())
