@@ -67,6 +67,21 @@ class OperatorContext:
         Set by ``veil.apply``: table-level operators keep the rows' index labels (a
         ``suppress`` operator's ``reset_index`` is then done on the release), since the report
         and the target check match released records to input rows by label.
+
+    Examples
+    --------
+    A keyed operator reads the key from the context, only when it runs:
+
+    >>> from veil.deid.operators import get_operator
+    >>> df = pd.DataFrame({"name": ["ann", "bob", "ann"]})
+    >>> ctx = OperatorContext(secret_loader=lambda: b"a 32-byte key for this example..")
+    >>> out = get_operator("pseudonymize").apply(df, "name", ctx)
+    >>> out["name"][0] == out["name"][2] != out["name"][1]  # same name, same pseudonym
+    True
+    >>> get_operator("pseudonymize").apply(df, "name", OperatorContext())
+    Traceback (most recent call last):
+    ...
+    veil.errors.KeyNotConfiguredError: this operator needs a secret key: set VEIL_KEY or ...
     """
 
     secret_loader: Callable[[], bytes] | None = None
@@ -100,6 +115,21 @@ class Operator(ABC):
     Subclasses set ``name`` and implement :meth:`apply`.  Parameters are validated in
     ``__init__`` (raise :class:`~veil.errors.ConfigError` with a readable message).
     :meth:`apply` returns a *new* DataFrame and never mutates its input.
+
+    Examples
+    --------
+    >>> class Uppercase(Operator):
+    ...     name = "uppercase"
+    ...
+    ...     def apply(self, df, column, ctx):
+    ...         out = df.copy()
+    ...         out[column] = out[column].str.upper()
+    ...         return out
+    >>> df = pd.DataFrame({"city": ["oslo", "rome"]})
+    >>> Uppercase().apply(df, "city", OperatorContext())["city"].tolist(), df["city"][0]
+    (['OSLO', 'ROME'], 'oslo')
+
+    :func:`register` makes such a class usable by name in policies.
     """
 
     name: ClassVar[str]
@@ -146,7 +176,26 @@ T = TypeVar("T", bound=type[Operator])
 
 
 def register(cls: T) -> T:
-    """Class decorator adding an operator to the registry under ``cls.name``."""
+    """Class decorator adding an operator to the registry under ``cls.name``.
+
+    Examples
+    --------
+    >>> from veil.deid import apply
+    >>> @register
+    ... class Uppercase(Operator):
+    ...     name = "uppercase"
+    ...
+    ...     def apply(self, df, column, ctx):
+    ...         out = df.copy()
+    ...         out[column] = out[column].str.upper()
+    ...         return out
+    >>> df = pd.DataFrame({"city": ["oslo", "rome"], "age": [34, 51]})
+    >>> policy = {"columns": {"city": {"role": "quasi", "operator": "uppercase"}, "age": "quasi"}}
+    >>> release, report = apply(df, policy)
+    >>> release["city"].tolist()
+    ['OSLO', 'ROME']
+    >>> del _REGISTRY["uppercase"]  # only to leave the registry as it was
+    """
     name = cls.name
     prev = _REGISTRY.get(name)
     if prev is not None and prev is not cls:
@@ -162,7 +211,16 @@ def register(cls: T) -> T:
 
 
 def available_operators() -> list[str]:
-    """Names of all registered operators."""
+    """Names of all registered operators.
+
+    Examples
+    --------
+    >>> names = available_operators()
+    >>> {"drop", "mask", "pseudonymize", "generalize", "suppress"} <= set(names)
+    True
+    >>> names == sorted(names)
+    True
+    """
     _load_builtin()
     return sorted(_REGISTRY)
 

@@ -85,7 +85,16 @@ def _tokenize(text: str) -> list[_Tok]:
 
 @dataclass(frozen=True)
 class Condition:
-    """A parsed condition: call :meth:`evaluate` on a DataFrame to get a boolean mask."""
+    """A parsed condition: call :meth:`evaluate` on a DataFrame to get a boolean mask.
+
+    Examples
+    --------
+    >>> cond = parse_condition("age < 18 or isna(age)")
+    >>> sorted(cond.columns())
+    ['age']
+    >>> cond.evaluate(pd.DataFrame({"age": [10, None, 40]})).tolist()
+    [True, True, False]
+    """
 
     text: str
     tree: tuple[Any, ...]
@@ -253,7 +262,18 @@ def parse_condition(text: str) -> Condition:
 
 
 def evaluate_condition(df: pd.DataFrame, text: str) -> np.ndarray:
-    """Boolean mask of the rows of ``df`` matching the condition ``text``."""
+    """Boolean mask of the rows of ``df`` matching the condition ``text``.
+
+    Examples
+    --------
+    A comparison with a missing value is false, ``!=`` included (unlike pandas):
+
+    >>> df = pd.DataFrame({"age": [10, None, 40], "county": ["a", "b", "c"]})
+    >>> evaluate_condition(df, "age != 10").tolist()
+    [False, False, True]
+    >>> evaluate_condition(df, "not age > 30").tolist()  # two-valued: not(false) is true
+    [True, True, False]
+    """
     return parse_condition(text).evaluate(df)
 
 
