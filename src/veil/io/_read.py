@@ -28,7 +28,21 @@ _PANDAS_MAJOR = int(pd.__version__.split(".")[0])
 
 @dataclass(frozen=True)
 class SourceFormat:
-    """The on-disk format of a table, so that a release can be written the same way."""
+    """The on-disk format of a table, so that a release can be written the same way.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "adult.csv").write_bytes(b"age;sex;income\\r\\n39;M;?\\r\\n50;F;50K\\r\\n")
+    >>> df, source = read_table(folder / "adult.csv")
+    >>> source.format, source.delimiter, source.lineterminator, source.missing
+    ('csv', ';', '\\r\\n', '?')
+    >>> from veil.io import write
+    >>> out = write(df.assign(age=df["age"] // 10 * 10), folder / "release.csv", like=source)
+    >>> out.read_bytes()  # same delimiter, line ends and missing-value marker
+    b'age;sex;income\\r\\n30;M;?\\r\\n50;F;50K\\r\\n'
+    """
 
     path: str
     format: str  # "csv" or "parquet"
@@ -354,7 +368,19 @@ def read_table(
     utf8_replace: bool = False,
     header_format: bool = False,
 ) -> tuple[pd.DataFrame, SourceFormat]:
-    """Like :func:`read` but also return the :class:`SourceFormat` of the file."""
+    """Like :func:`read` but also return the :class:`SourceFormat` of the file.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "adult.csv").write_bytes(b"age;sex;income\\r\\n39;M;?\\r\\n50;F;50K\\r\\n")
+    >>> df, source = read_table(folder / "adult.csv")  # delimiter and markers sniffed
+    >>> df.to_dict("list")
+    {'age': [39, 50], 'sex': ['M', 'F'], 'income': [nan, '50K']}
+    >>> source.missing, df.attrs["veil_source"]["delimiter"]
+    ('?', ';')
+    """
     p = Path(path)
     _check_file(p)
     head = _read_head(p)

@@ -24,7 +24,19 @@ __all__ = ["write", "atomic_write", "write_json", "same_file"]
 
 
 def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
-    """True when ``a`` and ``b`` name the same file (following links)."""
+    """True when ``a`` and ``b`` name the same file (following links).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "data.csv").write_text("a\\n1\\n")
+    >>> (folder / "link.csv").symlink_to(folder / "data.csv")
+    >>> same_file(folder / "link.csv", folder / "data.csv")
+    True
+    >>> same_file(folder / "data.csv", folder / "release.csv")
+    False
+    """
     pa, pb = Path(a), Path(b)
     try:
         if pa.exists() and pb.exists():
@@ -48,6 +60,22 @@ def atomic_write(path: str | os.PathLike[str], writer: Callable[[IO[bytes]], Non
     not a regular file (``/dev/null``, ``/dev/stdout`` on a pipe or terminal, a FIFO) is
     written directly: renaming over it would replace the device node itself (as root,
     ``/dev/null`` for every process), and atomicity means nothing there.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> atomic_write(folder / "notes.txt", lambda fh: fh.write(b"first")).read_text()
+    'first'
+    >>> def failing(fh):
+    ...     fh.write(b"half a file")
+    ...     raise OSError("disk full")
+    >>> atomic_write(folder / "notes.txt", failing)
+    Traceback (most recent call last):
+    ...
+    OSError: disk full
+    >>> (folder / "notes.txt").read_text(), [p.name for p in folder.iterdir()]  # no leftovers
+    ('first', ['notes.txt'])
     """
     given = target = Path(path)
     if target.is_dir():  # os.replace would fail naming the temporary file, not the target
@@ -94,7 +122,17 @@ def _json_default(o: Any) -> Any:
 
 
 def write_json(obj: Any, path: str | os.PathLike[str]) -> Path:
-    """Atomically write ``obj`` as indented UTF-8 JSON (numpy scalars become numbers)."""
+    """Atomically write ``obj`` as indented UTF-8 JSON (numpy scalars become numbers).
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> import numpy as np
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "report.json"
+    >>> _ = write_json({"records": np.int64(3), "epsilon": np.float64(0.5), "qi": ("a",)}, path)
+    >>> json.loads(path.read_text())
+    {'records': 3, 'epsilon': 0.5, 'qi': ['a']}
+    """
     data = json.dumps(obj, indent=2, ensure_ascii=False, default=_json_default).encode("utf-8")
     return atomic_write(path, lambda fh: fh.write(data))
 
