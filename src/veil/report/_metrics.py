@@ -290,6 +290,18 @@ def distribution(
     summarized by its values like a categorical one, small cells pooled.
     ``clip_to_edges`` counts values outside the given ``edges`` in the end bins (a release
     drawn on the input's protected edges).
+
+    Examples
+    --------
+    >>> distribution(pd.Series(["flu", "flu", "cold", "hiv", None]))
+    {'kind': 'categorical', 'labels': ['flu', 'cold', 'hiv'], 'counts': [2, 1, 1], 'missing': 1}
+    >>> distribution(pd.Series(["flu", "flu", "cold", "hiv"]), min_count=2)  # rare values pooled
+    {'kind': 'categorical', 'labels': ['flu', '(other)'], 'counts': [2, 2], 'missing': 0}
+    >>> distribution(pd.Series(range(100)), edges=[0, 50, 100])["counts"]
+    [50, 50]
+    >>> d = distribution(pd.Series(range(100)), min_count=5)  # extremes hidden in the end bins
+    >>> d["edges"][0], d["edges"][-1], d["tails_pooled"]
+    (5.0, 94.0, True)
     """
     f = factorized if factorized is not None else factorize(s)
     missing = int((f[0] < 0).sum())

@@ -18,6 +18,17 @@ class Role(str, Enum):
         What must not be learned about a person (diagnosis, income).
     insensitive
         Everything else.
+
+    Examples
+    --------
+    >>> Role.parse("QI"), Role.parse("direct-identifier"), Role("sensitive")
+    (<Role.QUASI: 'quasi'>, <Role.IDENTIFIER: 'identifier'>, <Role.SENSITIVE: 'sensitive'>)
+    >>> Role.QUASI == "quasi"  # a str enum: compares with its YAML spelling
+    True
+    >>> Role.parse("secret")
+    Traceback (most recent call last):
+    ...
+    veil.errors.PolicyError: unknown role 'secret'; expected one of: identifier, quasi, ...
     """
 
     IDENTIFIER = "identifier"
