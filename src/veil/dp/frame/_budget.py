@@ -48,6 +48,9 @@ class Component:
     column: str | None
     bounds: tuple[float, float] | None = None
     q: float | None = None
+    #: Public candidate answers of a quantile (sorted; None: the interval mechanism, or the
+    #: integers between the bounds for a declared integer column).
+    candidates: tuple[float, ...] | None = None
     sensitivity: float = 1.0  # per person and group
     epsilon: float = 0.0
     delta: float = 0.0
@@ -58,7 +61,7 @@ class Component:
 
     @property
     def key(self) -> tuple:
-        return (self.kind, self.column, self.bounds, self.q)
+        return (self.kind, self.column, self.bounds, self.q, self.candidates)
 
     def halfwidth(self, alpha: float) -> float:
         """Half-width ``t`` with ``P(|noise| > t) <= alpha`` (NaN for the exponential mechanism)."""
@@ -81,16 +84,20 @@ def output_components(agg: Agg, replace: bool = False) -> list[tuple]:
     """
     b, c = agg.bounds, agg.column
     if agg.func == "count":
-        return [("count", c, None, None)]
+        return [("count", c, None, None, None)]
     if agg.func == "sum":
-        return (
-            [("count", c, None, None), ("csum", c, b, None)] if replace else [("sum", c, b, None)]
-        )
+        if replace:
+            return [("count", c, None, None, None), ("csum", c, b, None, None)]
+        return [("sum", c, b, None, None)]
     if agg.func == "mean":
-        return [("count", c, None, None), ("csum", c, b, None)]
+        return [("count", c, None, None, None), ("csum", c, b, None, None)]
     if agg.func in ("var", "std"):
-        return [("count", c, None, None), ("csum", c, b, None), ("csq", c, b, None)]
-    return [("quantile", c, b, agg.q)]
+        return [
+            ("count", c, None, None, None),
+            ("csum", c, b, None, None),
+            ("csq", c, b, None, None),
+        ]
+    return [("quantile", c, b, agg.q, agg.candidates)]
 
 
 def _sensitivity(
@@ -131,14 +138,16 @@ def build_components(
     for agg in aggs.values():
         for key in output_components(agg, replace):
             if key not in comps:
-                kind, column, bounds, q = key
+                kind, column, bounds, q, candidates = key
+                # a candidate list leaves the quantile's sensitivity unchanged: the midrank score
+                # moves as on the integers (see veil.dp.frame._quantile)
                 sens = _sensitivity(kind, bounds, max_rows, q, replace)
                 if not math.isfinite(sens):  # (hi - lo)^2 of a variance overflows
                     raise ConfigError(
                         f"bounds {bounds} of column {column!r} are too wide: the sensitivity of "
                         "its variance/standard deviation overflows; narrow them"
                     )
-                comps[key] = Component(kind, column, bounds, q, sensitivity=sens)
+                comps[key] = Component(kind, column, bounds, q, candidates, sensitivity=sens)
                 if sens == 0.0:
                     comps[key].mechanism = "exact"  # public (the row count under replacement)
     return comps

@@ -169,7 +169,7 @@ def noisy_component(
         g = np.zeros(int(valid.sum()), dtype=np.int64) if groups is None else groups[valid]
         return dp_quantiles(
             g, stats.values[valid], n_groups, comp.bounds, comp.q, comp.scale,
-            comp.sensitivity, rng, integer_valued=integer_valued,
+            comp.sensitivity, rng, integer_valued=integer_valued, candidates=comp.candidates,
         )  # fmt: skip
     assert exact is not None
     if comp.mechanism == "exact":  # public statistic (row count under replacement neighbours)

@@ -70,6 +70,19 @@ def _check_neighbouring(frame: Any, by: list[str], aggs: dict[str, Agg], neighbo
     return True
 
 
+def _check_listed(frame: Any, aggs: dict[str, Agg]) -> None:
+    """A candidate list and an integer declaration both fix a quantile's answers: refused
+    together (before any charge), as ``veil.dp.tools`` refuses ``integer=True`` with
+    ``candidates=``."""
+    for name, agg in aggs.items():
+        if agg.candidates is not None and frame._is_integer(agg.column):
+            raise ConfigError(
+                f"output {name!r}: column {agg.column!r} is in integer_columns and the {agg.func} "
+                "lists candidates; both fix the possible answers: give one (to restrict a list "
+                "to integers, list only integers)"
+            )
+
+
 def _key_rank(value: Any) -> tuple[Any, ...]:
     """Total order of released keys of an object column: numbers, then booleans, then texts,
     then anything else by type name and text.  Booleans are apart from numbers because
@@ -162,6 +175,7 @@ class QueryPlan:
         self.keys = None if keys is None else key_frame(keys, by)
         # before any charge: keys that denote one value (1 and '1') are refused here
         self._key_lookup = None if self.keys is None else key_lookup(self.keys, by)
+        _check_listed(frame, aggs)
         self.aggs = aggs
         self.mechanism = mechanism
         self.max_groups = max_groups
@@ -206,15 +220,17 @@ class QueryPlan:
             Assumed number of (non-missing) values in a group; needed for means, variances and
             standard deviations, whose error shrinks with the group size.  Without it their
             half-width is NaN.  Quantile errors in the column's units depend on the data's
-            spread: ``ci_halfwidth`` is NaN for them; for integer columns (permute-and-flip over
-            the integer candidates) ``rank_halfwidth`` bounds the error in ranks instead
+            spread: ``ci_halfwidth`` is NaN for them; for integer columns and listed candidates
+            (permute-and-flip over public candidates) ``rank_halfwidth`` bounds the error in
+            ranks instead
             (:func:`~veil.dp.frame._quantile.rank_halfwidth`).
 
         Returns
         -------
         pandas.DataFrame
             One row per output: function, column, epsilon, mechanism, noise scale(s),
-            ``ci_halfwidth`` and ``rank_halfwidth`` (integer quantiles; NaN otherwise).
+            ``ci_halfwidth`` and ``rank_halfwidth`` (quantiles over public candidates: integer
+            columns or a candidate list; NaN otherwise).
         """
         if not 0 < alpha < 1:
             raise ConfigError(f"alpha must lie in (0, 1), got {alpha}")
@@ -232,7 +248,9 @@ class QueryPlan:
             rank_hw = math.nan
             if agg.func in ("median", "quantile"):
                 cand = None
-                if self._frame._is_integer(agg.column):  # type: ignore[arg-type]
+                if agg.candidates is not None:  # a public list: the same bound over its size
+                    cand = len(agg.candidates)
+                elif self._frame._is_integer(agg.column):  # type: ignore[arg-type]
                     cand = integer_candidates(agg.bounds)  # type: ignore[arg-type]
                 if cand is not None:
                     q = comps[0]

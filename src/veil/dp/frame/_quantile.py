@@ -21,6 +21,18 @@ most ``max(q, 1 - q)`` per added or removed row and by at most 1 per replaced ro
 ``Delta`` as above.  On data with many ties (ages) it returns the tied value itself rather than a
 point of a neighbouring gap, which is what OpenDP's candidate-based quantile does too.
 
+Public candidate lists (``Agg(..., candidates=[...])``, as ``candidates=`` of
+:func:`veil.dp.tools.quantile`) replace the integers by the listed values: the same
+permute-and-flip on the same midrank score, the values clamped to the candidates' range (a
+per-row map).  The derivation above never uses that the candidates are integers or evenly
+spaced, only that they are fixed before the data are seen: adding or removing a row ``v``
+moves ``#{x < c}`` and ``#{x <= c}`` by 0 or 1 and ``q m`` by ``q``, so each score by at most
+``max(q, 1 - q)``; with ``max_rows`` rows of one person in a group, ``Delta = max_rows max(q,
+1 - q)``, and a replaced row moves it by at most 1 -- the integer path's ``Delta``, at the
+same ``eps / (2 Delta)``.  The list is validated (1 to 2^20 distinct finite values inside
+the bounds, :func:`~veil.dp.tools._quantile_candidates.listed_candidates`) when the query is
+planned, before any charge.
+
 Example
 -------
 >>> import numpy as np
@@ -34,6 +46,7 @@ True
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -41,7 +54,7 @@ from veil.dp._rng import BitSource
 from veil.dp.frame._noise import gumbel
 from veil.dp.tools._quantile_candidates import floor_to_candidates, pf_quantile_groups
 
-__all__ = ["dp_quantiles", "integer_candidates", "rank_halfwidth"]
+__all__ = ["dp_quantiles", "integer_candidates", "listed_counts", "rank_halfwidth"]
 
 _MAX_CANDIDATES = 100_000  # integer ranges wider than this use the interval mechanism + floor
 _MAX_CELLS = 20_000_000  # groups x candidates counted at once (memory); more: blocks of groups
@@ -86,6 +99,7 @@ def dp_quantiles(
     rng: BitSource,
     *,
     integer_valued: bool = False,
+    candidates: tuple[float, ...] | np.ndarray | None = None,
 ) -> np.ndarray:
     """DP ``q``-quantile of ``values`` within each group.
 
@@ -109,6 +123,10 @@ def dp_quantiles(
         Secure bit source.
     integer_valued
         The column holds integers: use integer candidates (see the module notes).
+    candidates
+        Public candidate answers, sorted and distinct (validated when the query is planned):
+        permute-and-flip over them (see the module notes); takes precedence over
+        ``integer_valued`` (the plan refuses both at once).
 
     Returns
     -------
@@ -116,24 +134,18 @@ def dp_quantiles(
     """
     lo, hi = float(bounds[0]), float(bounds[1])
     groups = np.asarray(groups, dtype=np.int64)
+    if candidates is not None:
+        cands = np.asarray(candidates, dtype=np.float64)
+        return _in_blocks(
+            groups, values, n_groups, cands.size,
+            lambda g, v, n: _listed_quantiles(g, v, n, cands, q, epsilon, sensitivity, rng),
+        )  # fmt: skip
     k = integer_candidates((lo, hi)) if integer_valued else None
     if k is not None:
-        block = max(_MAX_CELLS // k, 1)
-        if n_groups <= block:
-            return _integer_quantiles(
-                groups, values, n_groups, lo, hi, q, epsilon, sensitivity, rng
-            )
-        # many groups: count them in blocks (rows sorted by group once)
-        order = np.argsort(groups, kind="stable")
-        gs, vs = groups[order], np.asarray(values, dtype=np.float64)[order]
-        out = np.empty(n_groups)
-        for start in range(0, n_groups, block):
-            end = min(start + block, n_groups)
-            a, b = np.searchsorted(gs, [start, end])
-            out[start:end] = _integer_quantiles(
-                gs[a:b] - start, vs[a:b], end - start, lo, hi, q, epsilon, sensitivity, rng
-            )
-        return out
+        return _in_blocks(
+            groups, values, n_groups, k,
+            lambda g, v, n: _integer_quantiles(g, v, n, lo, hi, q, epsilon, sensitivity, rng),
+        )  # fmt: skip
     vals = np.clip(np.asarray(values, dtype=np.float64), lo, hi)
     if lo == hi:
         return np.full(n_groups, lo)
@@ -169,6 +181,65 @@ def dp_quantiles(
     if integer_valued:  # too many integer candidates for the discrete path: floor, as the tools do
         out = floor_to_candidates(out, lo, hi)
     return out
+
+
+def _in_blocks(
+    groups: np.ndarray,
+    values: np.ndarray,
+    n_groups: int,
+    k: int,
+    pick: Callable[[np.ndarray, np.ndarray, int], np.ndarray],
+) -> np.ndarray:
+    """``pick(groups, values, n_groups)`` over blocks of groups, at most ``_MAX_CELLS``
+    group-candidate counts at once (``k`` candidates; rows sorted by group once)."""
+    block = max(_MAX_CELLS // k, 1)
+    if n_groups <= block:
+        return pick(groups, values, n_groups)
+    order = np.argsort(groups, kind="stable")
+    gs, vs = groups[order], np.asarray(values, dtype=np.float64)[order]
+    out = np.empty(n_groups)
+    for start in range(0, n_groups, block):
+        end = min(start + block, n_groups)
+        a, b = np.searchsorted(gs, [start, end])
+        out[start:end] = pick(gs[a:b] - start, vs[a:b], end - start)
+    return out
+
+
+def listed_counts(
+    groups: np.ndarray, values: np.ndarray, n_groups: int, cands: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(lt, cnt)`` of every group and candidate, shape ``(n_groups, k)``: ``#{x < c}`` and
+    ``#{x == c}`` of the group's values clamped to ``[cands[0], cands[-1]]`` -- per group what
+    :func:`~veil.dp.tools._quantile_candidates.candidate_counts` counts, all groups at once."""
+    k = cands.size
+    v = np.clip(np.asarray(values, dtype=np.float64), cands[0], cands[-1])
+    above = np.searchsorted(cands, v, side="right")  # #{c <= x}: x < c_j iff j >= above
+    equal = np.searchsorted(cands, v, side="left")  # x == c_j iff j == equal < above
+    grp = np.asarray(groups, dtype=np.int64)
+    # k + 1 bins a group (above runs to k: a value at the last candidate is below none)
+    at = np.bincount(grp * np.int64(k + 1) + above, minlength=n_groups * (k + 1))
+    lt = np.cumsum(at.reshape(n_groups, k + 1), axis=1)[:, :k]  # #{above <= j}
+    tie = equal < above
+    cell = grp[tie] * np.int64(k) + equal[tie]
+    cnt = np.bincount(cell, minlength=n_groups * k).reshape(n_groups, k)
+    return lt, cnt
+
+
+def _listed_quantiles(
+    groups: np.ndarray,
+    values: np.ndarray,
+    n_groups: int,
+    cands: np.ndarray,
+    q: float,
+    epsilon: float,
+    sensitivity: float,
+    rng: BitSource,
+) -> np.ndarray:
+    """Permute-and-flip over public candidates with the midrank score, all groups at once."""
+    lt, cnt = listed_counts(groups, values, n_groups, cands)
+    m = np.bincount(np.asarray(groups, dtype=np.int64), minlength=n_groups)
+    pick = pf_quantile_groups(lt, cnt, m, q, epsilon, rng, sensitivity)
+    return cands[pick]
 
 
 def _integer_quantiles(

@@ -2,15 +2,15 @@
 
 An output column is described by an :class:`Agg`: the function, the input column (``None`` for
 ``COUNT(*)``), the clamping bounds (required for everything but counts) and, for quantiles, the
-level.  :func:`parse_agg` accepts the short forms used by
+level and optionally a public list of candidate answers.  :func:`parse_agg` accepts the short forms used by
 :meth:`veil.dp.frame.GroupedFrame.agg`.
 
 Example
 -------
 >>> parse_agg("n", "count")
-Agg(func='count', column=None, bounds=None, q=None)
+Agg(func='count', column=None, bounds=None, q=None, candidates=None)
 >>> parse_agg("avg_age", ("age", "mean", (18, 100)))
-Agg(func='mean', column='age', bounds=(18.0, 100.0), q=None)
+Agg(func='mean', column='age', bounds=(18.0, 100.0), q=None, candidates=None)
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+
+from veil.dp.tools._quantile_candidates import listed_candidates
 from veil.errors import ConfigError
 
 __all__ = ["Agg", "parse_agg", "FUNCS"]
@@ -52,17 +55,30 @@ class Agg:
         clamped; they are never read from the data.
     q
         Quantile level in [0, 1] (``median`` is ``q=0.5``).
+    candidates
+        ``median`` and ``quantile`` only: a *public* list of possible answers (fixed without
+        looking at the data), as ``candidates=`` of :func:`veil.dp.tools.quantile`: 1 to 2**20
+        distinct finite numbers, in any order, inside the bounds (``ConfigError`` otherwise,
+        when the query is planned: before any budget is spent).  The release is one of them,
+        chosen in each group by exact permute-and-flip (McKenna & Sheldon, NeurIPS 2020) on the
+        midrank score, the sampler of ``veil.dp.tools`` (see
+        :mod:`veil.dp.tools._quantile_candidates` and :mod:`veil.dp.frame._quantile`).  Stored
+        sorted, as a tuple of floats.  Not for a column of ``integer_columns`` (a list already
+        fixes the answers; list only integers to restrict it to them).
 
     Example
     -------
     >>> Agg("quantile", "income", bounds=(0, 1e6), q=0.9).q
     0.9
+    >>> Agg("median", "age", bounds=(0, 120), candidates=[40, 20, 30.5]).candidates
+    (20.0, 30.5, 40.0)
     """
 
     func: str
     column: str | None = None
     bounds: tuple[float, float] | None = None
     q: float | None = None
+    candidates: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         func = _ALIASES.get(str(self.func).lower(), str(self.func).lower())
@@ -88,6 +104,10 @@ class Agg:
             raise ConfigError(f"{func} needs an input column")
         if self.bounds is not None:
             object.__setattr__(self, "bounds", _check_bounds(self.bounds, self.column))
+        if self.candidates is not None:
+            if func not in ("median", "quantile"):
+                raise ConfigError(f"{func} takes no candidates (median and quantile do)")
+            object.__setattr__(self, "candidates", _check_candidates(self))
 
     @property
     def needs_bounds(self) -> bool:
@@ -98,7 +118,16 @@ class Agg:
         """Copy with ``bounds`` filled in (when not already given)."""
         if self.bounds is not None or bounds is None or not self.needs_bounds:
             return self
-        return replace(self, bounds=_check_bounds(bounds, self.column))
+        return replace(self, bounds=_check_bounds(bounds, self.column))  # candidates re-checked
+
+
+def _check_candidates(agg: Agg) -> tuple[float, ...]:
+    """The candidate list validated by :func:`~veil.dp.tools._quantile_candidates.listed_candidates`
+    (the checks of ``veil.dp.tools``; inside the bounds once they are known), sorted."""
+    lo, hi = agg.bounds if agg.bounds is not None else (-np.inf, np.inf)
+    name = f"{agg.func} of column {agg.column!r}"
+    cands = listed_candidates(agg.candidates, name, np.array([lo]), np.array([hi]))
+    return tuple(float(c) for c in cands)
 
 
 def _check_bounds(bounds: Any, column: str | None) -> tuple[float, float]:
