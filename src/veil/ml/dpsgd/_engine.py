@@ -50,6 +50,24 @@ class DPModule(nn.Module):
     Forwards to the wrapped module (whose leaf modules carry the per-sample gradient capture),
     refuses inputs containing NaN/inf, and exposes the wrapped module's ``state_dict`` with
     its original keys.  :meth:`remove_hooks` restores and returns the plain module.
+
+    Examples
+    --------
+    >>> from torch.utils.data import TensorDataset
+    >>> net = nn.Linear(3, 2)
+    >>> data = DataLoader(TensorDataset(torch.randn(40, 3)), batch_size=10)
+    >>> model, opt, loader = make_private(
+    ...     net, torch.optim.SGD(net.parameters(), lr=0.1), data,
+    ...     max_grad_norm=1.0, noise_multiplier=1.0,
+    ... )
+    >>> type(model).__name__, list(model.state_dict())  # the original keys
+    ('DPModule', ['weight', 'bias'])
+    >>> model(torch.tensor([[0.0, float("nan"), 1.0]]))
+    Traceback (most recent call last):
+    ...
+    veil.errors.InputError: ...
+    >>> model.remove_hooks() is net  # after training: the plain module, for export
+    True
     """
 
     def __init__(self, module: nn.Module, grads: PerSampleGrads) -> None:
@@ -168,6 +186,38 @@ def make_private(
     -----
     FixedBatchAccountingWarning
         ``poisson_sampling=False``: the reported epsilon is an approximation.
+
+    References
+    ----------
+    M. Abadi, A. Chu, I. Goodfellow, H. B. McMahan, I. Mironov, K. Talwar, L. Zhang, "Deep
+    learning with differential privacy", ACM CCS, 2016.
+    I. Mironov, K. Talwar, L. Zhang, "Renyi differential privacy of the sampled Gaussian
+    mechanism", arXiv:1908.10530, 2019.
+
+    Examples
+    --------
+    A hard budget: training stops with :class:`~veil.errors.BudgetError` *before* the step
+    that would exceed ``target_epsilon``.
+
+    >>> from torch.utils.data import TensorDataset
+    >>> data = TensorDataset(torch.randn(40, 3), torch.randint(0, 2, (40,)))
+    >>> model = nn.Linear(3, 2)
+    >>> model, opt, loader = make_private(
+    ...     model, torch.optim.SGD(model.parameters(), lr=0.1), DataLoader(data, batch_size=10),
+    ...     max_grad_norm=1.0, noise_multiplier=2.0, target_epsilon=2.0,
+    ... )
+    >>> loader  # Poisson sampling at q = 10 / 40
+    PoissonLoader(n=40, sample_rate=0.25, steps=4)
+    >>> for epoch in range(3):
+    ...     for x, y in loader:
+    ...         opt.zero_grad()
+    ...         nn.functional.cross_entropy(model(x), y).backward()
+    ...         opt.step()
+    Traceback (most recent call last):
+    ...
+    veil.errors.BudgetError: privacy budget exhausted: ... epsilon to 2.076 > 2 ...
+    >>> opt, round(opt.get_epsilon(), 3)  # epsilon at target_delta
+    (DPOptimizer(SGD, noise_multiplier=2, max_grad_norm=1, steps=7), 1.964)
     """
     if not isinstance(module, nn.Module):
         raise ConfigError(f"module must be a torch.nn.Module, got {type(module).__name__}")

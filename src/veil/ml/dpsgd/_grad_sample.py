@@ -141,6 +141,28 @@ class PerSampleGrads:
         ``"ghost"`` uses ghost clipping for ``nn.Linear`` and ``nn.Conv1d`` / ``nn.Conv2d``;
         ``"flat"`` materialises every
         per-sample gradient (slower, same result).
+
+    References
+    ----------
+    X. Li, F. Tramer, P. Liang, T. Hashimoto, "Large language models can be strong
+    differentially private learners", ICLR, 2022 (ghost clipping).
+
+    Examples
+    --------
+    One backward pass gives the gradient norm of every sample, as if computed one by one:
+
+    >>> model, x = nn.Linear(3, 1), torch.randn(5, 3)
+    >>> grads = PerSampleGrads(model)
+    >>> model(x).sum().backward()
+    >>> norms = grads.per_sample_norms(scale=1.0)
+    >>> def one_by_one(i):
+    ...     twin = nn.Linear(3, 1)
+    ...     twin.load_state_dict(model.state_dict())
+    ...     twin(x[i : i + 1]).sum().backward()
+    ...     return torch.cat([p.grad.flatten() for p in twin.parameters()]).norm()
+    >>> torch.allclose(norms, torch.stack([one_by_one(i) for i in range(5)]))
+    True
+    >>> grads.remove()  # uninstall the capture
     """
 
     def __init__(self, module: nn.Module, *, clipping: str = "ghost") -> None:

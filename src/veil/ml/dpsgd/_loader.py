@@ -150,6 +150,22 @@ class PoissonLoader:
     See Also
     --------
     PoissonLoader.from_data_loader : the same from a ``DataLoader`` (``q = batch_size / n``).
+
+    Examples
+    --------
+    >>> from veil.ml.dpsgd import NoiseSource
+    >>> data = TensorDataset(torch.arange(100.0))
+    >>> seeded = NoiseSource(secure=False, seed=3)  # reproducible, for the example only
+    >>> loader = PoissonLoader(data, sample_rate=0.1, noise=seeded)  # secure by default
+    >>> [len(batch[0]) for batch in loader]  # Binomial(100, 0.1) sizes
+    [11, 13, 10, 10, 6, 11, 11, 11, 11, 10]
+
+    Virtual steps: logical batches of about 50 cut into chunks of at most 20:
+
+    >>> seeded = NoiseSource(secure=False, seed=3)
+    >>> loader = PoissonLoader(data, 0.5, steps=2, max_physical_batch_size=20, noise=seeded)
+    >>> [len(batch[0]) for batch in loader], loader.batches_yielded
+    ([17, 17, 16, 15, 15, 14], 6)
     """
 
     def __init__(

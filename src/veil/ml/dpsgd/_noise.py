@@ -87,6 +87,19 @@ class NoiseSource:
     ------
     ConfigError
         ``secure=False`` without ``seed``, or ``seed`` with ``secure=True``.
+
+    Examples
+    --------
+    >>> NoiseSource()  # the default: secure, not reproducible
+    NoiseSource(secure=True)
+    >>> a = NoiseSource(secure=False, seed=1).normal((3,), std=2.0)
+    >>> b = NoiseSource(secure=False, seed=1).normal((3,), std=2.0)
+    >>> torch.equal(a, b)  # a seed reproduces the noise: tests only
+    True
+    >>> NoiseSource(secure=False)
+    Traceback (most recent call last):
+    ...
+    veil.errors.ConfigError: secure_rng=False needs an explicit seed (it is for reproducible ...
     """
 
     def __init__(self, secure: bool = True, seed: int | None = None) -> None:

@@ -131,6 +131,17 @@ class DPOptimizer(torch.optim.Optimizer):
         The loader whose batches this optimizer's steps must be fed (see
         :func:`dp_optimizer`): every logical step must consume exactly its next batch (each
         physical chunk), otherwise :meth:`step` raises :class:`~veil.errors.ConfigError`.
+
+    Examples
+    --------
+    Built by :func:`make_private` or :func:`dp_optimizer`:
+
+    >>> model = nn.Linear(3, 2)
+    >>> opt = dp_optimizer(model, l2_norm_clip=1.0, noise_multiplier=1.1, sample_rate=0.1)
+    >>> nn.functional.mse_loss(model(torch.randn(8, 3)), torch.zeros(8, 2)).backward()
+    >>> opt.step()  # clip each sample's gradient, add noise, account, update
+    >>> opt, round(opt.get_epsilon(1e-5), 3)
+    (DPOptimizer(SGD, noise_multiplier=1.1, max_grad_norm=1, steps=1), 1.771)
     """
 
     def __init__(

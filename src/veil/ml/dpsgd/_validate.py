@@ -38,6 +38,20 @@ def validate_module(module: nn.Module) -> None:
     modules that own trainable parameters *and* have sub-modules with trainable parameters (e.g.
     ``nn.MultiheadAttention``, whose ``out_proj`` weight is used without calling it), and
     parameters shared between modules.
+
+    Examples
+    --------
+    >>> validate_module(nn.Sequential(nn.Linear(4, 8), nn.LayerNorm(8)))  # fine: no output
+    >>> validate_module(nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8)))
+    Traceback (most recent call last):
+    ...
+    veil.errors.ConfigError: 1 (BatchNorm1d) computes statistics over the whole batch, ...
+    >>> tied = nn.Sequential(nn.Linear(3, 3), nn.Linear(3, 3))
+    >>> tied[1].weight = tied[0].weight
+    >>> validate_module(tied)
+    Traceback (most recent call last):
+    ...
+    veil.errors.ConfigError: parameter 1.weight is shared with 0.weight; weight tying is ...
     """
     if not isinstance(module, nn.Module):
         raise ConfigError(f"expected a torch.nn.Module, got {type(module).__name__}")
@@ -92,6 +106,20 @@ def fix_module(module: nn.Module) -> nn.Module:
 
     ``BatchNorm{1,2,3}d(C)`` becomes ``GroupNorm(gcd(32, C), C, affine=bn.affine)``; the
     caller's module is not modified.
+
+    References
+    ----------
+    Y. Wu, K. He, "Group normalization", ECCV, 2018.
+
+    Examples
+    --------
+    >>> net = nn.Sequential(nn.Conv2d(1, 48, 3), nn.BatchNorm2d(48), nn.ReLU())
+    >>> fixed = fix_module(net)
+    >>> type(fixed[1]).__name__, fixed[1].num_groups, fixed[1].num_channels  # gcd(32, 48)
+    ('GroupNorm', 16, 48)
+    >>> type(net[1]).__name__  # the caller's module is unchanged
+    'BatchNorm2d'
+    >>> validate_module(fixed)
     """
     if not isinstance(module, nn.Module):
         raise ConfigError(f"expected a torch.nn.Module, got {type(module).__name__}")
