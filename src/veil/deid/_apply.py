@@ -14,6 +14,7 @@ import pandas as pd
 from veil.deid._policy import Policy
 from veil.deid._targets import verify_targets
 from veil.deid.operators import OperatorContext
+from veil.deid.operators._base import data_derived_key
 from veil.errors import ConfigError, InputError, PolicyError, UnsatisfiableError, VeilError
 from veil.schema import Role
 from veil.schema._hierarchy import missing_from_hierarchy
@@ -256,11 +257,19 @@ def apply(
         # them; their other columns are released as they are)
         for op, n, cols in fitted:
             if cols and (n > len(work) or (masked_any and set(cols) & set(qis))):
-                ctx.warn_once(
+                fitted_on = (
                     f"operator {op.name!r} on {', '.join(map(repr, cols))} was fitted on "
-                    f"{n} records, including the {by_engine} the privacy engine then "
-                    "suppressed: what it publishes (edges, codes, fitted parameters, artifacts, "
-                    "resampled values) can reveal theirs; use fixed parameters for a release"
+                    f"{n} records, including the {by_engine} the privacy engine then suppressed"
+                )
+                # an operator that already warned its edges or codes come from the data gets
+                # the engine's figures in that warning: one warning per column, not two
+                keys = [data_derived_key(op, c) for c in cols]
+                if len(keys) == 1 and ctx.amend(keys[0], f" (here: {fitted_on})"):
+                    continue
+                ctx.warn_once(
+                    f"{fitted_on}: what it publishes (edges, codes, fitted parameters, "
+                    "artifacts, resampled values) can reveal theirs; use fixed parameters for a "
+                    "release"
                 )
     bare = [
         c

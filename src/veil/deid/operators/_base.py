@@ -93,11 +93,29 @@ class OperatorContext:
     seed: int | None = None
     warnings: list[str] = field(default_factory=list)
     keep_labels: bool = False
+    #: Position in ``warnings`` of the messages given with a ``key`` (see :meth:`amend`).
+    _keyed: dict[Any, int] = field(default_factory=dict, init=False, repr=False)
 
-    def warn_once(self, message: str) -> None:
-        """Add ``message`` to the run's report warnings (once, however often it is raised)."""
+    def warn_once(self, message: str, key: Any = None) -> None:
+        """Add ``message`` to the run's report warnings (once, however often it is raised).
+
+        ``key`` (hashable) names the message for :meth:`amend`: an operator that publishes
+        something taken from the data gives ``data_derived_key(self, column)``, so that the
+        run's later note about the same operator and column extends this warning instead of
+        repeating the concern in a second one.
+        """
         if message not in self.warnings:
             self.warnings.append(message)
+        if key is not None:
+            self._keyed.setdefault(key, self.warnings.index(message))
+
+    def amend(self, key: Any, text: str) -> bool:
+        """Append ``text`` to the warning given with ``key``; False when there is none."""
+        i = self._keyed.get(key)
+        if i is None:
+            return False
+        self.warnings[i] += text
+        return True
 
     def secret(self) -> bytes:
         """Return the secret key, or raise :class:`KeyMissingError`."""
@@ -107,6 +125,12 @@ class OperatorContext:
                 "or key: {file: PATH} in the policy"
             )
         return self.secret_loader()
+
+
+def data_derived_key(op: object, column: str) -> tuple[str, int, str]:
+    """The :meth:`OperatorContext.warn_once` key of ``op``'s warning that what it publishes
+    for ``column`` (bin edges, percentile codes) is taken from the data."""
+    return ("data-derived", id(op), str(column))
 
 
 class Operator(ABC):

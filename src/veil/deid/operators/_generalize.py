@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from veil.deid.operators._base import Operator, OperatorContext, register
+from veil.deid.operators._base import Operator, OperatorContext, data_derived_key, register
 from veil.deid.operators._bins import (
     assign_bins,
     bin_edges,
@@ -220,7 +220,8 @@ class Generalize(Operator):
                 f"column {col!r}: bins: {int(self.bins)} takes its edges from the data, so the "
                 f"release's labels publish the column's {what} (a record's exact value at the "
                 "ends), including records the privacy engine suppresses later; give explicit "
-                "edges (bins: [0, 20, 40, ...]) for a release"
+                "edges (bins: [0, 20, 40, ...]) for a release",
+                key=data_derived_key(self, col),
             )
         idx = assign_bins(x, edges, self.right)
         if (idx == -2).any() and self.out_of_range == "error":

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from veil.deid.operators._base import Operator, OperatorContext, register
+from veil.deid.operators._base import Operator, OperatorContext, data_derived_key, register
 from veil.deid.operators._numeric_out import numeric_result
 from veil.deid.operators._util import check_column, numeric_values, replace_column, require_number
 from veil.errors import ConfigError, InputError
@@ -83,7 +83,8 @@ class TopBottomCode(Operator):
                 f"column {col!r}: top/bottom coding at a percentile takes the code from the "
                 "data, so the release publishes that percentile of the column (at 0 or 100: a "
                 "record's exact value), including records the privacy engine suppresses later; "
-                "give top/bottom as numbers for a release"
+                "give top/bottom as numbers for a release",
+                key=data_derived_key(self, col),
             )
         if self.top_percentile is not None:
             top = float(np.percentile(finite, self.top_percentile))
