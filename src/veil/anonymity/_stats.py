@@ -128,6 +128,26 @@ def text_order_warning(values: pd.Series, name: str) -> None:
     )
 
 
+def _empty_is_missing(codes: np.ndarray, ustr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Merge the text ``""`` into the missing value (``"nan"``) of :func:`as_str_values`.
+
+    A written release shows a missing cell as an empty field, exactly like the text ``""``:
+    a reader cannot tell them apart, so they are one sensitive value (else a class holding
+    only both would count as 2-diverse while the file shows one value).
+    """
+    empty = np.flatnonzero(ustr == "")
+    missing = np.flatnonzero(ustr == "nan")
+    if not (empty.size and missing.size):
+        return codes, ustr
+    e, m = int(empty[0]), int(missing[0])
+    remap = np.arange(len(ustr), dtype=np.int64)
+    remap[e] = m
+    remap[e + 1 :] -= 1  # drop the code of "" and renumber the later ones
+    if m > e:
+        remap[e] = m - 1
+    return remap[codes], np.delete(ustr, e)
+
+
 def encode_sensitive(
     values: pd.Series | np.ndarray, name: str = "", hierarchy: Hierarchy | None = None
 ) -> SensitiveColumn:
@@ -166,7 +186,7 @@ def encode_sensitive(
         codes = np.asarray(codes, dtype=np.int64)
         labels = np.array([str(u) for u in as_str_values(uniq)[1]], dtype=object)
     else:
-        codes, ustr = as_str_values(ser)
+        codes, ustr = _empty_is_missing(*as_str_values(ser))
         order = np.argsort(ustr.astype(str), kind="stable")
         rank = np.empty_like(order)
         rank[order] = np.arange(len(order))

@@ -1,0 +1,150 @@
+"""Attacks on the promise "the release always satisfies every requested model".
+
+The oracle is a reader of the released table *as written*: the release is written to CSV and
+read back as plain text (no type inference, no missing-value parsing), the quasi-identifier
+columns are grouped by their text with a plain ``groupby``, and k, distinct l, entropy l and
+t-closeness (equal distance: total variation against the whole input's sensitive column, read
+the same way) are computed here, sharing no code with the engine.  Rows showing the
+suppression marker in every quasi-identifier are what the engine calls suppressed records: a
+reader cannot tell them apart, so they count against the suppression limit and are left out of
+the classes.  An engine that refuses (``ConfigError``, ``UnsatisfiableError``) makes no claim.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from veil.anonymity import (
+    AnonymizationConfig,
+    DistinctLDiversity,
+    anonymize,
+)
+from veil.errors import ConfigError, UnsatisfiableError
+from veil.schema import Hierarchy
+
+LATTICE = ("optimal", "heuristic")
+ALGOS = (
+    ("optimal", {}),
+    ("heuristic", {}),
+    ("mondrian", {"mode": "strict"}),
+    ("mondrian", {"mode": "relaxed"}),
+)
+
+
+def as_read(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` written to CSV and read back as text, as a reader of the file sees it."""
+    buf = io.StringIO()
+    df.to_csv(buf, index=False)
+    buf.seek(0)
+    return pd.read_csv(buf, dtype=str, keep_default_na=False)
+
+
+def reader_figures(
+    release: pd.DataFrame,
+    qi: list[str],
+    sensitive: str | None,
+    reference: pd.Series | None,
+    marker: str = "*",
+    max_suppressed: int = 0,
+) -> dict[str, float]:
+    """k, l (distinct, entropy), t (equal distance) and suppressed rows of the file as read.
+
+    The rows showing ``marker`` in every quasi-identifier are read as suppressed records when
+    there are at most ``max_suppressed`` of them; otherwise they are a published class (a
+    class generalized to the marker in every column looks like suppressed records).
+    """
+    r = as_read(release)
+    cols = [str(c) for c in qi]
+    supp = np.array((r[cols] == marker).all(axis=1), dtype=bool)
+    if supp.sum() > max_suppressed:
+        supp[:] = False
+    kept = r.loc[~supp]
+    out: dict[str, float] = {"suppressed": int(supp.sum()), "classes": 0}
+    if kept.empty:
+        return out
+    key = kept[cols].agg("\x1f".join, axis=1).to_numpy()
+    groups = kept.groupby(key)
+    out["classes"] = int(groups.ngroups)
+    out["k"] = int(groups.size().min())
+    if sensitive is None:
+        return out
+    s = kept[str(sensitive)]
+    ref = reference.value_counts(normalize=True)
+    ls, es, ts = [], [], []
+    for _, vals in s.groupby(key):
+        p = vals.value_counts(normalize=True)
+        ls.append(len(p))
+        es.append(math.exp(-sum(x * math.log(x) for x in p)))
+        idx = ref.index.union(p.index)
+        diff = p.reindex(idx, fill_value=0) - ref.reindex(idx, fill_value=0)
+        ts.append(0.5 * float(diff.abs().sum()))
+    out.update(l=min(ls), l_entropy=min(es), t=max(ts))
+    return out
+
+
+def audit(df: pd.DataFrame, qi: list[str], sensitive: str | None, **config) -> dict | None:
+    """Anonymize, then check the file as read against every model of ``config``.
+
+    Returns the reader's figures, or None when the engine refused.
+    """
+    cfg = AnonymizationConfig(**config)
+    try:
+        res = anonymize(df, cfg)
+    except (ConfigError, UnsatisfiableError):
+        return None
+    limit = cfg.max_suppressed(len(df))
+    ref = as_read(df)[str(sensitive)] if sensitive is not None else None
+    fig = reader_figures(res.data, qi, sensitive, ref, cfg.suppressed_value, limit)
+    engine_suppressed = int(np.asarray(res.suppressed).sum())
+    read_suppressed = len(df) - len(res.data) + fig["suppressed"]
+    assert read_suppressed <= limit, (fig, res.node)
+    if fig["suppressed"]:  # marker rows read as suppressed: the engine's are among them
+        assert read_suppressed >= engine_suppressed, (fig, engine_suppressed)
+    else:  # no row read as suppressed is left in the file
+        assert read_suppressed == engine_suppressed, (fig, engine_suppressed)
+    for m in cfg.all_models():
+        name = m.describe()
+        if m.name == "k-anonymity":
+            assert fig.get("k", m.k) >= m.k, (name, fig)
+        elif m.name == "distinct-l-diversity":
+            assert fig.get("l", m.l) >= m.l, (name, fig)
+        elif m.name == "entropy-l-diversity":
+            assert fig.get("l_entropy", m.l) >= m.l - 1e-9, (name, fig)
+        elif m.name == "t-closeness":
+            assert fig.get("t", 0.0) <= m.t + 1e-9, (name, fig)
+    if cfg.algorithm in LATTICE and not fig["suppressed"]:  # the report's classes are the file's
+        assert res.risk_after["classes"] == fig["classes"], (res.risk_after["classes"], fig)
+    return fig
+
+
+# ------------------------------------------------------------- sensitive cells written alike
+
+
+def _empty_vs_missing() -> pd.DataFrame:
+    """Groups x and y hold only '' and missing cells: both are written as an empty field."""
+    s = ["", None, "", np.nan] * 2 + ["", pd.NA, "", None] * 2 + ["f", "g", "f", "g"] * 2
+    g = ["x"] * 8 + ["y"] * 8 + ["z"] * 8
+    return pd.DataFrame({"g": g, "s": pd.Series(s, dtype=object)})
+
+
+@pytest.mark.parametrize(("algorithm", "options"), ALGOS)
+def test_empty_text_and_missing_sensitive_cells_are_one_value(algorithm, options):
+    df = _empty_vs_missing()
+    qi = {"g": Hierarchy.flat(["x", "y", "z"])} if algorithm in LATTICE else ["g"]
+    fig = audit(
+        df,
+        ["g"],
+        "s",
+        quasi_identifiers=qi,
+        models=[DistinctLDiversity("s", 2)],
+        k=2,
+        algorithm=algorithm,
+        options=options,
+        time_limit=5 if algorithm == "heuristic" else None,
+    )
+    assert fig is not None  # the top node ('*': {'', f, g}) is 2-diverse
