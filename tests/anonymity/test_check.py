@@ -248,3 +248,19 @@ def test_text_report_counts_read_as_english() -> None:
     assert "(1 class / 1 record violate)" in text
     assert "1: 1 class, 1 record" in text and "5-9: 1 class, 5 records" in text
     assert "1 classes" not in text and "1 records" not in text
+
+
+def test_kmap_passed_as_a_model_brings_its_population() -> None:
+    from veil.anonymity import KMap
+    from veil.errors import ConfigError
+
+    zips = ["1001", "1002", "1003", "1004", "1005"]
+    df = pd.DataFrame({"zip": zips * 2})
+    population = pd.DataFrame({"zip": zips * 4 + ["1001"] * 3})
+    ours = check(df, "zip", models=[KMap(5, population)])
+    ref = check(df, "zip", k=5, population=population).models[1]
+    assert ours.models[0] == ref
+    assert not ours.holds and ours.models[0]["achieved"] == 4.0
+    assert ours.models[0]["violating_classes"] == 4  # 1001 matches 7 people, the others 4
+    with pytest.raises(ConfigError, match="different population tables"):
+        check(df, "zip", k=5, population=population, models=[KMap(5, population.copy())])

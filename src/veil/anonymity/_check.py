@@ -277,6 +277,8 @@ def check(
     suppression_limit
         Share of records, in [0, 1], that may be suppressed (violating classes) while still
         "holding".
+    show
+        Number of smallest / violating classes reported.
 
     Raises
     ------
@@ -285,8 +287,6 @@ def check(
         quasi-identifier and sensitive.
     veil.errors.InputError
         Not a DataFrame, an empty table, a column not in the table.
-    show
-        Number of smallest / violating classes reported.
 
     Examples
     --------
@@ -315,6 +315,11 @@ def check(
     all_models.extend(models)
     if not all_models:
         raise ConfigError("nothing to check: give k, l, t, average_risk or models")
+    tables = {id(m.population): m.population for m in all_models if isinstance(m, KMap)}
+    if len(tables) > 1:
+        raise ConfigError("k-map models with different population tables: give one population")
+    if tables:  # a KMap passed in models= brings its population (the class sizes it needs)
+        population = next(iter(tables.values()))
     suppression_limit = check_suppression_limit(suppression_limit)
     sens = list(dict.fromkeys(m.column for m in all_models if m.column is not None))
     missing = [col for col in [*qi, *sens] if col not in df.columns]
