@@ -68,3 +68,16 @@ def test_private_selection_sorts_keys_of_mixed_types() -> None:
     pf = PrivateFrame(df, "pid", accountant=False, random_state=3)
     out = pf.groupby("g").agg(n="count", epsilon=10.0, delta=0.1)
     assert out["g"].tolist() == [1, "a"]  # by type name, then text: int < str
+
+
+def test_sql_plan_accuracy_rows_carry_the_sql_output_names() -> None:
+    """``SQLPlan.accuracy()`` named its rows ``__agg0``, ``__agg1`` (internal names)."""
+    from veil.dp.sql import plan_sql
+
+    sql = "SELECT g, COUNT(*) AS n, AVG(x), SUM(x) AS total FROM data GROUP BY g"
+    plan = plan_sql(_frame(), sql, epsilon=1.0, keys={"g": ["a", "b"]})
+    acc = plan.accuracy(group_size=10)
+    assert acc.index.tolist() == ["n", "avg_x", "total"]
+    assert acc.index.name == "output"
+    out = plan.execute()
+    assert [c for c in out.columns if c != "g"] == acc.index.tolist()

@@ -311,7 +311,6 @@ def run(args: argparse.Namespace) -> int:
     budget = f"epsilon={plan.epsilon:g}, delta={plan.delta:g}"
     if args.dry_run:
         acc = plan.accuracy(args.alpha, args.group_size).reset_index()
-        acc["output"] = [plan.rename.get(c, c) for c in acc["output"]]
         _print(acc, f"veil query (dry run): {budget}", f"{unit}; nothing released")
         return 0
     caption = f"{unit}; ± = {1 - args.alpha:.0%} CI half-width"

@@ -87,8 +87,14 @@ class SQLPlan:
         return self.plan.delta
 
     def accuracy(self, alpha: float = 0.05, group_size: float | None = None) -> pd.DataFrame:
-        """CI half-widths per output, before release (see :meth:`QueryPlan.accuracy`)."""
-        return self.plan.accuracy(alpha, group_size)
+        """CI half-widths per output, before release (see :meth:`QueryPlan.accuracy`).
+
+        Rows are indexed by the SQL output names (``n``, ``avg_age``), as :meth:`execute`
+        names the released columns.
+        """
+        acc = self.plan.accuracy(alpha, group_size)
+        acc.index = pd.Index([self.rename.get(c, c) for c in acc.index], name=acc.index.name)
+        return acc
 
     def execute(self, *, with_ci: bool = False, alpha: float = 0.05) -> pd.DataFrame:
         """Charge the accountant once and return the noisy table in SELECT order."""
