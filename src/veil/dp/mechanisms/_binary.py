@@ -143,10 +143,10 @@ def coin_flip_survey(truth: Any, random_state: Any = None) -> np.ndarray:
 
     Examples
     --------
-    >>> import numpy as np, warnings
-    >>> warnings.simplefilter("ignore")
-    >>> coin_flip_survey(np.ones(4, bool), random_state=0).dtype
-    dtype('bool')
+    >>> import numpy as np
+    >>> answers = coin_flip_survey(np.ones(4, bool))  # secure randomness: no seed
+    >>> answers.dtype, answers.shape
+    (dtype('bool'), (4,))
     """
     from veil.dp._rng import resolve_rng
 
