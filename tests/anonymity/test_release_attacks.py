@@ -22,6 +22,7 @@ import pytest
 from veil.anonymity import (
     AnonymizationConfig,
     DistinctLDiversity,
+    TCloseness,
     anonymize,
 )
 from veil.errors import ConfigError, UnsatisfiableError
@@ -148,3 +149,57 @@ def test_empty_text_and_missing_sensitive_cells_are_one_value(algorithm, options
         time_limit=5 if algorithm == "heuristic" else None,
     )
     assert fig is not None  # the top node ('*': {'', f, g}) is 2-diverse
+
+
+# ------------------------------------------------- the suppression marker as a hierarchy label
+
+
+def _marker_label_table() -> tuple[pd.DataFrame, dict[str, Hierarchy]]:
+    """Column b's values u1 and u2 generalize to '*' one level below its top (a padded,
+    ARX-style hierarchy); a is unique per record, so it is always fully generalized ('*').
+    At node (1, 1) the class of u1/u2 prints '*' in every column, like the masked records of
+    the class W that violates t (its 2 records may be suppressed)."""
+    b = ["u1", "u2"] * 2 + ["v"] * 8 + ["w"] * 2
+    s = list("aaab") + list("aaaabbbb") + list("aa")
+    a = [f"p{i}" for i in range(len(b))]
+    df = pd.DataFrame({"a": a, "b": b, "s": s})
+    hier = {
+        "a": Hierarchy.from_mapping({x: ["*"] for x in a}),
+        "b": Hierarchy.from_mapping(
+            {"u1": ["*", "*"], "u2": ["*", "*"], "v": ["V", "*"], "w": ["W", "*"]}
+        ),
+    }
+    return df, hier
+
+
+@pytest.mark.parametrize("algorithm", LATTICE)
+@pytest.mark.parametrize("drop", [False, True])
+def test_masked_records_never_join_a_class_printed_as_the_marker(algorithm, drop):
+    df, hier = _marker_label_table()
+    fig = audit(
+        df,
+        ["a", "b"],
+        "s",
+        quasi_identifiers=hier,
+        models=[TCloseness("s", 0.15)],
+        k=4,
+        suppression_limit=2 / len(df),
+        drop_suppressed=drop,
+        algorithm=algorithm,
+        time_limit=5 if algorithm == "heuristic" else None,
+    )
+    if drop:  # dropping the records cannot be confused with a class: the engine must deliver
+        assert fig is not None
+
+
+def test_a_marker_that_a_class_could_print_is_refused_in_mask_mode():
+    df, hier = _marker_label_table()
+    kw = {"quasi_identifiers": hier, "models": [TCloseness("s", 0.15)], "k": 4}
+    with pytest.raises(ConfigError, match="suppressed_value"):
+        anonymize(df, AnonymizationConfig(**kw, suppression_limit=2 / len(df)))
+    # without suppression, or with another marker, nothing can be confused
+    anonymize(df, AnonymizationConfig(**kw, suppression_limit=0.0))
+    res = anonymize(df, AnonymizationConfig(**kw, suppression_limit=0.2, suppressed_value="#"))
+    assert int(res.suppressed.sum()) == 2
+    fig = reader_figures(res.data, ["a", "b"], "s", df["s"], "#", 2)
+    assert fig["suppressed"] == 2 and fig["t"] <= 0.15

@@ -38,6 +38,7 @@ def lattice_search(
     """
     t0 = time.perf_counter()
     config.validate(df)
+    config.check_marker(len(df))
     enc = EncodedTable(df, config)
     models = config.all_models()
     search = LatticeSearch(

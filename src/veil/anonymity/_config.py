@@ -245,6 +245,44 @@ class AnonymizationConfig:
             raise InputError("the table has duplicated column names")
         check_k_fits(self.all_models(), len(df))
 
+    def check_marker(self, n_records: int) -> None:
+        """Refuse a suppression marker that a published class could print in every QI.
+
+        Masked suppressed records show ``suppressed_value`` in every quasi-identifier.  When
+        that text is also a label of each QI's hierarchy and, in one of them, a label of a
+        level that has other labels too (a padded, ARX-style hierarchy ``v;*;*`` next to
+        ``w;W;*``, or a data value ``*``), a class generalized to it in every QI prints exactly
+        like the masked records: a reader sees one group, whose sensitive values are those of
+        the class *and* of the suppressed records (which broke a model), so the release as
+        written can break entropy l-diversity or t-closeness while the engine reports both
+        held.  A marker found only at a level holding nothing else (the usual top ``*``) is
+        fine: a class printing it in every QI holds every record.  Applies to the lattice
+        search (full-domain generalization with suppression); :class:`ConfigError`.
+        """
+        if self.drop_suppressed or self.max_suppressed(n_records) == 0:
+            return
+        mark = self.suppressed_value
+        mixed: str | None = None
+        for col in self.qi_names:
+            h = self.hierarchy(col)
+            if h is None:
+                return  # the lattice search refuses QIs without hierarchies
+            levels = [h.labels(lv) for lv in range(h.height)]
+            hit = [lv for lv, labels in enumerate(levels) if mark in labels.tolist()]
+            if not hit:
+                return  # this QI never prints the marker: no class can look suppressed
+            if any(len(levels[lv]) > 1 for lv in hit):
+                mixed = col
+        if mixed is not None:
+            raise ConfigError(
+                f"suppressed_value {mark!r} is also a label of the hierarchy of {mixed!r} below "
+                "its top, and of every other quasi-identifier's: a class generalized to it in "
+                "every column would look like the masked suppressed records, which a reader "
+                "would take for one group; drop the suppressed records (drop_suppressed=True, "
+                "policy 'suppressed: drop'), choose another suppressed_value, or set "
+                "suppression_limit=0"
+            )
+
     def sensitive_hierarchy(self, column: str) -> Hierarchy | None:
         for m in self.all_models():
             if getattr(m, "column", None) == column and getattr(m, "hierarchy", None) is not None:
