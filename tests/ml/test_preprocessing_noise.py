@@ -3,9 +3,9 @@
 StandardScaler (``noisy_moments``): 5 % of epsilon for the count, the rest split evenly over the
 ``2 d`` sums (values scaled to [-1, 1], sensitivity 1 each), so a released mean deviates from
 the data's by ``half * Laplace(1 / eps_each) / n`` (``eps_each = 0.95 eps / (2 d)``).
-PCA (Jiang, Xie & Zhang 2016): the scatter matrix plus ``G.T @ G`` with ``G`` a
-``(d + 1) x d`` matrix of N(0, s) entries, ``s = 3 R^2 / (2 eps_cov)``, so the trace of the
-added noise over ``s`` is chi-square with ``d (d + 1)`` degrees of freedom.
+PCA: the upper triangle of the scatter matrix plus Laplace noise of scale
+``(d + 1) R^2 / (2 eps_cov)`` per entry (L1 sensitivity of ``z z^T``'s upper triangle for
+``||z|| <= R``).
 Both are KS tests at alpha = 1e-6 over fixed numbers of seeded fits.
 """
 
@@ -40,21 +40,25 @@ def test_standard_scaler_mean_noise_is_laplace_at_the_derived_scale():
     assert stats.kstest(dev[:, 0], stats.laplace(scale=wrong).cdf).pvalue < ALPHA
 
 
-def test_pca_wishart_noise_trace_is_chi_square():
+def test_pca_scatter_noise_is_laplace_at_the_derived_scale():
     rng = np.random.default_rng(3)
     n, d, eps, R, fits = 500, 3, 2.0, 4.0, 1_000
     Z = rng.normal(0, 1, (n, d))
     Z *= np.minimum(1.0, (R - 1e-9) / np.linalg.norm(Z, axis=1))[:, None]  # no clipping at R
     scatter = Z.T @ Z
-    s = 3 * R**2 / (2 * 0.95 * eps)  # centered=True: 95 % of eps for the scatter matrix
-    t = np.empty(fits)
+    iu = np.triu_indices(d)
+    # centered=True: 95 % of eps for the scatter matrix, L1 sensitivity (d + 1) R^2 / 2
+    scale = (d + 1) * R**2 / 2 / (0.95 * eps)
+    noise = np.empty((fits, len(iu[0])))
     for i in range(fits):
         p = PCA(d, epsilon=eps, data_norm=R, centered=True, random_state=i).fit(Z)
-        vals = p.explained_variance_ * max(p.n_samples_ - 1, 1)  # eigenvalues of the release
-        noisy = (p.components_.T * vals) @ p.components_
-        t[i] = np.trace(noisy - scatter) / s
-    assert stats.kstest(t, stats.chi2(d * (d + 1)).cdf).pvalue > ALPHA
-    # a Wishart with d degrees of freedom instead of d + 1, or the scale of eps / 2 (the
-    # split used when the mean is estimated too), would be caught
-    assert stats.kstest(t, stats.chi2(d * d).cdf).pvalue < ALPHA
-    assert stats.kstest(t / 1.9, stats.chi2(d * (d + 1)).cdf).pvalue < ALPHA
+        noisy = (p.components_.T * p.singular_values_**2) @ p.components_  # eigenvalues > 0 here
+        noise[i] = (noisy - scatter)[iu]
+    for j in range(len(iu[0])):  # every entry of the upper triangle, diagonal included
+        assert stats.kstest(noise[:, j], stats.laplace(scale=scale).cdf).pvalue > ALPHA
+    assert abs(np.corrcoef(noise[:, 0], noise[:, 1])[0, 1]) < 0.15  # independent entries
+    # the sensitivity d R^2 (L1 bound without the diagonal's saving), or the eps / 2 split used
+    # when the mean is estimated too, would be caught
+    pooled = noise.ravel()
+    assert stats.kstest(pooled, stats.laplace(scale=scale * 2 * d / (d + 1)).cdf).pvalue < ALPHA
+    assert stats.kstest(pooled, stats.laplace(scale=scale * 1.9).cdf).pvalue < ALPHA

@@ -24,9 +24,10 @@ from veil.ml._base import (
     resolve_norm,
 )
 from veil.ml._budget import Charge, atomic_fit
-from veil.ml._noise import add_laplace, resolve_rng, std_normal
+from veil.ml._naive_bayes import posterior_mean_variance
+from veil.ml._noise import add_laplace, resolve_rng
 
-__all__ = ["StandardScaler", "PCA", "noisy_moments"]
+__all__ = ["StandardScaler", "PCA", "noisy_moments", "noisy_scatter"]
 
 
 def noisy_moments(
@@ -57,6 +58,43 @@ def noisy_moments(
         second = np.clip(add_laplace((Z * Z).sum(0), 1.0 / eps_each, rng) / n, 0, 1)
         var = np.clip(second - mean_z**2, 0, 1) * half**2
     return n, mean_z * half + mid, var
+
+
+def scatter_noise_scale(d: int, norm: float, epsilon: float) -> float:
+    """Laplace scale per entry of :func:`noisy_scatter`: ``(d + 1) norm^2 / (2 epsilon)``."""
+    return (d + 1) * float(norm) ** 2 / (2.0 * float(epsilon))
+
+
+def noisy_scatter(Z: np.ndarray, norm: float, epsilon: float, rng: Any) -> np.ndarray:
+    """``Z^T Z`` for rows of L2 norm at most ``norm``, released with ``epsilon``-DP Laplace noise.
+
+    One row ``z`` added or removed changes the upper triangle by ``z_i z_j``, of L1 norm
+    ``(||z||_1^2 + ||z||_2^2) / 2 <= (d + 1) norm^2 / 2``; the ``d (d + 1) / 2`` entries get
+    Laplace noise of scale ``sensitivity / epsilon`` (the Laplace mechanism) and the noisy
+    matrix is symmetrised.  Not positive semi-definite in general (:class:`PCA` replaces each
+    eigenvalue by the posterior mean of a variance >= 0).
+
+    Examples
+    --------
+    >>> from veil.dp._rng import SecureRandom
+    >>> Z = np.array([[0.6, 0.8], [1.0, 0.0]])
+    >>> noisy_scatter(Z, 1.0, 1.0, SecureRandom()).shape
+    (2, 2)
+    """
+    d = Z.shape[1]
+    iu = np.triu_indices(d)
+    sens = (d + 1) * float(norm) ** 2 / 2.0
+    scatter = Z.T @ Z
+    noisy = add_laplace(
+        scatter[iu],
+        scatter_noise_scale(d, norm, epsilon),
+        rng,
+        sensitivity=sens,
+        coords=len(iu[0]),
+    )
+    out = np.zeros((d, d))
+    out[iu] = noisy
+    return out + np.triu(out, 1).T
 
 
 class StandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
@@ -143,14 +181,31 @@ class StandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
 
 
 class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
-    """Principal component analysis with epsilon-differential privacy (Wishart mechanism).
+    """Principal component analysis with epsilon-differential privacy (Laplace scatter matrix).
 
     Rows are centred (on a DP mean computed from ``bounds`` with half the budget, unless
-    ``centered=True`` says the data are already centred) and clipped to L2 norm ``data_norm``;
-    the scatter matrix ``X^T X`` is released with additive Wishart noise
-    ``W ~ Wishart_d(d + 1, (3 R^2 / (2 eps)) I)`` (Jiang, Xie & Zhang 2016, "Wishart mechanism
-    for differentially private principal components analysis", AAAI), which keeps it positive
-    semi-definite; components are its eigenvectors.
+    ``centered=True`` says the data are already centred) and clipped to L2 norm ``R =
+    data_norm``; the upper triangle of the scatter matrix ``Z^T Z`` is released with Laplace
+    noise (the Laplace mechanism, Dwork, McSherry, Nissim & Smith 2006, on the symmetric matrix,
+    i.e. input perturbation of the covariance as in Dwork, Talwar, Thakurta & Zhang 2014's
+    "Analyze Gauss" with Laplace instead of Gaussian noise for a pure epsilon) and the components
+    are the eigenvectors of the noisy symmetric matrix (post-processing).  Privacy unit: one row
+    added or removed.  A row ``z`` adds ``z z^T``, whose upper triangle has L1 norm
+    ``sum_{i <= j} |z_i z_j| = (||z||_1^2 + ||z||_2^2) / 2 <= (d + 1) R^2 / 2`` (``||z||_1 <=
+    sqrt(d) ||z||_2``): that is the sensitivity, and each of the ``d (d + 1) / 2`` entries gets
+    Laplace(``(d + 1) R^2 / (2 eps_cov)``).  The noisy matrix is not positive semi-definite:
+    each eigenvalue is replaced by the posterior mean of a variance ``>= 0`` given its noisy
+    value (normal noise of sd ``2 b``, the largest sd of ``u^T E u`` over unit ``u`` for entry
+    scale ``b``; :func:`veil.ml._naive_bayes.posterior_mean_variance`), a smooth floor that keeps
+    ``noise_variance_`` and :meth:`get_covariance` positive (post-processing).
+
+    The additive Wishart noise of Jiang, Xie & Zhang (2016), used until 2026-11-22, is *not*
+    differentially private: ``A + W`` with ``W ~ Wishart_d(d + 1, C)`` has support
+    ``{B : B - A positive definite}``, which moves with the data; a row ``x`` added to the data
+    makes every output with ``B - A`` below ``x x^T`` impossible, and for ``d = 1`` (one-sided
+    exponential noise) that event has probability ``1 - exp(-eps_cov / 3)`` (0.27 at
+    ``eps_cov = 0.95``) under the smaller table: an unbounded privacy loss
+    (``tests/ml/test_privacy_audits.py`` attacks both the old and the new release).
 
     Parameters
     ----------
@@ -223,21 +278,24 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
                 n_noisy, mean, _ = noisy_moments(Xa, lo, hi, eps / 2, rng, want_var=False)
                 eps_cov = eps / 2
             Z = clip_rows_to_norm(Xa - mean, norm)
-            scatter = Z.T @ Z
-            G = std_normal(rng, (d + 1, d)) * np.sqrt(3 * norm**2 / (2 * eps_cov))
-            noisy = scatter + G.T @ G
+            noisy = noisy_scatter(Z, norm, eps_cov, rng)
             vals, vecs = np.linalg.eigh(noisy)
             order = np.argsort(vals)[::-1]
             vals, vecs = vals[order], vecs[:, order]
             # deterministic sign convention (largest-magnitude loading positive)
             signs = np.sign(vecs[np.argmax(np.abs(vecs), axis=0), np.arange(d)])
             vecs = vecs * np.where(signs == 0, 1, signs)
-            var = np.maximum(vals, 0) / max(n_noisy - 1, 1)
+            # each eigenvalue: the posterior mean of a variance >= 0 given its noisy value
+            # (post-processing, as GaussianNB's variances): sd of u^T E u for a unit u is at
+            # most 2 b (b the per-entry Laplace scale), and the floor keeps a dropped
+            # direction's variance, hence noise_variance_ and get_covariance, above 0
+            vals = posterior_mean_variance(vals, 2.0 * scatter_noise_scale(d, norm, eps_cov))
+            var = vals / max(n_noisy - 1, 1)
             self.components_ = vecs[:, :k].T
             self.explained_variance_ = var[:k]
             total = var.sum()
             self.explained_variance_ratio_ = var[:k] / total if total > 0 else np.zeros(k)
-            self.singular_values_ = np.sqrt(np.maximum(vals[:k], 0))
+            self.singular_values_ = np.sqrt(vals[:k])
             # scikit-learn's noise estimate: mean variance of the dropped (noisy) components
             self.noise_variance_ = float(var[k:].mean()) if k < d else 0.0
             self.mean_ = mean
