@@ -24,6 +24,7 @@ from veil.anonymity import (
     DistinctLDiversity,
     TCloseness,
     anonymize,
+    check,
 )
 from veil.errors import ConfigError, UnsatisfiableError
 from veil.schema import Hierarchy
@@ -203,3 +204,40 @@ def test_a_marker_that_a_class_could_print_is_refused_in_mask_mode():
     assert int(res.suppressed.sum()) == 2
     fig = reader_figures(res.data, ["a", "b"], "s", df["s"], "#", 2)
     assert fig["suppressed"] == 2 and fig["t"] <= 0.15
+
+
+# ------------------------------------------------------------ the suppression limit's boundary
+
+
+@pytest.mark.parametrize("algorithm", LATTICE)
+def test_suppressed_share_never_exceeds_a_limit_just_below_a_record(algorithm):
+    """k = 3 on 10 records with one lone value: suppressing it (a share of 0.1) is what the
+    lowest node needs; a limit a hair below 0.1 must not allow it."""
+    df = pd.DataFrame({"g": list("aaaabbbbbc"), "s": list("xyxyxyxyxy")})
+    hier = {"g": Hierarchy.from_mapping({"a": ["ab", "*"], "b": ["ab", "*"], "c": ["c", "*"]})}
+    for limit in (0.1, 0.1 - 5e-11, 0.29):
+        fig = audit(
+            df,
+            ["g"],
+            "s",
+            quasi_identifiers=hier,
+            k=3,
+            suppression_limit=limit,
+            algorithm=algorithm,
+            time_limit=5 if algorithm == "heuristic" else None,
+        )
+        assert fig is not None
+        read_share = (fig["suppressed"]) / len(df)
+        assert read_share <= limit
+        if limit >= 0.1:  # one record may go: the engine keeps the values (node 0)
+            assert fig["suppressed"] == 1
+
+
+def test_check_applies_the_same_boundary():
+    df = pd.DataFrame({"g": list("aaaabbbbbc")})
+    assert check(df, ["g"], k=3, suppression_limit=0.1).holds
+    assert not check(df, ["g"], k=3, suppression_limit=0.1 - 5e-11).holds
+    n = 100
+    for p in range(101):
+        s = AnonymizationConfig(["g"], k=1, suppression_limit=p / 100).max_suppressed(n)
+        assert s / n <= p / 100 < (s + 1) / n

@@ -14,6 +14,7 @@ from veil.anonymity._config import (
     check_k_fits,
     check_suppression_limit,
     l_model,
+    max_suppressed_records,
     ordered_columns,
     t_model,
 )
@@ -371,7 +372,7 @@ def check(
         viol_by_model.append((m, v))
         viol_any |= v
     n_sup = _records(sizes, viol_any)
-    max_sup = int(np.floor(suppression_limit * n + 1e-9))
+    max_sup = max_suppressed_records(suppression_limit, n)
     keep = ~viol_any if n_sup <= max_sup else np.ones(g, dtype=bool)
     for m in all_models:
         if m.table_level:

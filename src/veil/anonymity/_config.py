@@ -76,6 +76,30 @@ def check_suppression_limit(lim: Any) -> float:
     return float(lim)
 
 
+def max_suppressed_records(limit: float, n_records: int) -> int:
+    """The most records that may be suppressed: the largest ``s`` with ``s / n <= limit``.
+
+    Compared as the share a reader computes (``s / n`` in floating point), so ``0.29`` of 100
+    records allows 29 (``0.29 * 100`` is ``28.999...``) and a limit just below ``0.1`` allows
+    no record of 10 (a fixed tolerance added to ``limit * n`` allowed 1, a share above the
+    limit).
+
+    Examples
+    --------
+    >>> max_suppressed_records(0.29, 100), max_suppressed_records(0.1 - 5e-11, 10)
+    (29, 0)
+    """
+    n = int(n_records)
+    if n <= 0:
+        return 0
+    s = min(max(int(math.floor(limit * n)), 0), n)
+    while s < n and (s + 1) / n <= limit:
+        s += 1
+    while s > 0 and s / n > limit:
+        s -= 1
+    return s
+
+
 def check_k_fits(models: Sequence[PrivacyModel], n_rows: int) -> None:
     """:class:`ConfigError` when a k-anonymity model asks for more records than the table has."""
     for m in models:
@@ -208,7 +232,7 @@ class AnonymizationConfig:
 
     def max_suppressed(self, n_records: int) -> int:
         """Number of records that may be suppressed in a table of ``n_records``."""
-        return int(math.floor(self.suppression_limit * n_records + 1e-9))
+        return max_suppressed_records(self.suppression_limit, n_records)
 
     def population(self) -> pd.DataFrame | None:
         """The population table of the first :class:`KMap` model (None without one)."""
