@@ -65,33 +65,83 @@ def suspect(df: pd.DataFrame, na: list[str]) -> bool:
     return bool((last.astype(object) == "").any())
 
 
+_UNSURE = object()  # the byte count cannot decide: the csv module reads the file instead
+_MAX_BLANK_CHECKS = 10_000  # one-field lines looked at one by one (blank or not)
+
+
+def _inside(pos: np.ndarray, opens: np.ndarray, closes: np.ndarray) -> np.ndarray:
+    """The members of the sorted ``pos`` strictly inside some span ``(opens[j], closes[j])``
+    (disjoint, sorted spans): one pair of searches per span, not per position."""
+    lo, hi = np.searchsorted(pos, opens), np.searchsorted(pos, closes)
+    n = hi - lo
+    total = int(n.sum())
+    if total == 0:
+        return pos[:0]
+    first = np.repeat(lo - (np.cumsum(n) - n), n)  # concatenated ranges lo[j] .. hi[j] - 1
+    return pos[first + np.arange(total)]
+
+
 def _count_bytes(
-    data: bytes, delimiter: str, expected: int | None, header: bool, ref: str
-) -> Ragged | None:
-    """Fields per line from the raw bytes (a file without quotes: one record per line)."""
+    data: bytes, delimiter: str, expected: int | None, header: bool, ref: str, rows: int | None
+) -> Any:
+    """The first ragged record from the raw bytes, vectorized; :data:`_UNSURE` when unsure.
+
+    Records are lines, joined where a line break lies inside quotes; delimiters inside quotes
+    are text.  Quoted spans are read as RFC 4180 says: every ``"`` opens or closes one (a
+    doubled ``""`` closes and reopens).  pandas takes a ``"`` inside an unquoted field for
+    text, which this would read as an opening quote: such a file is caught by its count of
+    records (it differs from ``rows``, the rows pandas read) or by the check of a ragged
+    record, and is then left to the csv module.
+    """
     buf = np.frombuffer(data, dtype=np.uint8)
     ends = np.append(np.flatnonzero(buf == 10), buf.size)  # the last line may be unterminated
+    dpos = np.flatnonzero(buf == ord(delimiter))
     # delimiters before each line's end, then per line: a search over the line ends, not the
     # file's bytes (a 37 MB file: 1e6 searches)
-    delims = np.diff(np.searchsorted(np.flatnonzero(buf == ord(delimiter)), ends), prepend=0)
+    delims = np.diff(np.searchsorted(dpos, ends), prepend=0)
+    quotes = np.flatnonzero(buf == 34)
+    joined = np.zeros(ends.size, dtype=bool)  # line i's break lies inside quotes
+    if quotes.size:
+        if quotes.size % 2:
+            return _UNSURE
+        opens, closes = quotes[0::2], quotes[1::2]
+        text = _inside(dpos, opens, closes)
+        delims = delims - np.bincount(np.searchsorted(ends, text), minlength=ends.size)
+        joined[np.searchsorted(ends, _inside(ends, opens, closes))] = True
+    first_line = np.flatnonzero(np.concatenate(([True], ~joined[:-1])))
+    last_line = np.append(first_line[1:] - 1, ends.size - 1)
+    counts = np.add.reduceat(delims, first_line) + 1
     starts = np.concatenate(([0], ends[:-1] + 1))
+    # pandas skips a line of spaces alone, not one with a delimiter or a quote
+    one_field = (counts == 1) & (first_line == last_line)
 
-    def blank(i: int) -> bool:  # pandas skips a line of spaces alone, not one with delimiters
-        return bool(delims[i] == 0 and not data[starts[i] : ends[i]].strip())
+    def blank(r: int) -> bool:
+        i = int(first_line[r])
+        return bool(one_field[r]) and not data[starts[i] : ends[i]].strip()
 
-    first = next((i for i in range(ends.size) if not blank(i)), None)
+    first = next((r for r in range(counts.size) if not blank(r)), None)
     if first is None:
         return None
     if expected is None:  # no names: the first record (header or first row) fixes it
-        expected = int(delims[first]) + 1
+        expected = int(counts[first])
     lo = first + 1 if header else first
-    for i in lo + np.flatnonzero(delims[lo:] + 1 != expected):
-        if not blank(int(i)):
-            # the data row: the lines before it that are neither blank nor the header
-            # (only lines without a delimiter can be blank)
-            empty = sum(blank(int(j)) for j in lo + np.flatnonzero(delims[lo:i] == 0))
-            row = int(i) - lo - empty + 1
-            return Ragged(int(i) + 1, int(i) + 1, row, expected, int(delims[i]) + 1, ref)
+
+    def blanks(stop: int) -> int:  # blank records in lo .. stop - 1
+        return sum(blank(int(r)) for r in lo + np.flatnonzero(one_field[lo:stop]))
+
+    if quotes.size and rows is not None:  # the records must be pandas' rows
+        if np.count_nonzero(one_field[lo:]) > _MAX_BLANK_CHECKS:
+            return _UNSURE
+        if counts.size - lo - blanks(counts.size) != rows:
+            return _UNSURE  # a quote pandas read as text
+    for r in (lo + np.flatnonzero(counts[lo:] != expected)).tolist():
+        if blank(r):
+            continue
+        if quotes.size:
+            return _UNSURE  # confirmed by the csv module (quotes read as pandas reads them)
+        row = r - lo - blanks(r) + 1
+        line, end = int(first_line[r]) + 1, int(last_line[r]) + 1
+        return Ragged(line, end, row, expected, int(counts[r]), ref)
     return None
 
 
@@ -144,6 +194,7 @@ def find_ragged(
     names: list[str] | None,
     errors: str = "strict",
     limit: int | None = None,
+    rows: int | None = None,
 ) -> Ragged | None:
     """The first record of a delimited file whose field count differs from the header's.
 
@@ -162,6 +213,9 @@ def find_ragged(
         How undecodable bytes are handled (as in the read).
     limit : int, optional
         Check only the first ``limit`` data rows (the start of the file alone is read).
+    rows : int, optional
+        The number of rows pandas read from the file, when known: a byte count of a file with
+        quotes that finds another number of records is left to the csv module.
 
     Returns
     -------
@@ -174,8 +228,11 @@ def find_ragged(
         return _count_csv(path, enc, errors, fmt, expected, fmt.header, ref, limit)
     if codecs.lookup(enc).name in _ASCII_SUPERSETS and fmt.lineterminator != "\r":
         data = path.read_bytes()
-        if b'"' not in data:
-            return _count_bytes(data, fmt.delimiter, expected, fmt.header, ref)
+        if enc == "utf-8-sig" and data.startswith(codecs.BOM_UTF8):
+            data = data[len(codecs.BOM_UTF8) :]  # (not whitespace: line 1 stays a record)
+        found = _count_bytes(data, fmt.delimiter, expected, fmt.header, ref, rows)
+        if found is not _UNSURE:
+            return found  # type: ignore[no-any-return]
     return _count_csv(path, enc, errors, fmt, expected, fmt.header, ref)
 
 

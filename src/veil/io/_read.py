@@ -307,7 +307,7 @@ def _read_text(
     # missing values: when the last column has one, every row's fields are counted.
     listed = list(names) if names is not None else None
     for limit in (1, None) if suspect(df, na) else (1,):
-        found = find_ragged(path, enc, fmt, listed, errors, limit=limit)
+        found = find_ragged(path, enc, fmt, listed, errors, limit=limit, rows=len(df))
         if found is not None:
             raise ragged_error(path.name, found)
     reread = functools.partial(_csv, path, enc, fmt, names, errors=errors)
