@@ -320,6 +320,38 @@ def test_pca_audit_has_power(assert_ratio_within_eps, monkeypatch, d):
         assert_ratio_within_eps(a, b, 1.0)
 
 
+def _pca_uncentred_release(eps: float) -> Callable[[np.ndarray, int], float]:
+    acc = _acc()
+
+    def release(X: np.ndarray, seed: int) -> float:
+        p = PCA(1, epsilon=eps, data_norm=1.0, bounds=(-1, 1), random_state=seed, accountant=acc)
+        p = p.fit(X)
+        # the noisy scatter (eps / 2) and the noisy mean (eps / 2), both moved by the added row
+        return float(p.singular_values_[0] ** 2 + 20 * p.mean_[0])
+
+    return release
+
+
+def _pca_uncentred_pair() -> tuple[np.ndarray, np.ndarray]:
+    """20 rows at +-1 (mean 0, bounds (-1, 1), data_norm 1) and a person at +1: the mean's sum
+    moves by 1 (its sensitivity) and the scatter of the centred rows by about R^2."""
+    D = np.tile([1.0, -1.0], 10)[:, None]
+    return D, np.vstack([D, [[1.0]]])
+
+
+def test_pca_uncentred_audit(assert_ratio_within_eps):
+    """Without ``centered=True``: half of epsilon for the mean, half for the scatter matrix."""
+    a, b = _releases(_pca_uncentred_release(1.0), *_pca_uncentred_pair())
+    assert_ratio_within_eps(a, b, 1.0)
+
+
+def test_pca_uncentred_audit_has_power(assert_ratio_within_eps, monkeypatch):
+    _less_noise(monkeypatch, _preprocessing, 3.0)
+    a, b = _releases(_pca_uncentred_release(1.0), *_pca_uncentred_pair(), runs=6000)
+    with pytest.raises(AssertionError):
+        assert_ratio_within_eps(a, b, 1.0)
+
+
 def _wishart_scatter(Z: np.ndarray, norm: float, epsilon: float, rng: object) -> np.ndarray:
     """The release PCA used until 2026-11-22 (Jiang, Xie & Zhang 2016): ``Z^T Z`` plus
     ``Wishart_d(d + 1, 3 R^2 / (2 eps) I)`` noise."""
