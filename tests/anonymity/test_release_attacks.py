@@ -22,6 +22,7 @@ import pytest
 from veil.anonymity import (
     AnonymizationConfig,
     DistinctLDiversity,
+    EntropyLDiversity,
     TCloseness,
     anonymize,
     check,
@@ -38,12 +39,21 @@ ALGOS = (
 )
 
 
-def as_read(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` written to CSV and read back as text, as a reader of the file sees it."""
+MISSING = "<missing>"
+
+
+def as_read(df: pd.DataFrame, parse_missing: bool = False) -> pd.DataFrame:
+    """``df`` written to CSV and read back as text, as a reader of the file sees it.
+
+    With ``parse_missing`` the reader is pandas' default one (plus Veil's ``?``): the texts it
+    takes for missing values (``''``, ``nan``, ``NA``, ...) all read as :data:`MISSING`.
+    """
     buf = io.StringIO()
     df.to_csv(buf, index=False)
     buf.seek(0)
-    return pd.read_csv(buf, dtype=str, keep_default_na=False)
+    if not parse_missing:
+        return pd.read_csv(buf, dtype=str, keep_default_na=False)
+    return pd.read_csv(buf, dtype=str, na_values=["?"]).fillna(MISSING)
 
 
 def reader_figures(
@@ -53,6 +63,7 @@ def reader_figures(
     reference: pd.Series | None,
     marker: str = "*",
     max_suppressed: int = 0,
+    parse_missing: bool = False,
 ) -> dict[str, float]:
     """k, l (distinct, entropy), t (equal distance) and suppressed rows of the file as read.
 
@@ -60,7 +71,9 @@ def reader_figures(
     there are at most ``max_suppressed`` of them; otherwise they are a published class (a
     class generalized to the marker in every column looks like suppressed records).
     """
-    r = as_read(release)
+    r = as_read(release, parse_missing)
+    if parse_missing:  # the marker as this reader reads it
+        marker = as_read(pd.DataFrame({"m": [marker, "x"]}), True)["m"].iloc[0]
     cols = [str(c) for c in qi]
     supp = np.array((r[cols] == marker).all(axis=1), dtype=bool)
     if supp.sum() > max_suppressed:
@@ -216,6 +229,29 @@ def test_a_marker_that_a_class_could_print_is_refused_in_mask_mode():
     assert int(res.suppressed.sum()) == 2
     fig = reader_figures(res.data, ["a", "b"], "s", df["s"], "#", 2)
     assert fig["suppressed"] == 2 and fig["t"] <= 0.15
+
+
+@pytest.mark.parametrize("algorithm", LATTICE)
+def test_a_marker_read_as_missing_never_joins_the_class_of_missing_values(algorithm):
+    """Marker '' and the class of missing QI cells (label 'nan'): a CSV reader takes both for
+    missing values, one group holding the class and the masked records of class b."""
+    df = pd.DataFrame({"g": ["a"] * 4 + [None] * 4 + ["b"] * 2, "s": list("xxyy") * 2 + ["y", "y"]})
+    hier = {"g": Hierarchy.from_mapping({"a": ["*"], "b": ["*"], "nan": ["*"]})}
+    cfg = AnonymizationConfig(
+        hier,
+        k=3,
+        models=[EntropyLDiversity("s", 1.9)],
+        suppression_limit=0.2,
+        suppressed_value="",
+        algorithm=algorithm,
+        time_limit=5 if algorithm == "heuristic" else None,
+    )
+    try:
+        res = anonymize(df, cfg)
+    except ConfigError:
+        return
+    fig = reader_figures(res.data, ["g"], "s", as_read(df, True)["s"], "", 2, parse_missing=True)
+    assert fig["suppressed"] <= 2 and fig["l_entropy"] >= 1.9 - 1e-9, fig
 
 
 # ------------------------------------------------------------ the suppression limit's boundary

@@ -76,6 +76,19 @@ def check_suppression_limit(lim: Any) -> float:
     return float(lim)
 
 
+#: Texts that CSV readers take for a missing value: pandas' defaults, and Veil's ``?``.
+READ_AS_MISSING = frozenset(
+    {"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN"}
+    | {"<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null", "?"}
+)
+
+
+def _shows(labels: Any, mark: str) -> bool:
+    """Whether a reader of the written release may take one of ``labels`` for ``mark``."""
+    texts = {str(x) for x in labels}
+    return mark in texts or (mark in READ_AS_MISSING and not texts.isdisjoint(READ_AS_MISSING))
+
+
 def max_suppressed_records(limit: float, n_records: int) -> int:
     """The most records that may be suppressed: the largest ``s`` with ``s / n <= limit``.
 
@@ -280,8 +293,11 @@ class AnonymizationConfig:
         the class *and* of the suppressed records (which broke a model), so the release as
         written can break entropy l-diversity or t-closeness while the engine reports both
         held.  A marker found only at a level holding nothing else (the usual top ``*``) is
-        fine: a class printing it in every QI holds every record.  Applies to the lattice
-        search (full-domain generalization with suppression); :class:`ConfigError`.
+        fine: a class printing it in every QI holds every record.  Texts that a CSV reader
+        takes for missing values (:data:`READ_AS_MISSING`: ``''``, ``nan``, ``NA``, ``?``, ...)
+        match each other: marker ``''`` and the label ``nan`` of missing cells are one value to
+        such a reader.  Applies to the lattice search (full-domain generalization with
+        suppression); :class:`ConfigError`.
         """
         if self.drop_suppressed or self.max_suppressed(n_records) == 0:
             return
@@ -292,7 +308,7 @@ class AnonymizationConfig:
             if h is None:
                 return  # the lattice search refuses QIs without hierarchies
             levels = [h.labels(lv) for lv in range(h.height)]
-            hit = [lv for lv, labels in enumerate(levels) if mark in labels.tolist()]
+            hit = [lv for lv, labels in enumerate(levels) if _shows(labels, mark)]
             if not hit:
                 return  # this QI never prints the marker: no class can look suppressed
             if any(len(levels[lv]) > 1 for lv in hit):
