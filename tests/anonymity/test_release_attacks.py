@@ -177,6 +177,26 @@ def test_empty_text_and_missing_sensitive_cells_are_one_value(algorithm, options
     assert fig is not None  # the top node ('*': {'', f, g}) is 2-diverse
 
 
+@pytest.mark.parametrize(("algorithm", "options"), ALGOS)
+def test_texts_read_as_missing_are_one_sensitive_value(algorithm, options):
+    """'NA', 'null', '?', 'nan' and missing cells: a default CSV reader (pandas', Veil's) reads
+    every one of them as a missing value."""
+    s = ["NA", None, "null", "?"] * 2 + ["nan", "N/A", "", np.nan] * 2 + ["f", "g", "f", "g"] * 2
+    df = pd.DataFrame({"g": ["x"] * 8 + ["y"] * 8 + ["z"] * 8, "s": pd.Series(s, dtype=object)})
+    qi = {"g": Hierarchy.flat(["x", "y", "z"])} if algorithm in LATTICE else ["g"]
+    cfg = AnonymizationConfig(
+        qi,
+        k=2,
+        models=[DistinctLDiversity("s", 2)],
+        algorithm=algorithm,
+        options=options,
+        time_limit=5 if algorithm == "heuristic" else None,
+    )
+    res = anonymize(df, cfg)  # the top node ('*': missing, f, g) is 2-diverse
+    fig = reader_figures(res.data, ["g"], "s", as_read(df, True)["s"], parse_missing=True)
+    assert fig["l"] >= 2, fig
+
+
 # ------------------------------------------------- the suppression marker as a hierarchy label
 
 

@@ -18,7 +18,12 @@ from veil.anonymity._models import (
     RecursiveCLDiversity,
     TCloseness,
 )
-from veil.anonymity._stats import SensitiveColumn, encode_sensitive, text_order_warning
+from veil.anonymity._stats import (
+    READ_AS_MISSING,
+    SensitiveColumn,
+    encode_sensitive,
+    text_order_warning,
+)
 from veil.errors import ConfigError, InputError
 from veil.schema._hierarchy import Hierarchy
 
@@ -74,13 +79,6 @@ def check_suppression_limit(lim: Any) -> float:
     if isinstance(lim, bool) or not isinstance(lim, (int, float)) or not 0 <= lim <= 1:
         raise ConfigError(f"suppression_limit must be a fraction in [0, 1], got {lim!r}")
     return float(lim)
-
-
-#: Texts that CSV readers take for a missing value: pandas' defaults, and Veil's ``?``.
-READ_AS_MISSING = frozenset(
-    {"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN"}
-    | {"<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null", "?"}
-)
 
 
 def _shows(labels: Any, mark: str) -> bool:

@@ -128,24 +128,34 @@ def text_order_warning(values: pd.Series, name: str) -> None:
     )
 
 
-def _empty_is_missing(codes: np.ndarray, ustr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Merge the text ``""`` into the missing value (``"nan"``) of :func:`as_str_values`.
+#: Texts that CSV readers take for a missing value: pandas' defaults, and Veil's ``?``
+#: (:data:`veil.io.DEFAULT_MISSING`).  A written release cannot show these apart from a
+#: missing cell (written empty, or as the input's missing marker).
+READ_AS_MISSING = frozenset(
+    {"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN"}
+    | {"<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null", "?"}
+)
 
-    A written release shows a missing cell as an empty field, exactly like the text ``""``:
-    a reader cannot tell them apart, so they are one sensitive value (else a class holding
-    only both would count as 2-diverse while the file shows one value).
+
+def _missing_texts_merged(codes: np.ndarray, ustr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Merge the texts of :data:`READ_AS_MISSING` into one value, written ``"nan"``.
+
+    :func:`as_str_values` gives missing cells the text ``"nan"``; a reader of the written
+    release also takes ``""``, ``"NA"``, ``"?"``, ... for missing values, so they are one
+    sensitive value (a class holding only ``""`` and missing cells was counted as 2-diverse
+    while the file shows one value).
     """
-    empty = np.flatnonzero(ustr == "")
-    missing = np.flatnonzero(ustr == "nan")
-    if not (empty.size and missing.size):
+    hit = np.asarray(pd.Index(ustr, dtype=object).isin(READ_AS_MISSING), dtype=bool)
+    if hit.sum() < 2:
         return codes, ustr
-    e, m = int(empty[0]), int(missing[0])
-    remap = np.arange(len(ustr), dtype=np.int64)
-    remap[e] = m
-    remap[e + 1 :] -= 1  # drop the code of "" and renumber the later ones
-    if m > e:
-        remap[e] = m - 1
-    return remap[codes], np.delete(ustr, e)
+    keep = ~hit
+    first = int(np.flatnonzero(hit)[0])
+    keep[first] = True
+    new_code = np.cumsum(keep) - 1
+    remap = np.where(hit, new_code[first], new_code)
+    labels = ustr[keep].copy()
+    labels[new_code[first]] = "nan"
+    return remap[codes], labels
 
 
 def encode_sensitive(
@@ -186,7 +196,7 @@ def encode_sensitive(
         codes = np.asarray(codes, dtype=np.int64)
         labels = np.array([str(u) for u in as_str_values(uniq)[1]], dtype=object)
     else:
-        codes, ustr = _empty_is_missing(*as_str_values(ser))
+        codes, ustr = _missing_texts_merged(*as_str_values(ser))
         order = np.argsort(ustr.astype(str), kind="stable")
         rank = np.empty_like(order)
         rank[order] = np.arange(len(order))
