@@ -8,10 +8,14 @@ short row leaves its last column missing); :func:`find_ragged` then counts the f
 every record of the file and :func:`ragged_error` names the first ragged one by its physical
 line numbers -- never by its content (error messages end up in logs and tickets).
 
-Counting is vectorized (NumPy over the file's bytes: delimiters per line) when the file has
-no quote character and an ASCII-compatible encoding; otherwise Python's :mod:`csv` reads the
-records, with pandas' quoting rules (``"`` quotes, ``""`` inside quotes, delimiters and line
-breaks allowed in quoted fields).
+Counting is vectorized (NumPy over the file's bytes: delimiters per line, minus those inside
+quoted spans, lines joined where a quoted span holds a line break) for an ASCII-compatible
+encoding.  Python's :mod:`csv` reads the records instead (pandas' quoting rules: ``"`` quotes
+at a field's start, ``""`` inside quotes, delimiters and line breaks allowed in quoted
+fields) for other encodings, ``\r`` line ends, a file whose quotes the byte count may read
+otherwise than pandas (its record count differs from pandas' rows), and to confirm a ragged
+record found in a file with quotes.  The first row alone (``limit=1``) is always read by
+:mod:`csv`.
 """
 
 from __future__ import annotations
