@@ -158,6 +158,35 @@ def _missing_texts_merged(codes: np.ndarray, ustr: np.ndarray) -> tuple[np.ndarr
     return remap[codes], labels
 
 
+def _numbers_merged(codes: np.ndarray, ustr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """In a column whose texts are all numbers, texts of one number are one value.
+
+    A reader of the written release reads such a column back as numbers (pandas' default
+    reader: ``"0.10"``, ``"0.1"``, ``"1e-1"`` are all 0.1; ``"1"`` and ``"1.0"`` are 1), so a
+    class holding ``"0.10"`` and ``"0.1"`` shows one value, not two.  Missing cells (the
+    text ``"nan"`` of :func:`_missing_texts_merged`) stay their own value.
+    """
+    if len(ustr) < 2:
+        return codes, ustr
+    try:  # text columns: one Python float() call decides
+        float(str(ustr[1] if ustr[0] == "nan" else ustr[0]))
+    except ValueError:
+        return codes, ustr
+    present = ustr != "nan"
+    num = pd.to_numeric(pd.Series(ustr[present], dtype=object), errors="coerce")
+    if num.isna().any():  # some text is not a number: the column is read as text
+        return codes, ustr
+    key = np.empty(len(ustr), dtype=object)
+    key[present] = num.to_numpy(dtype=np.float64)  # -0.0 and 0.0 are one key
+    key[~present] = "nan"
+    remap, uniq = pd.factorize(key)
+    if len(uniq) == len(ustr):
+        return codes, ustr
+    first = np.full(len(uniq), -1, dtype=np.int64)
+    first[remap[::-1]] = np.arange(len(ustr) - 1, -1, -1)  # first text of each number
+    return remap[codes].astype(np.int64), ustr[first]
+
+
 def encode_sensitive(
     values: pd.Series | np.ndarray, name: str = "", hierarchy: Hierarchy | None = None
 ) -> SensitiveColumn:
@@ -196,7 +225,7 @@ def encode_sensitive(
         codes = np.asarray(codes, dtype=np.int64)
         labels = np.array([str(u) for u in as_str_values(uniq)[1]], dtype=object)
     else:
-        codes, ustr = _missing_texts_merged(*as_str_values(ser))
+        codes, ustr = _numbers_merged(*_missing_texts_merged(*as_str_values(ser)))
         order = np.argsort(ustr.astype(str), kind="stable")
         rank = np.empty_like(order)
         rank[order] = np.arange(len(order))
