@@ -145,7 +145,10 @@ def _missing_texts_merged(codes: np.ndarray, ustr: np.ndarray) -> tuple[np.ndarr
     sensitive value (a class holding only ``""`` and missing cells was counted as 2-diverse
     while the file shows one value).
     """
-    hit = np.asarray(pd.Index(ustr, dtype=object).isin(READ_AS_MISSING), dtype=bool)
+    texts = ustr.tolist()
+    if READ_AS_MISSING.isdisjoint(texts):  # the common case, in one C-level set pass
+        return codes, ustr
+    hit = np.fromiter((u in READ_AS_MISSING for u in texts), dtype=bool, count=len(texts))
     if hit.sum() < 2:
         return codes, ustr
     keep = ~hit
