@@ -62,3 +62,41 @@ def test_pca_scatter_noise_is_laplace_at_the_derived_scale():
     pooled = noise.ravel()
     assert stats.kstest(pooled, stats.laplace(scale=scale * 2 * d / (d + 1)).cdf).pvalue < ALPHA
     assert stats.kstest(pooled, stats.laplace(scale=scale * 1.9).cdf).pvalue < ALPHA
+
+
+def test_pca_mean_share_minimises_the_error_estimate():
+    """The split is the minimiser of ``A / e^2 + B / (E - e)``, checked on a fine grid."""
+    from veil.ml._preprocessing import pca_mean_share
+
+    for d, n, R, E in [(1, 20.0, 1.0, 1.0), (5, 32561.0, 5**0.5, 0.49), (64, 1400.0, 8.0, 4.9)]:
+        half = np.full(d, 0.5)
+        a = 2 * d * d * (half**2).sum() / n
+        b = np.sqrt(2 * d) * (d + 1) * R**2
+        grid = np.linspace(E * 1e-4, E * (1 - 1e-4), 200_001)
+        best = grid[np.argmin(a / grid**2 + b / (E - grid))]
+        assert abs(pca_mean_share(d, half, R, n, E) - best) < 2e-4 * E
+
+
+def test_pca_uncentred_mean_noise_is_laplace_at_the_derived_scale():
+    """Without ``centered=True`` each released mean is the bounds' mid-point plus
+    ``half * Laplace(d / eps_m) / n`` with ``eps_m = pca_mean_share(...)`` of ``0.98 eps``;
+    the halves used until 2026-11-22 (``eps_m = eps / 2``, 5 % of it for the count) and a
+    share read without dividing by ``d`` are caught."""
+    from veil.ml._preprocessing import pca_mean_share
+
+    n, d, eps, R, fits = 20_000, 2, 0.5, 2**0.5, 1_000
+    X = np.tile([[0.0, 1.0], [1.0, 0.0]], (n // 2, 1))  # means (0.5, 0.5) = the mid-points
+    dev = np.array(
+        [
+            PCA(1, epsilon=eps, data_norm=R, bounds=(0, 1), random_state=s).fit(X).mean_ - 0.5
+            for s in range(fits)
+        ]
+    )
+    # the noisy count (scale 1 / (0.02 eps) = 100 on n = 20,000) moves eps_m by ~0.2 %
+    eps_m = pca_mean_share(d, np.full(d, 0.5), R, n, 0.98 * eps)
+    scale = 0.5 * d / (eps_m * n)
+    for j in range(d):
+        assert stats.kstest(dev[:, j], stats.laplace(scale=scale).cdf).pvalue > ALPHA
+    old = 0.5 * d / (0.95 * eps / 2 * n)
+    assert stats.kstest(dev[:, 0], stats.laplace(scale=old).cdf).pvalue < ALPHA
+    assert stats.kstest(dev[:, 0], stats.laplace(scale=scale / d).cdf).pvalue < ALPHA

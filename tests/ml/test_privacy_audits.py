@@ -326,7 +326,8 @@ def _pca_uncentred_release(eps: float) -> Callable[[np.ndarray, int], float]:
     def release(X: np.ndarray, seed: int) -> float:
         p = PCA(1, epsilon=eps, data_norm=1.0, bounds=(-1, 1), random_state=seed, accountant=acc)
         p = p.fit(X)
-        # the noisy scatter (eps / 2) and the noisy mean (eps / 2), both moved by the added row
+        # the noisy scatter and the noisy mean (the split of pca_mean_share after a noisy count:
+        # about 0.66 eps and 0.32 eps here), both moved by the added row
         return float(p.singular_values_[0] ** 2 + 20 * p.mean_[0])
 
     return release
@@ -340,7 +341,9 @@ def _pca_uncentred_pair() -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_pca_uncentred_audit(assert_ratio_within_eps):
-    """Without ``centered=True``: half of epsilon for the mean, half for the scatter matrix."""
+    """Without ``centered=True``: a noisy count, then epsilon split between the mean and the
+    scatter matrix by :func:`veil.ml._preprocessing.pca_mean_share` (a function of that count:
+    the three releases compose to epsilon)."""
     a, b = _releases(_pca_uncentred_release(1.0), *_pca_uncentred_pair())
     assert_ratio_within_eps(a, b, 1.0)
 

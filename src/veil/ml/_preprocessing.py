@@ -25,9 +25,9 @@ from veil.ml._base import (
 )
 from veil.ml._budget import Charge, atomic_fit
 from veil.ml._naive_bayes import posterior_mean_variance
-from veil.ml._noise import add_laplace, resolve_rng
+from veil.ml._noise import COUNT_SHARE, add_laplace, noisy_count, resolve_rng
 
-__all__ = ["StandardScaler", "PCA", "noisy_moments", "noisy_scatter"]
+__all__ = ["StandardScaler", "PCA", "noisy_moments", "noisy_scatter", "pca_mean_share"]
 
 
 def noisy_moments(
@@ -58,6 +58,39 @@ def noisy_moments(
         second = np.clip(add_laplace((Z * Z).sum(0), 1.0 / eps_each, rng) / n, 0, 1)
         var = np.clip(second - mean_z**2, 0, 1) * half**2
     return n, mean_z * half + mid, var
+
+
+def pca_mean_share(d: int, half: np.ndarray, norm: float, n_hat: float, epsilon: float) -> float:
+    """The part ``eps_m`` of ``epsilon`` that :class:`PCA` spends on the mean (the rest on the
+    scatter matrix): the minimiser over ``(0, epsilon)`` of ``A / eps_m^2 + B / (epsilon - eps_m)``.
+
+    ``A / eps_m^2`` is the expected spectral norm ``n E||delta||^2`` of the error ``n delta
+    delta^T`` that centring on a mean off by ``delta`` adds to the scatter matrix, with ``d``
+    sums of coordinates scaled to [-1, 1] each given Laplace(``d / eps_m``): ``E delta_i^2 = 2
+    d^2 half_i^2 / (n eps_m)^2``, so ``A = 2 d^2 sum(half^2) / n``.  ``B / eps_c`` is the
+    spectral norm of the scatter noise, a symmetric matrix with independent entries of sd ``sqrt
+    2 b``, ``b = (d + 1) R^2 / (2 eps_c)``: about ``2 sqrt(d) sqrt(2) b`` (the edge of Wigner's
+    semicircle), so ``B = sqrt(2 d) (d + 1) R^2``.  Both are bounds on the perturbation that
+    moves the components (Davis & Kahan 1970's sin-theta theorem divides it by the eigengap).
+    The stationarity condition ``2 A (epsilon - eps_m)^2 = B eps_m^3`` has one root in ``(0,
+    epsilon)`` (left side decreasing, right side increasing), found by bisection.  Only public
+    values and the noisy count ``n_hat`` enter: choosing the split is post-processing.
+
+    Examples
+    --------
+    >>> round(pca_mean_share(1, np.array([1.0]), 1.0, 20.0, 1.0), 2)
+    0.32
+    """
+    a = 2.0 * d * d * float(np.sum(np.asarray(half, dtype=float) ** 2)) / max(float(n_hat), 1.0)
+    b = np.sqrt(2.0 * d) * (d + 1) * float(norm) ** 2
+    lo, hi = 0.0, float(epsilon)
+    for _ in range(100):
+        mid = (lo + hi) / 2.0
+        if 2.0 * a * (epsilon - mid) ** 2 > b * mid**3:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2.0
 
 
 def scatter_noise_scale(d: int, norm: float, epsilon: float) -> float:
@@ -183,9 +216,8 @@ class StandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
 class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Principal component analysis with epsilon-differential privacy (Laplace scatter matrix).
 
-    Rows are centred (on a DP mean computed from ``bounds`` with half the budget, unless
-    ``centered=True`` says the data are already centred) and clipped to L2 norm ``R =
-    data_norm``; the upper triangle of the scatter matrix ``Z^T Z`` is released with Laplace
+    Rows are centred (on a DP mean computed from ``bounds``, unless ``centered=True`` says the
+    data are already centred) and clipped to L2 norm ``R = data_norm``; the upper triangle of the scatter matrix ``Z^T Z`` is released with Laplace
     noise (the Laplace mechanism, Dwork, McSherry, Nissim & Smith 2006, on the symmetric matrix,
     i.e. input perturbation of the covariance as in Dwork, Talwar, Thakurta & Zhang 2014's
     "Analyze Gauss" with Laplace instead of Gaussian noise for a pure epsilon) and the components
@@ -198,6 +230,16 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     value (normal noise of sd ``2 b``, the largest sd of ``u^T E u`` over unit ``u`` for entry
     scale ``b``; :func:`veil.ml._naive_bayes.posterior_mean_variance`), a smooth floor that keeps
     ``noise_variance_`` and :meth:`get_covariance` positive (post-processing).
+
+    Budget (sequential composition).  ``centered=True``: 5 % for a noisy row count (it scales
+    ``explained_variance_``), 95 % for the matrix.  Otherwise ``COUNT_SHARE`` (2 %) for a noisy
+    count ``n_hat``, then ``eps_m`` = :func:`pca_mean_share` of the rest for the mean (the ``d``
+    sums of the rows clipped to ``bounds`` and scaled to [-1, 1], Laplace(``d / eps_m``) each)
+    and the remainder for the matrix.  The split minimises an estimate of the spectral norm of
+    the two errors (the mean's ``n delta delta^T`` and the matrix noise) from public values and
+    ``n_hat`` (post-processing of the count), instead of the fixed halves used until 2026-11-22:
+    on Adult's five numeric features (R = sqrt 5, n = 32561) the matrix gets about 95 % of
+    ``epsilon`` at ``epsilon = 1``.
 
     The additive Wishart noise of Jiang, Xie & Zhang (2016), used until 2026-11-22, is *not*
     differentially private: ``A + W`` with ``W ~ Wishart_d(d + 1, C)`` has support
@@ -275,8 +317,16 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
                     1.0, float(add_laplace(np.array([float(n)]), 1 / (0.05 * eps), rng)[0])
                 )
             else:
-                n_noisy, mean, _ = noisy_moments(Xa, lo, hi, eps / 2, rng, want_var=False)
-                eps_cov = eps / 2
+                # count (COUNT_SHARE), then the split of the rest from the noisy count
+                eps_n = COUNT_SHARE * eps
+                n_noisy = max(1.0, noisy_count(n, eps_n, rng))
+                mid, half = (lo + hi) / 2.0, np.maximum((hi - lo) / 2.0, 1e-12)
+                eps_mean = pca_mean_share(d, half, norm, n_noisy, eps - eps_n)
+                eps_cov = eps - eps_n - eps_mean
+                scaled = np.clip((np.clip(Xa, lo, hi) - mid) / half, -1.0, 1.0)
+                # each of the d scaled sums has sensitivity 1 and gets eps_mean / d
+                sums = add_laplace(scaled.sum(0), d / eps_mean, rng)
+                mean = mid + half * np.clip(sums / n_noisy, -1.0, 1.0)
             Z = clip_rows_to_norm(Xa - mean, norm)
             noisy = noisy_scatter(Z, norm, eps_cov, rng)
             vals, vecs = np.linalg.eigh(noisy)
