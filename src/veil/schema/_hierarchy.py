@@ -172,7 +172,10 @@ def as_str_values(values: Any) -> tuple[np.ndarray, np.ndarray]:
     arr = values.to_numpy() if isinstance(values, pd.Series) and values.dtype == object else values
     if not isinstance(arr, np.ndarray):
         arr = pd.Series(values, copy=False)
-    codes, uniques = factorize_typed(arr)  # only str, no missing value: the first path
+    fast = factorize_str_array(arr) if isinstance(arr, np.ndarray) else None
+    if fast is not None:  # only str, no missing value: distinct texts already, nothing to write
+        return fast
+    codes, uniques = factorize_typed(arr)
     ustr = np.array([_scalar_str(u) for u in np.asarray(uniques, dtype=object)], dtype=object)
     scodes, sun = pd.factorize(ustr)
     if len(sun) < len(ustr):  # distinct values written alike (17 and "17"): one value
