@@ -167,15 +167,17 @@ def _numbers_merged(codes: np.ndarray, ustr: np.ndarray) -> tuple[np.ndarray, np
     A reader of the written release reads such a column back as numbers (pandas' default
     reader: ``"0.10"``, ``"0.1"``, ``"1e-1"`` are all 0.1; ``"1"`` and ``"1.0"`` are 1), so a
     class holding ``"0.10"`` and ``"0.1"`` shows one value, not two.  Missing cells (the
-    text ``"nan"`` of :func:`_missing_texts_merged`) stay their own value.
+    one text of :data:`READ_AS_MISSING` left by :func:`_missing_texts_merged`: ``"nan"``, or
+    ``""``, ``"NA"``, ... when it is the only one) stay their own value, and do not make the
+    column a text column: ``"1"``, ``"1.0"`` and ``""`` are read as 1, 1 and a missing value.
     """
     if len(ustr) < 2:
         return codes, ustr
-    try:  # text columns: one Python float() call decides
-        float(str(ustr[1] if ustr[0] == "nan" else ustr[0]))
+    try:  # text columns: one Python float() call decides (at most one text reads as missing)
+        float(str(ustr[1] if ustr[0] in READ_AS_MISSING else ustr[0]))
     except ValueError:
         return codes, ustr
-    present = ustr != "nan"
+    present = ~pd.Series(ustr, dtype=object).isin(READ_AS_MISSING).to_numpy()
     num = pd.to_numeric(pd.Series(ustr[present], dtype=object), errors="coerce")
     if num.isna().any():  # some text is not a number: the column is read as text
         return codes, ustr
