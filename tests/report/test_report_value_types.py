@@ -87,3 +87,14 @@ def test_target_check_t_closeness_sees_true_and_one_apart():
     got = verify_targets(df, ["q"], _targets(t={"column": "s", "t": 0.2}))["t"]
     assert got["achieved"] == 0.5  # each class holds one of two equally frequent values
     assert got["met"] is False and not check(df, ["q"], t={"s": 0.2}).holds
+
+
+def test_target_check_on_text_columns_of_every_dtype_counts_as_the_engine_does():
+    # pandas 3 reads text as the str dtype: '' and a missing cell are written alike (one
+    # value), '1' and '1.0' are read back as one number
+    for dtype in (object, "string", None):
+        for cells, l_read in ((["", None, "", None], 1), (["1", "1.0", "2", "2.0"], 2)):
+            df = pd.DataFrame({"q": ["a"] * 4, "s": pd.Series(cells, dtype=dtype)})
+            got = verify_targets(df, ["q"], _targets(l={"column": "s", "l": l_read + 1}))["l"]
+            assert got["achieved"] == l_read, (dtype, cells, got)
+            assert got["met"] is False and not check(df, ["q"], l={"s": l_read + 1}).holds

@@ -30,9 +30,10 @@ def _class_value_counts(
     """(n_classes x n_values) count matrix and the reference distribution over the same values.
 
     Values are sorted when orderable (else in order of appearance), over the union of
-    ``values`` and ``reference``; ``object`` columns (cells of any type) are encoded as the
-    engine encodes them (:func:`~veil.anonymity.encode_sensitive`); the reference distribution is that of ``reference`` (of
-    ``values`` when None).
+    ``values`` and ``reference``; columns the engine encodes by their text (``object``,
+    pandas' ``str``, booleans: all but numbers and ordered categoricals) are encoded as it
+    does (:func:`~veil.anonymity.encode_sensitive`); the reference distribution is that of
+    ``reference`` (of ``values`` when None).
     """
     v = values.reset_index(drop=True)
     n_rel = len(v)
@@ -47,9 +48,10 @@ def _class_value_counts(
         if (vcodes < 0).any():
             vcodes[vcodes < 0] = m
             m += 1
-    elif v.dtype == object:
-        # cells of any type: the engine's sensitive values (encode_sensitive), the written text
-        # (True and "True" are one value, True and 1 two), in its text order
+    elif not pd.api.types.is_numeric_dtype(v.dtype) or pd.api.types.is_bool_dtype(v.dtype):
+        # the engine's text path (encode_sensitive): the written text (True and "True" are one
+        # value, True and 1 two; '' and a missing cell one), in its text order; pandas 3 reads
+        # text as the str dtype, not object
         vcodes = encode_sensitive(v, "sensitive").codes
         m = int(vcodes.max()) + 1 if len(vcodes) else 0
     else:
