@@ -30,6 +30,23 @@ from veil.ml._noise import COUNT_SHARE, add_laplace, noisy_count, resolve_rng
 __all__ = ["StandardScaler", "PCA", "noisy_moments", "noisy_scatter", "pca_mean_share"]
 
 
+def unit_scaled(
+    X: np.ndarray, lo: np.ndarray, hi: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``X`` clipped to ``[lo, hi]`` and scaled to [-1, 1] per feature, with the bounds'
+    mid-points and half-widths: a sum over rows of a scaled feature has sensitivity 1.
+
+    Examples
+    --------
+    >>> X, lo, hi = np.array([[0.0], [5.0], [12.0]]), np.array([0.0]), np.array([10.0])
+    >>> Z, mid, half = unit_scaled(X, lo, hi)
+    >>> Z.ravel().tolist(), mid.tolist(), half.tolist()
+    ([-1.0, 0.0, 1.0], [5.0], [5.0])
+    """
+    mid, half = (lo + hi) / 2.0, np.maximum((hi - lo) / 2.0, 1e-12)
+    return np.clip((np.clip(X, lo, hi) - mid) / half, -1.0, 1.0), mid, half
+
+
 def noisy_moments(
     X: np.ndarray,
     lo: np.ndarray,
@@ -46,8 +63,7 @@ def noisy_moments(
     Laplace noise, each scaled coordinate having sensitivity 1.
     """
     d = X.shape[1]
-    mid, half = (lo + hi) / 2.0, np.maximum((hi - lo) / 2.0, 1e-12)
-    Z = np.clip((np.clip(X, lo, hi) - mid) / half, -1.0, 1.0)
+    Z, mid, half = unit_scaled(X, lo, hi)
     n_rel = d * (2 if want_var else 1)
     eps_count = 0.05 * epsilon
     eps_each = (epsilon - eps_count) / n_rel
@@ -320,10 +336,9 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
                 # count (COUNT_SHARE), then the split of the rest from the noisy count
                 eps_n = COUNT_SHARE * eps
                 n_noisy = max(1.0, noisy_count(n, eps_n, rng))
-                mid, half = (lo + hi) / 2.0, np.maximum((hi - lo) / 2.0, 1e-12)
+                scaled, mid, half = unit_scaled(Xa, lo, hi)
                 eps_mean = pca_mean_share(d, half, norm, n_noisy, eps - eps_n)
                 eps_cov = eps - eps_n - eps_mean
-                scaled = np.clip((np.clip(Xa, lo, hi) - mid) / half, -1.0, 1.0)
                 # each of the d scaled sums has sensitivity 1 and gets eps_mean / d
                 sums = add_laplace(scaled.sum(0), d / eps_mean, rng)
                 mean = mid + half * np.clip(sums / n_noisy, -1.0, 1.0)
