@@ -329,9 +329,7 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
             if self.centered:
                 mean = np.zeros(d)
                 eps_cov = 0.95 * eps
-                n_noisy = max(
-                    1.0, float(add_laplace(np.array([float(n)]), 1 / (0.05 * eps), rng)[0])
-                )
+                n_noisy = max(1.0, noisy_count(n, 0.05 * eps, rng))
             else:
                 # count (COUNT_SHARE), then the split of the rest from the noisy count
                 eps_n = COUNT_SHARE * eps
