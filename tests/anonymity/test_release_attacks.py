@@ -244,6 +244,24 @@ def test_numbers_and_one_text_read_as_missing_are_read_as_numbers(missing):
     assert check(df, "g", l={"s": 2}).holds
 
 
+@pytest.mark.parametrize("pair", [["0.1", "0.10"], ["", "NA"], ["1", "1.0"], ["?", "null"]])
+@pytest.mark.parametrize(("algorithm", "options"), ALGOS)
+def test_texts_a_reader_may_merge_stay_apart_for_t_closeness(algorithm, options, pair):
+    """l-diversity counts '0.1' and '0.10' as one value (some readers merge them); t-closeness
+    must not: a reader of the text sees '0.1' in half of class x, a quarter of the table
+    (merged, every class would match the table: distance 0)."""
+    a, b = pair
+    s = pd.Series([a, a, "5", "6", b, b, "5", "6", a, b, "5", "6"], dtype=object)
+    df = pd.DataFrame({"g": ["x"] * 4 + ["z"] * 4 + ["y"] * 4, "s": s})
+    check_t = check(df, "g", t={"s": 0.2})
+    assert not check_t.holds and check_t.models[0]["achieved"] == pytest.approx(0.25)
+    qi = {"g": Hierarchy.flat(["x", "y", "z"])} if algorithm in LATTICE else ["g"]
+    opts = {"time_limit": 5} if algorithm == "heuristic" else {}
+    cfg = {"quasi_identifiers": qi, "models": [TCloseness("s", 0.2)], "algorithm": algorithm}
+    fig = audit(df, ["g"], "s", k=2, options=options, **cfg, **opts)
+    assert fig is None or fig["t"] <= 0.2
+
+
 # ------------------------------------------------- the suppression marker as a hierarchy label
 
 

@@ -98,3 +98,17 @@ def test_target_check_on_text_columns_of_every_dtype_counts_as_the_engine_does()
             got = verify_targets(df, ["q"], _targets(l={"column": "s", "l": l_read + 1}))["l"]
             assert got["achieved"] == l_read, (dtype, cells, got)
             assert got["met"] is False and not check(df, ["q"], l={"s": l_read + 1}).holds
+
+
+def test_target_check_t_closeness_keeps_texts_a_reader_may_merge_apart():
+    # '0.1' / '0.10' (and '' / 'NA') are one value for l-diversity, two for t-closeness: a
+    # reader of the text sees '0.1' in half of class x and a quarter of the table
+    for a, b in (("0.1", "0.10"), ("", "NA")):
+        s = pd.Series([a, a, "5", "6", b, b, "5", "6", a, b, "5", "6"], dtype=object)
+        df = pd.DataFrame({"q": ["x"] * 4 + ["z"] * 4 + ["y"] * 4, "s": s})
+        got = verify_targets(
+            df, ["q"], _targets(t={"column": "s", "t": 0.2}, l={"column": "s", "l": 3})
+        )
+        assert got["t"]["achieved"] == 0.25 and got["t"]["met"] is False
+        assert got["l"]["achieved"] == 3 and got["l"]["met"] is True
+        assert not check(df, ["q"], t={"s": 0.2}).holds and check(df, ["q"], l={"s": 3}).holds

@@ -138,6 +138,15 @@ class PrivacyModel(ABC):
                 f"{self.name} needs sensitive column {self.column!r} in the class statistics"
             ) from None
 
+    def _read(self, stats: ClassStats) -> SensitiveStats:
+        """The sensitive counts over the values a reader of the release may see.
+
+        Texts a reader takes for one value (``''`` and ``'NA'``, ``'0.1'`` and ``'0.10'``) are
+        one value: fewer values, the stricter count for l-diversity
+        (:meth:`SensitiveStats.as_read`).
+        """
+        return self._sens(stats).as_read()
+
 
 @dataclass(repr=False)
 class KAnonymity(PrivacyModel):
@@ -205,10 +214,10 @@ class DistinctLDiversity(PrivacyModel):
         self.l = positive_int(self.l, "l")
 
     def violating(self, stats: ClassStats) -> np.ndarray:
-        return self._sens(stats).distinct(stats.n_classes) < self.l
+        return self._read(stats).distinct(stats.n_classes) < self.l
 
     def achieved(self, stats: ClassStats) -> float | None:
-        d = self._sens(stats).distinct(stats.n_classes)
+        d = self._read(stats).distinct(stats.n_classes)
         return float(d.min()) if d.size else None
 
     def params(self) -> dict[str, Any]:
@@ -261,11 +270,11 @@ class EntropyLDiversity(PrivacyModel):
         self.l = float(self.l)
 
     def violating(self, stats: ClassStats) -> np.ndarray:
-        h = _entropy(self._sens(stats), stats.sizes)
+        h = _entropy(self._read(stats), stats.sizes)
         return h < math.log(self.l) - 1e-9
 
     def achieved(self, stats: ClassStats) -> float | None:
-        h = _entropy(self._sens(stats), stats.sizes)
+        h = _entropy(self._read(stats), stats.sizes)
         return float(np.exp(h.min())) if h.size else None
 
     def params(self) -> dict[str, Any]:
@@ -312,7 +321,7 @@ class RecursiveCLDiversity(PrivacyModel):
         self.c = float(self.c)
 
     def violating(self, stats: ClassStats) -> np.ndarray:
-        ss = self._sens(stats)
+        ss = self._read(stats)
         n = stats.n_classes
         order = np.lexsort((-ss.cnt, ss.cls))
         cls, cnt = ss.cls[order], ss.cnt[order]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -82,6 +83,13 @@ class SensitiveColumn:
         Numeric values of each code when the column is numeric (ordered distance), else None.
     hierarchy
         Hierarchy of the values for hierarchical-distance t-closeness, else None.
+    read_as
+        For each code, the code of the value a reader of the written release may take it for
+        (texts read as missing, texts of one number: :func:`encode_sensitive`); None when
+        every code is a value of its own.  l-diversity counts these coarser values
+        (:meth:`as_read`: fewer, less diverse values, the stricter count); t-closeness keeps
+        the written texts (merging values can only bring a class's distribution closer to the
+        table's, so the finer view is the stricter one).
 
     Examples
     --------
@@ -98,10 +106,30 @@ class SensitiveColumn:
     global_freq: np.ndarray
     numeric: np.ndarray | None = None
     hierarchy: Hierarchy | None = None
+    read_as: np.ndarray | None = None
 
     @property
     def n_values(self) -> int:
         return len(self.labels)
+
+    @cached_property
+    def as_read(self) -> SensitiveColumn:
+        """The column over the values a reader may see (``read_as`` applied); self without.
+
+        Examples
+        --------
+        >>> col = encode_sensitive(pd.Series(["0.1", "0.10", "", "NA", "x"]), "s")
+        >>> col.labels.tolist(), col.as_read.labels.tolist(), col.as_read.codes.tolist()
+        (['', '0.1', '0.10', 'NA', 'x'], ['nan', '0.1', 'x'], [1, 1, 0, 0, 2])
+        """
+        if self.read_as is None:
+            return self
+        m = int(self.read_as.max()) + 1
+        first = np.full(m, -1, dtype=np.int64)
+        first[self.read_as[::-1]] = np.arange(len(self.read_as) - 1, -1, -1)
+        codes = self.read_as[self.codes]
+        freq = np.bincount(codes, minlength=m).astype(np.float64) / max(len(codes), 1)
+        return SensitiveColumn(self.name, codes, self.labels[first], freq)
 
 
 def _is_ordered_categorical(ser: pd.Series) -> bool:
@@ -230,12 +258,18 @@ def encode_sensitive(
         codes = np.asarray(codes, dtype=np.int64)
         labels = np.array([str(u) for u in as_str_values(uniq)[1]], dtype=object)
     else:
-        codes, ustr = _numbers_merged(*_missing_texts_merged(*as_str_values(ser)))
+        codes, ustr = as_str_values(ser)
         order = np.argsort(ustr.astype(str), kind="stable")
         rank = np.empty_like(order)
         rank[order] = np.arange(len(order))
         codes = rank[codes].astype(np.int64)
         labels = ustr[order]
+        ident = np.arange(len(labels), dtype=np.int64)
+        read_as, seen = _numbers_merged(*_missing_texts_merged(ident, labels))
+        if len(seen) < len(labels):  # a reader takes some written texts for one value
+            n = len(codes)
+            freq = np.bincount(codes, minlength=len(labels)).astype(np.float64) / max(n, 1)
+            return SensitiveColumn(name, codes, labels, freq, read_as=read_as)
     n = len(codes)
     freq = np.bincount(codes, minlength=len(labels)).astype(np.float64)
     freq /= max(n, 1)
@@ -279,6 +313,21 @@ class SensitiveStats:
     def distinct(self, n_classes: int) -> np.ndarray:
         """Number of distinct values per class."""
         return np.bincount(self.cls, minlength=n_classes)
+
+    def as_read(self) -> SensitiveStats:
+        """The counts over the values a reader may see (:attr:`SensitiveColumn.read_as`).
+
+        ``self`` when every written text is a value of its own (the common case).
+        """
+        read_as = self.column.read_as
+        if read_as is None:
+            return self
+        col = self.column.as_read
+        m = col.n_values
+        key = self.cls * m + read_as[self.val]
+        nz, inv = np.unique(key, return_inverse=True)
+        cnt = np.bincount(inv.ravel(), weights=self.cnt, minlength=len(nz))
+        return SensitiveStats(col, nz // m, nz % m, np.rint(cnt).astype(np.int64))
 
 
 @dataclass

@@ -25,15 +25,17 @@ __all__ = ["verify_targets"]
 
 
 def _class_value_counts(
-    codes: np.ndarray, values: pd.Series, reference: pd.Series | None = None
+    codes: np.ndarray, values: pd.Series, reference: pd.Series | None = None, as_read: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """(n_classes x n_values) count matrix and the reference distribution over the same values.
 
     Values are sorted when orderable (else in order of appearance), over the union of
     ``values`` and ``reference``; columns the engine encodes by their text (``object``,
     pandas' ``str``, booleans: all but numbers and ordered categoricals) are encoded as it
-    does (:func:`~veil.anonymity.encode_sensitive`); the reference distribution is that of
-    ``reference`` (of ``values`` when None).
+    does (:func:`~veil.anonymity.encode_sensitive`), over its written texts or, with
+    ``as_read`` (l-diversity), over the values a reader takes them for
+    (:attr:`~veil.anonymity._stats.SensitiveColumn.read_as`); the reference distribution is
+    that of ``reference`` (of ``values`` when None).
     """
     v = values.reset_index(drop=True)
     n_rel = len(v)
@@ -52,7 +54,8 @@ def _class_value_counts(
         # the engine's text path (encode_sensitive): the written text (True and "True" are one
         # value, True and 1 two; '' and a missing cell one), in its text order; pandas 3 reads
         # text as the str dtype, not object
-        vcodes = encode_sensitive(v, "sensitive").codes
+        col = encode_sensitive(v, "sensitive")
+        vcodes = (col.as_read if as_read else col).codes
         m = int(vcodes.max()) + 1 if len(vcodes) else 0
     else:
         try:
@@ -180,7 +183,7 @@ def verify_targets(
             out[name] = {"target": spec, "achieved": None, "met": True}
             continue
         ref = reference[col] if name == "t" and col in reference.columns else None
-        counts, q = _class_value_counts(codes, release[col], ref)
+        counts, q = _class_value_counts(codes, release[col], ref, as_read=name == "l")
         if name == "l":
             variant = str(spec.get("variant", "distinct")).lower()
             achieved, met = _l_value(counts, variant, spec.get("c"), float(spec["l"]))
