@@ -139,12 +139,7 @@ class PrivacyModel(ABC):
             ) from None
 
     def _read(self, stats: ClassStats) -> SensitiveStats:
-        """The sensitive counts over the values a reader of the release may see.
-
-        Texts a reader takes for one value (``''`` and ``'NA'``, ``'0.1'`` and ``'0.10'``) are
-        one value: fewer values, the stricter count for l-diversity
-        (:meth:`SensitiveStats.as_read`).
-        """
+        """Sensitive counts over the values a reader may see (:meth:`SensitiveStats.as_read`)."""
         return self._sens(stats).as_read()
 
 
