@@ -106,14 +106,16 @@ def factorize_typed(values: Any) -> tuple[np.ndarray, Any]:
     one class that the written release shows as two or three (a class of 5 checked as k = 5 was
     released as ``True`` x3 and ``1`` x2).  Splitting by kind can only make classes smaller
     than a reader of the release sees them (``1`` and ``'1'`` print alike), the safe direction
-    for a class size.  Equal cells of one kind are written alike (``1`` and ``np.int64(1)``)
-    and are one value.  Columns of any other dtype hold one kind and are factorized by
-    :func:`pandas.factorize` as they are.
+    for a class size.  Equal cells of one kind are one value; they are written alike
+    (``1`` and ``np.int64(1)``) except for ``0.0`` / ``-0.0`` and decimals such as
+    ``Decimal("1")`` / ``Decimal("1.0")``, which Python (and pandas) hold equal too.  Columns
+    of any other dtype hold one kind and are factorized by :func:`pandas.factorize` as they are.
 
     Returns ``(codes, uniques)``: ``int64`` codes and, for ``object`` input, an ``object`` array
     holding one original cell per code (else pandas' uniques).  Paths: only ``str`` and
-    missing cells, pandas' string hash table (as :func:`factorize_str_array`); one kind (``infer_dtype``, in C), a plain
-    :func:`pandas.factorize`; mixed kinds, the slow path, by ``(kind, value)``.
+    missing cells, pandas' string hash table (as :func:`factorize_str_array`); one kind
+    (``infer_dtype``, in C), a plain :func:`pandas.factorize`; mixed kinds, the slow path, by
+    ``(kind, value)``.
 
     Examples
     --------
