@@ -194,3 +194,22 @@ def test_byte_count_agrees_with_the_csv_module(tmp_path):
             decided += 1
             assert got == want, (lines, got, want)
     assert decided > 100
+
+
+def test_carriage_return_alone_ends_a_line_as_pandas_reads_it(tmp_path):
+    """A ``\\r`` without ``\\n`` in a ``\\n`` file (line ends mixed by concatenation) ends a
+    record for pandas and the csv module: the byte count, which splits at ``\\n`` only, took
+    the two records around it for one ragged row of 5 fields."""
+    rows = list(ROWS)
+    rows[3] = "3,x3,"  # a missing last value: every record is counted
+    text = "a,b,c\n" + "\n".join(rows[:10]) + "\n" + rows[10] + "\r" + "\n".join(rows[11:])
+    p = tmp_path / "cr.csv"
+    p.write_bytes((text + "\n").encode())
+    df = read(p)
+    assert df.shape == (30, 3) and df["a"].tolist() == list(range(30))
+    assert df["c"].isna().sum() == 1
+    rows[20] = f"20,{SENTINEL}"  # a short row after it is still found (the \r ends line 12)
+    text = "a,b,c\n" + "\n".join(rows[:10]) + "\n" + rows[10] + "\r" + "\n".join(rows[11:])
+    p = _write(tmp_path, text + "\n", name="cr_bad.csv")
+    msg = _refused(p)
+    assert "line 22 (data row 21)" in msg and "found 2" in msg, msg

@@ -95,9 +95,14 @@ def _count_bytes(
     doubled ``""`` closes and reopens).  pandas takes a ``"`` inside an unquoted field for
     text, which this would read as an opening quote: such a file is caught by its count of
     records (it differs from ``rows``, the rows pandas read) or by the check of a ragged
-    record, and is then left to the csv module.
+    record, and is then left to the csv module.  So is a file with a ``\\r`` not followed
+    by ``\\n`` (line ends mixed): pandas ends a record there, this count only at ``\\n``.
     """
     buf = np.frombuffer(data, dtype=np.uint8)
+    if b"\r" in data:  # (a search of a few ms: most files have no \r)
+        cr = np.flatnonzero(buf[:-1] == 13)  # (a final \r ends the last line: no split)
+        if cr.size and bool((buf[cr + 1] != 10).any()):
+            return _UNSURE  # a \r alone ends a line for pandas and the csv module, not here
     ends = np.append(np.flatnonzero(buf == 10), buf.size)  # the last line may be unterminated
     dpos = np.flatnonzero(buf == ord(delimiter))
     # delimiters before each line's end, then per line: a search over the line ends, not the
