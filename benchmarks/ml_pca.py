@@ -20,9 +20,9 @@ Metric: the share of the held-out rows' variance captured by the released compon
 the non-private top-k components of the training rows, ``||Xc V||_F^2 / ||Xc V_true||_F^2`` with
 ``Xc`` the test rows centred on their own mean (so the released mean does not enter; 1 = as good
 as non-private PCA, it can exceed 1 slightly; a uniformly random k-dimensional subspace captures
-``k / d`` of ``||Xc||_F^2`` on average, printed as the chance level).  For every data set and epsilon: mean ± sd
-(ddof = 1) over ``--runs`` fits, the difference Veil - diffprivlib with its standard error, and
-mean fit time.  Run in the benchmark environment::
+``k / d`` of ``||Xc||_F^2`` on average, printed as the chance level).  For every data set and
+epsilon: mean ± sd (ddof = 1) over ``--runs`` fits, the difference Veil - diffprivlib with its
+standard error, and mean fit time.  Run in the benchmark environment::
 
     python benchmarks/ml_pca.py --runs 10
 """

@@ -233,12 +233,12 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     """Principal component analysis with epsilon-differential privacy (Laplace scatter matrix).
 
     Rows are centred (on a DP mean computed from ``bounds``, unless ``centered=True`` says the
-    data are already centred) and clipped to L2 norm ``R = data_norm``; the upper triangle of the scatter matrix ``Z^T Z`` is released with Laplace
-    noise (the Laplace mechanism, Dwork, McSherry, Nissim & Smith 2006, on the symmetric matrix,
-    i.e. input perturbation of the covariance as in Dwork, Talwar, Thakurta & Zhang 2014's
-    "Analyze Gauss" with Laplace instead of Gaussian noise for a pure epsilon) and the components
-    are the eigenvectors of the noisy symmetric matrix (post-processing).  Privacy unit: one row
-    added or removed.  A row ``z`` adds ``z z^T``, whose upper triangle has L1 norm
+    data are already centred) and clipped to L2 norm ``R = data_norm``; the upper triangle of
+    the scatter matrix ``Z^T Z`` is released with Laplace noise (the Laplace mechanism, Dwork,
+    McSherry, Nissim & Smith 2006, on the symmetric matrix, i.e. input perturbation of the
+    covariance as in Dwork, Talwar, Thakurta & Zhang 2014's "Analyze Gauss" with Laplace
+    instead of Gaussian noise for a pure epsilon) and the components are the eigenvectors of
+    the noisy symmetric matrix (post-processing).  Privacy unit: one row added or removed.  A row ``z`` adds ``z z^T``, whose upper triangle has L1 norm
     ``sum_{i <= j} |z_i z_j| = (||z||_1^2 + ||z||_2^2) / 2 <= (d + 1) R^2 / 2`` (``||z||_1 <=
     sqrt(d) ||z||_2``): that is the sensitivity, and each of the ``d (d + 1) / 2`` entries gets
     Laplace(``(d + 1) R^2 / (2 eps_cov)``).  The noisy matrix is not positive semi-definite:

@@ -2,8 +2,8 @@
 
 An output column is described by an :class:`Agg`: the function, the input column (``None`` for
 ``COUNT(*)``), the clamping bounds (required for everything but counts) and, for quantiles, the
-level and optionally a public list of candidate answers.  :func:`parse_agg` accepts the short forms used by
-:meth:`veil.dp.frame.GroupedFrame.agg`.
+level and optionally a public list of candidate answers.  :func:`parse_agg` accepts the short
+forms used by :meth:`veil.dp.frame.GroupedFrame.agg`.
 
 Example
 -------
