@@ -238,10 +238,11 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
     McSherry, Nissim & Smith 2006, on the symmetric matrix, i.e. input perturbation of the
     covariance as in Dwork, Talwar, Thakurta & Zhang 2014's "Analyze Gauss" with Laplace
     instead of Gaussian noise for a pure epsilon) and the components are the eigenvectors of
-    the noisy symmetric matrix (post-processing).  Privacy unit: one row added or removed.  A row ``z`` adds ``z z^T``, whose upper triangle has L1 norm
-    ``sum_{i <= j} |z_i z_j| = (||z||_1^2 + ||z||_2^2) / 2 <= (d + 1) R^2 / 2`` (``||z||_1 <=
-    sqrt(d) ||z||_2``): that is the sensitivity, and each of the ``d (d + 1) / 2`` entries gets
-    Laplace(``(d + 1) R^2 / (2 eps_cov)``).  The noisy matrix is not positive semi-definite:
+    the noisy symmetric matrix (post-processing).  Privacy unit: one row added or removed.  A
+    row ``z`` adds ``z z^T``, whose upper triangle has L1 norm ``sum_{i <= j} |z_i z_j| =
+    (||z||_1^2 + ||z||_2^2) / 2 <= (d + 1) R^2 / 2`` (``||z||_1 <= sqrt(d) ||z||_2``): that is
+    the sensitivity, and each of the ``d (d + 1) / 2`` entries gets Laplace(``(d + 1) R^2 / (2
+    eps_cov)``).  The noisy matrix is not positive semi-definite:
     each eigenvalue is replaced by the posterior mean of a variance ``>= 0`` given its noisy
     value (normal noise of sd ``2 b``, the largest sd of ``u^T E u`` over unit ``u`` for entry
     scale ``b``; :func:`veil.ml._naive_bayes.posterior_mean_variance`), a smooth floor that keeps
