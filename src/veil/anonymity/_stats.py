@@ -98,6 +98,15 @@ class SensitiveColumn:
     (['cold', 'flu'], [1, 0, 1, 1], [0.25, 0.75])
     >>> col.n_values, col.numeric is None
     (2, True)
+
+    Texts read as missing (``''``, ``'NA'``), and texts of one number in a column of numbers,
+    are one value to l-diversity (``as_read``), each its own to t-closeness:
+
+    >>> col = encode_sensitive(pd.Series(["0.1", "0.10", "", "NA", "2"]), "s")
+    >>> col.labels.tolist(), col.read_as.tolist()
+    (['', '0.1', '0.10', '2', 'NA'], [0, 1, 1, 2, 0])
+    >>> col.as_read.labels.tolist(), col.as_read.codes.tolist()
+    (['', '0.1', '2'], [1, 1, 0, 0, 2])
     """
 
     name: str
@@ -114,14 +123,7 @@ class SensitiveColumn:
 
     @cached_property
     def as_read(self) -> SensitiveColumn:
-        """The column over the values a reader may see (``read_as`` applied); self without.
-
-        Examples
-        --------
-        >>> col = encode_sensitive(pd.Series(["0.1", "0.10", "", "NA", "x"]), "s")
-        >>> col.labels.tolist(), col.as_read.labels.tolist(), col.as_read.codes.tolist()
-        (['', '0.1', '0.10', 'NA', 'x'], ['nan', '0.1', 'x'], [1, 1, 0, 0, 2])
-        """
+        """The column over the values a reader may see (``read_as`` applied); self without."""
         if self.read_as is None:
             return self
         m = int(self.read_as.max()) + 1
