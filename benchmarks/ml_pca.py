@@ -20,7 +20,9 @@ Metric: the share of the held-out rows' variance captured by the released compon
 the non-private top-k components of the training rows, ``||Xc V||_F^2 / ||Xc V_true||_F^2`` with
 ``Xc`` the test rows centred on their own mean (so the released mean does not enter; 1 = as good
 as non-private PCA, it can exceed 1 slightly; a uniformly random k-dimensional subspace captures
-``k / d`` of ``||Xc||_F^2`` on average, printed as the chance level).  For every data set and
+``k / d`` of ``||Xc||_F^2`` on average, printed as the chance level), after the part of
+epsilon Veil's split gives the scatter matrix (:func:`veil.ml._preprocessing.pca_mean_share`
+at the true row count, where a fit uses its noisy count).  For every data set and
 epsilon: mean ± sd (ddof = 1) over ``--runs`` fits, the difference Veil - diffprivlib with its
 standard error, and mean fit time.  Run in the benchmark environment::
 
@@ -107,6 +109,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     import diffprivlib.models as dm
 
     import veil.ml as vm
+    from veil.ml._noise import COUNT_SHARE
+    from veil.ml._preprocessing import pca_mean_share
 
     rows = []
     print(f"# start {time.strftime('%H:%M', time.gmtime())} UTC, load {load_line()}")
@@ -124,6 +128,14 @@ def main(argv: list[str] | None = None) -> list[dict]:
             f"== {name}, k={k}, data_norm={norm:.3g} (captured share; 1 = non-private, "
             f"{chance:.3f} = a random subspace on average)"
         )
+        # the matrix's part of epsilon in Veil's split (pca_mean_share with the true n in place
+        # of the noisy count n_hat it is given in a fit; the count takes COUNT_SHARE)
+        shares = []
+        for eps in (float(e) for e in args.eps.split(",")):
+            rest = (1 - COUNT_SHARE) * eps
+            eps_m = pca_mean_share(d, (b[1] - b[0]) / 2, norm, len(Xtr), rest)
+            shares.append(f"eps={eps:g} {(rest - eps_m) / eps:.1%}")
+        print(f"   veil's matrix share of eps (at the true n): {', '.join(shares)}")
         for eps in (float(e) for e in args.eps.split(",")):
             kw = dict(n_components=k, epsilon=eps, data_norm=norm, bounds=b)
             libs = {"veil": vm, "diffprivlib": dm}
