@@ -18,7 +18,7 @@ from veil.anonymity import (
     encode_sensitive,
     evaluate,
 )
-from veil.anonymity._models import emd
+from veil.anonymity._tcloseness import emd
 from veil.errors import ConfigError
 from veil.schema import Hierarchy
 

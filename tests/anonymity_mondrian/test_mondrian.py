@@ -11,8 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from veil.anonymity._config import AnonymizationConfig
-from veil.anonymity._models import DistinctLDiversity, EntropyLDiversity, KAnonymity, TCloseness
+from veil.anonymity._models import DistinctLDiversity, EntropyLDiversity, KAnonymity
 from veil.anonymity._mondrian import mondrian, mondrian_anonymize, partition_ncp
+from veil.anonymity._tcloseness import TCloseness
 from veil.errors import ConfigError, InputError, UnsatisfiableError
 from veil.schema import Hierarchy
 

@@ -25,11 +25,11 @@ from veil.anonymity._models import (
     KMap,
     PrivacyModel,
     RecursiveCLDiversity,
-    TCloseness,
     evaluate,
 )
 from veil.anonymity._result import AnonymizationResult
 from veil.anonymity._stats import ClassStats, SensitiveColumn, encode_sensitive
+from veil.anonymity._tcloseness import TCloseness
 from veil.schema._hierarchy import Hierarchy
 
 __all__ = [

@@ -19,7 +19,7 @@ from veil.anonymity._config import (
     t_model,
 )
 from veil.anonymity._encode import Grouping, group_columns
-from veil.anonymity._models import AverageRisk, KAnonymity, KMap, PrivacyModel, TCloseness
+from veil.anonymity._models import AverageRisk, KAnonymity, KMap, PrivacyModel
 from veil.anonymity._result import to_jsonable
 from veil.anonymity._risk import (
     population_fraction,
@@ -33,6 +33,7 @@ from veil.anonymity._stats import (
     encode_sensitive,
     text_order_warning,
 )
+from veil.anonymity._tcloseness import TCloseness
 from veil.errors import ConfigError, InputError
 
 __all__ = ["check", "CheckResult"]

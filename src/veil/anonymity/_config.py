@@ -16,7 +16,6 @@ from veil.anonymity._models import (
     KAnonymity,
     PrivacyModel,
     RecursiveCLDiversity,
-    TCloseness,
 )
 from veil.anonymity._stats import (
     READ_AS_MISSING,
@@ -24,6 +23,7 @@ from veil.anonymity._stats import (
     encode_sensitive,
     text_order_warning,
 )
+from veil.anonymity._tcloseness import TCloseness
 from veil.errors import ConfigError, InputError
 from veil.schema._hierarchy import Hierarchy
 
