@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -152,3 +153,19 @@ def test_atomic_write_keeps_a_symlink_and_replaces_its_file(tmp_path):
     assert link.is_symlink() and os.readlink(link) == str(real)
     assert real.read_text() == "new\n"
     assert sorted(p.name for p in real.parent.iterdir()) == ["release.csv"]  # no temp left
+
+
+def test_negative_zero_is_written_as_zero(tmp_path: Path) -> None:
+    """check() puts -0.0 and 0.0 in one class (they are equal); the CSV text must then not
+    show them apart: read back as text, the k = 5 class of four 0.0 and one -0.0 was a class
+    of four and a class of one."""
+    from veil.anonymity import check
+
+    df = pd.DataFrame({"x": [0.0, 0.0, -0.0, 0.0, 0.0, 2.5, 2.5, 2.5, 2.5, 2.5]})
+    assert check(df, ["x"], k=5).holds
+    path = write(df, tmp_path / "rel.csv")
+    text = pd.read_csv(path, dtype=str)
+    assert text.groupby("x").size().min() >= 5
+    assert "-0" not in path.read_text()
+    assert np.signbit(df["x"].to_numpy()).tolist()[2]  # the caller's frame is not modified
+    assert pd.read_csv(path)["x"].tolist() == df["x"].tolist()  # values are equal
