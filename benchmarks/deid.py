@@ -37,6 +37,7 @@ import json
 import os
 import platform
 import resource
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -198,7 +199,7 @@ def _rss_now() -> int:
 
 
 def worker(mode: str, rows: int, trace: bool, table: str | None = None) -> dict[str, Any]:
-    os.environ.setdefault(KEY_ENV, "5e" * 32)  # benchmark-only key
+    os.environ.setdefault(KEY_ENV, secrets.token_hex(32))  # a fresh benchmark-only key
     df = pd.read_pickle(table) if table else load_table(rows)
     table_bytes = int(df.memory_usage(deep=True).sum())
     fn = {"operators": run_operators, "apply": run_apply, "naive": run_naive}[mode]
