@@ -23,8 +23,8 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import importlib
+import importlib.util
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -36,13 +36,21 @@ KINDS = ("uk_nino", "kra_pin", "ca_sin", "nl_bsn", "phone", "free_text")
 ROLES = ("identifier", "quasi", "sensitive")
 
 
+def _load(path: Path) -> Any:
+    """Import a ground-truth module by its file path (a peer's installed top-level ``tests``
+    package would shadow the repository's ``tests`` folder for ``import tests.scan...``)."""
+    spec = importlib.util.spec_from_file_location(f"_veil_bench_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
 def tables() -> list[tuple[str, pd.DataFrame, dict[str, str], dict[str, str]]]:
     """(name, frame, true roles, true kinds) of the four labelled tables."""
     from veil.io import read
 
-    sys.path.insert(0, str(ROOT))
-    gt = importlib.import_module("tests.scan._ground_truth")
-    gtn = importlib.import_module("tests.scan._ground_truth_national")
+    gt = _load(ROOT / "tests" / "scan" / "_ground_truth.py")
+    gtn = _load(ROOT / "tests" / "scan" / "_ground_truth_national.py")
     syn, syn_roles, syn_kinds = gt.synthetic_pii()
     nat, nat_roles, nat_kinds = gtn.national_id_pii()
     ins = read(ROOT / "datasets" / "insurance_ke" / "Insurance_data_ke.csv")
