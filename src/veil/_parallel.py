@@ -77,13 +77,14 @@ def map_parts(fn: Callable[[np.ndarray], T], x: np.ndarray) -> list[T]:
 
 def _moments(x: np.ndarray, squares: bool) -> tuple[float, float, float, float]:
     mn, mx, s, sq = math.inf, -math.inf, 0.0, 0.0
-    for i in range(0, x.size, BLOCK):
-        b = x[i : i + BLOCK]
-        mn = min(mn, float(np.minimum.reduce(b)))
-        mx = max(mx, float(np.maximum.reduce(b)))
-        s += float(np.add.reduce(b))
-        if squares:
-            sq += float(np.dot(b, b))
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: NaN, which the caller reads
+        for i in range(0, x.size, BLOCK):
+            b = x[i : i + BLOCK]
+            mn = min(mn, float(np.minimum.reduce(b)))
+            mx = max(mx, float(np.maximum.reduce(b)))
+            s += float(np.add.reduce(b))
+            if squares:
+                sq += float(np.dot(b, b))
     return mn, mx, s, sq
 
 
