@@ -11,12 +11,13 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from decimal import Decimal
 from typing import Any
 
 from veil.cli._read_options import add_read_options, read_options
 from veil.errors import ConfigError, NoiseScaleError
 
-__all__ = ["register", "run", "parse_bounds", "parse_keys"]
+__all__ = ["register", "run", "parse_bounds", "parse_candidates", "parse_keys"]
 
 
 def _float(text: str, what: str) -> float:
@@ -44,6 +45,51 @@ def parse_bounds(items: list[str] | None) -> dict[str, tuple[float, float]]:
         if low > high:
             raise ConfigError(f"--bounds {col}: LOW must not exceed HIGH ({low} > {high})")
         out[col] = (low, high)
+    return out
+
+
+_MAX_CANDIDATES = 1 << 20  # as veil.dp.tools' candidates=
+
+
+def parse_candidates(items: list[str] | None) -> dict[str, list[float]] | None:
+    """``["age=18:100:1", "bmi=18.5,25,30"]`` -> ``{"age": [18.0, ..., 100.0], "bmi": [...]}``.
+
+    ``LOW:HIGH:STEP`` is the grid ``LOW, LOW + STEP, ...`` up to ``HIGH`` (included when on the
+    grid); ``v1,v2,...`` lists the values.  ``None`` when not given.
+
+    Examples
+    --------
+    >>> parse_candidates(["age=20:30:5", "bmi=18.5,25"])
+    {'age': [20.0, 25.0, 30.0], 'bmi': [18.5, 25.0]}
+    """
+    if not items:
+        return None
+    out: dict[str, list[float]] = {}
+    for item in items:
+        col, sep, spec = item.partition("=")
+        what = f"--candidates {col}"
+        if not sep or not col or not spec.strip():
+            raise ConfigError(
+                f"--candidates {item!r}: expected COLUMN=LOW:HIGH:STEP or COLUMN=v1,v2,... "
+                "e.g. age=18:100:1"
+            )
+        if col in out:
+            raise ConfigError(f"{what}: given twice; give each column's candidates once")
+        parts = spec.split(":")
+        if len(parts) == 3:
+            low, high, step = (_float(p, what) for p in parts)
+            if step <= 0 or low > high:
+                raise ConfigError(f"{what}: expected LOW <= HIGH and STEP > 0")
+            if (high - low) / step >= _MAX_CANDIDATES:
+                raise ConfigError(f"{what}: more than {_MAX_CANDIDATES} candidates")
+            # decimal arithmetic on the given texts: 0:1:0.1 gives 0.3, not 0.30000000000000004
+            d_low, d_high, d_step = (Decimal(p.strip()) for p in parts)
+            count = int((d_high - d_low) // d_step) + 1
+            out[col] = [float(d_low + i * d_step) for i in range(count)]
+        elif len(parts) == 1:
+            out[col] = [_float(v, what) for v in spec.split(",")]
+        else:
+            raise ConfigError(f"{what}: expected LOW:HIGH:STEP or v1,v2,...")
     return out
 
 
@@ -93,6 +139,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="COL holds whole numbers: its quantiles pick among the integers between the bounds "
         "(values rounded). Without it quantiles are continuous, whatever type the file's values "
         "suggest: a type read from the data would reveal a missing or fractional value",
+    )
+    p.add_argument(
+        "--candidates",
+        action="append",
+        metavar="COL=LOW:HIGH:STEP|v1,v2,...",
+        help="public candidates for the quantiles of COL (repeatable): the release is one of "
+        "them, picked by permute-and-flip; e.g. age=18:100:1 (within the column's bounds)",
     )
     p.add_argument("--max-groups", type=int, help="groups per person (with --privacy-unit)")
     p.add_argument("--max-rows", type=int, help="rows per person and group (with --privacy-unit)")
@@ -267,6 +320,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--group-size must be a positive number, got {args.group_size}")
     bounds = parse_bounds(args.bounds)
     keys = parse_keys(args.keys)
+    candidates = parse_candidates(args.candidates)
     _check_bounds(args.sql, bounds)
     _check_limits(args)
     if args.out:
@@ -297,7 +351,14 @@ def run(args: argparse.Namespace) -> int:
             random_state=args.seed,
         )
     try:
-        plan = plan_sql(frame, args.sql, epsilon=args.epsilon, delta=args.delta, keys=keys)
+        plan = plan_sql(
+            frame,
+            args.sql,
+            epsilon=args.epsilon,
+            delta=args.delta,
+            keys=keys,
+            candidates=candidates,
+        )
         if not args.dry_run:
             out = plan.execute(with_ci=True, alpha=args.alpha)
     except NoiseScaleError as exc:

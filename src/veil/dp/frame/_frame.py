@@ -273,8 +273,12 @@ class PrivateFrame:
         keys: Any = None,
         mechanism: str | None = None,
         with_ci: bool = False,
+        candidates: Mapping[str, Sequence[float]] | None = None,
     ) -> pd.DataFrame:
         """Run a query of Veil's SQL subset (see :mod:`veil.dp.sql`); charges the budget once.
+
+        ``candidates``: public candidates per column for its quantiles
+        (:func:`~veil.dp.sql.plan_sql`).
 
         Example
         -------
@@ -283,7 +287,15 @@ class PrivateFrame:
         """
         from veil.dp.sql import plan_sql
 
-        plan = plan_sql(self, query, epsilon=epsilon, delta=delta, keys=keys, mechanism=mechanism)
+        plan = plan_sql(
+            self,
+            query,
+            epsilon=epsilon,
+            delta=delta,
+            keys=keys,
+            mechanism=mechanism,
+            candidates=candidates,
+        )
         return plan.execute(with_ci=with_ci)
 
     # ------------------------------------------------------------------ internals

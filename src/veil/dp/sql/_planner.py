@@ -140,6 +140,7 @@ def plan_sql(
     keys: Mapping[str, Sequence[Any]] | Any = None,
     mechanism: str | None = None,
     selection_fraction: float = 0.25,
+    candidates: Mapping[str, Sequence[float]] | None = None,
 ) -> SQLPlan:
     """Plan a SQL query against a :class:`~veil.dp.frame.PrivateFrame`.
 
@@ -158,6 +159,10 @@ def plan_sql(
         :meth:`PrivateFrame.groupby`.  ``None``: private partition selection.
     mechanism, selection_fraction
         See :meth:`veil.dp.frame.GroupedFrame.plan`.
+    candidates
+        ``{column: [c1, c2, ...]}``: public candidates for every ``MEDIAN`` / ``QUANTILE`` /
+        ``PERCENTILE`` over that column (permute-and-flip over the list, as ``candidates=`` of
+        :class:`veil.dp.frame.Agg`).  A column with no such aggregate is refused.
 
     Returns
     -------
@@ -166,8 +171,8 @@ def plan_sql(
     Raises
     ------
     veil.errors.ConfigError
-        SQL outside the subset, unknown columns, a selected column that is not grouped, or
-        duplicate output names.
+        SQL outside the subset, unknown columns, a selected column that is not grouped,
+        duplicate output names, or candidates for a column no quantile aggregates.
 
     Examples
     --------
@@ -208,6 +213,8 @@ def plan_sql(
     by = list(query.group_by)
     if len(set(by)) != len(by):
         raise ConfigError(f"SQL: GROUP BY repeats a column: {by}")
+    cands = dict(candidates or {})
+    used: set[str] = set()
     aggs: dict[str, Any] = {}
     columns: list[str] = []
     rename: dict[str, str] = {}
@@ -232,7 +239,11 @@ def plan_sql(
                 raise ConfigError(f"SQL: unknown column {expr.column!r} in {expr.sql_name}()")
             out = item.alias or default_name(expr)
             internal = f"__agg{len(aggs)}"
-            aggs[internal] = (expr.column, expr.func, None, expr.q)
+            listed = None
+            if expr.func in _QUANTILES and expr.column in cands:
+                listed = cands[expr.column]
+                used.add(expr.column)
+            aggs[internal] = (expr.column, expr.func, None, expr.q, listed)
             columns.append(internal)
             rename[internal] = out
         if out in names:
@@ -240,6 +251,12 @@ def plan_sql(
         names.add(out)
     if not aggs:
         raise ConfigError("SQL: the query has no aggregate; select COUNT(*), SUM(col), ...")
+    unused = [c for c in cands if c not in used]
+    if unused:
+        raise ConfigError(
+            f"candidates given for {unused}, but no MEDIAN or QUANTILE of the query aggregates "
+            "that column"
+        )
     from veil.dp.frame._frame import _check_ci_names
 
     outputs = [rename[c] for c in aggs]
@@ -280,8 +297,11 @@ def _named(query: Query) -> set[str]:
     return out
 
 
+_QUANTILES = ("median", "quantile")
+
+
 def _agg(spec: tuple) -> Any:
     from veil.dp.frame import Agg
 
-    column, func, bounds, q = spec
-    return Agg(func, column, bounds, q if func == "quantile" else None)
+    column, func, bounds, q, listed = spec
+    return Agg(func, column, bounds, q if func == "quantile" else None, candidates=listed)
