@@ -61,3 +61,18 @@ def test_classification_utility_reads_true_and_one_as_two_values():
     out = classification_utility(df, df.copy(), "y", ["f"])
     # the feature determines the label: merged into one value it would predict nothing
     assert out["original_accuracy"] == out["release_accuracy"] == 1.0
+
+
+def test_hierarchy_values_with_surrounding_blanks_match_as_in_the_lattice() -> None:
+    """' a' is matched to the leaf 'a' by the lattice search (Hierarchy.encode) and was refused
+    by Mondrian as missing from the hierarchy; both now write the leaf's label for it."""
+    from veil.anonymity import AnonymizationConfig, anonymize
+    from veil.schema import Hierarchy
+
+    df = pd.DataFrame({"z": [" a"] * 3 + ["a"] * 2 + ["b"] * 5, "y": list("xyxyxyxyxy")})
+    h = Hierarchy.from_mapping({"a": ["*"], "b": ["*"]})
+    out = {
+        alg: anonymize(df, AnonymizationConfig({"z": h}, k=5, algorithm=alg)).data["z"].tolist()
+        for alg in ("optimal", "mondrian")
+    }
+    assert out["mondrian"] == out["optimal"] == ["a"] * 5 + ["b"] * 5
