@@ -140,6 +140,14 @@ def _clipped_moments(b: float, d1: float, d2: float) -> tuple[float, float]:
     return mean, second
 
 
+def _grid_moments(z: np.ndarray, y: np.ndarray, b: float) -> tuple[float, float]:
+    """Mean and variance of the error ``y`` over a noise grid ``z`` of density ``e^{-|z|/b}``."""
+    w = np.exp(-np.abs(z) / b)
+    w /= w.sum()
+    m = float((w * y).sum())
+    return m, float((w * y * y).sum()) - m * m
+
+
 class _LaplaceOnInterval(Laplace, TruncationAndFoldingMixin):
     """Laplace noise on an input clipped to ``[lower, upper]``, output mapped back into it.
 
@@ -179,6 +187,16 @@ class _LaplaceOnInterval(Laplace, TruncationAndFoldingMixin):
         """
         raise NotImplementedError  # pragma: no cover
 
+    def _moments(self, value: Any) -> tuple[float, float]:
+        """Mean and variance of ``randomise(value) - value`` (the subclass's output map)."""
+        raise NotImplementedError  # pragma: no cover
+
+    def bias(self, value: Any) -> float:
+        return self._moments(value)[0]
+
+    def variance(self, value: Any) -> float:
+        return self._moments(value)[1]
+
     def randomise(self, value: Any) -> Any:
         x, scalar = self._values(value)
         out = self._into_bounds(self._noisy(self._truncate(x)))
@@ -202,14 +220,10 @@ class LaplaceTruncated(_LaplaceOnInterval):
     def _into_bounds(self, y: np.ndarray) -> np.ndarray:
         return self._truncate(y)
 
-    def bias(self, value: Any) -> float:
-        v = float(np.clip(value, self.lower, self.upper))
-        return _clipped_moments(self.scale, v - self.lower, self.upper - v)[0]
-
-    def variance(self, value: Any) -> float:
+    def _moments(self, value: Any) -> tuple[float, float]:
         v = float(np.clip(value, self.lower, self.upper))
         mean, second = _clipped_moments(self.scale, v - self.lower, self.upper - v)
-        return second - mean * mean
+        return mean, second - mean * mean
 
 
 class LaplaceFolded(_LaplaceOnInterval):
@@ -231,17 +245,7 @@ class LaplaceFolded(_LaplaceOnInterval):
         if b == 0:
             return 0.0, 0.0
         z = np.linspace(-40 * b, 40 * b, 400_001)
-        w = np.exp(-np.abs(z) / b)
-        y = self._fold(v + z) - v
-        w /= w.sum()
-        m = float((w * y).sum())
-        return m, float((w * y * y).sum()) - m * m
-
-    def bias(self, value: Any) -> float:
-        return self._moments(value)[0]
-
-    def variance(self, value: Any) -> float:
-        return self._moments(value)[1]
+        return _grid_moments(z, self._fold(v + z) - v, b)
 
 
 class LaplaceBoundedDomain(LaplaceTruncated):
@@ -324,16 +328,7 @@ class LaplaceBoundedDomain(LaplaceTruncated):
         if b == 0:  # sensitivity 0: no noise (the density below would divide by 0)
             return 0.0, 0.0
         z = np.linspace(self.lower - v, self.upper - v, 200_001)
-        w = np.exp(-np.abs(z) / b)
-        w /= w.sum()
-        m = float((w * z).sum())
-        return m, float((w * z * z).sum()) - m * m
-
-    def bias(self, value: Any) -> float:
-        return self._moments(value)[0]
-
-    def variance(self, value: Any) -> float:
-        return self._moments(value)[1]
+        return _grid_moments(z, z, b)
 
 
 class Snapping(LaplaceTruncated):
