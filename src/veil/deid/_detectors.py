@@ -34,7 +34,7 @@ from veil.deid._national_ids import (
     detect_sin,
 )
 from veil.deid._places import detect_address
-from veil.deid._text import ARROW_FROM, as_text, digit_matrix, luhn_valid
+from veil.deid._text import as_text, digit_matrix, luhn_valid
 
 __all__ = [
     "DETECTORS",
@@ -68,7 +68,6 @@ _CARD = r"\d{13,19}"
 _NAME_TOKENS = r"[A-Za-zÀ-ÖØ-öø-ÿ'’.-]+(?: [A-Za-zÀ-ÖØ-öø-ÿ'’.-]+){0,3}"
 
 
-_ARROW_FROM = ARROW_FROM
 #: Stripped text of the values; a Series prepared by :func:`as_text` passes through, so the
 #: scan converts a column's distinct values once for all detectors.
 _s = as_text
