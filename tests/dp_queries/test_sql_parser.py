@@ -104,6 +104,32 @@ def test_unsupported_constructs_are_named(sql: str, construct: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("sql", "name"),
+    [
+        ("SELECT COUNT(*) FROM data WHERE native-country = 'Peru'", "native-country"),
+        ("SELECT native-country, COUNT(*) FROM data GROUP BY 1", "native-country"),
+        ("SELECT SUM(capital-gain) FROM data", "capital-gain"),
+    ],
+)
+def test_hyphenated_column_name_gets_a_quoting_hint(sql: str, name: str) -> None:
+    with pytest.raises(ConfigError, match=f'must be quoted: "{name}"'):
+        parse(sql)
+    quoted = sql.replace(name, f'"{name}"')
+    if "GROUP BY 1" not in sql:
+        parse(quoted)  # the hint's fix parses
+
+
+@pytest.mark.parametrize(
+    "sql",
+    ["SELECT COUNT(*) FROM data WHERE a - b > 1", "SELECT COUNT(*) FROM data WHERE a-1 > 2"],
+)
+def test_spaced_or_numeric_minus_gets_no_quoting_hint(sql: str) -> None:
+    with pytest.raises(ConfigError, match="arithmetic") as err:
+        parse(sql)
+    assert "quoted" not in str(err.value)
+
+
+@pytest.mark.parametrize(
     ("sql", "fragment"),
     [
         ("SELECT COUNT(*) FROM data WHERE name = 'open", "unterminated string"),

@@ -73,12 +73,31 @@ _UNSUPPORTED = {
 _CMP = {"=": "=", "==": "=", "<>": "<>", "!=": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
 
-def _unsupported(construct: str, tok: Token) -> ConfigError:
+def _unsupported(construct: str, tok: Token, hint: str = "") -> ConfigError:
     return ConfigError(
-        f"SQL: not supported: {construct} (at position {tok.pos}); Veil's SQL subset is "
+        f"SQL: not supported: {construct} (at position {tok.pos}){hint}; Veil's SQL subset is "
         "SELECT group columns and COUNT/SUM/AVG/VAR/STDDEV/MEDIAN/QUANTILE FROM data "
         "[WHERE ...] [GROUP BY ...]"
     )
+
+
+def _arithmetic(toks: list[Token], i: int) -> ConfigError:
+    """The error for an arithmetic operator at ``toks[i]``.
+
+    A ``-`` written with no space between two names (``native-country``) is most likely a
+    column name that needs quoting, and the message says so.
+    """
+    tok, hint = toks[i], ""
+    if tok.text == "-" and 0 < i < len(toks) - 1:
+        prev, nxt = toks[i - 1], toks[i + 1]
+        if (
+            prev.kind is TokenKind.IDENT
+            and nxt.kind is TokenKind.IDENT
+            and prev.pos + len(prev.text) == tok.pos
+            and nxt.pos == tok.pos + 1
+        ):
+            hint = f'; a column name with a hyphen must be quoted: "{prev.text}-{nxt.text}"'
+    return _unsupported(f"arithmetic ({tok.text!r})", tok, hint)
 
 
 #: Deepest nesting of parentheses and NOT accepted in a condition.
@@ -109,7 +128,7 @@ class _Parser:
         if tok.is_punct("(") and self.toks[self.i + 1].is_keyword("SELECT"):
             raise _unsupported("a subquery", tok)
         if tok.kind is TokenKind.OP and tok.text in ("+", "-", "/", "%", "||"):
-            raise _unsupported(f"arithmetic ({tok.text!r})", tok)
+            raise _arithmetic(self.toks, self.i)
 
     def expect_keyword(self, word: str) -> Token:
         self.check_unsupported()
@@ -324,7 +343,7 @@ class _Parser:
         col = Column(self.name("a column or a constant"))
         nxt = self.tok
         if nxt.kind is TokenKind.OP and nxt.text in ("+", "-", "/", "%", "||") or nxt.is_punct("*"):
-            raise _unsupported(f"arithmetic ({nxt.text!r})", nxt)
+            raise _arithmetic(self.toks, self.i)
         return col
 
     def check_unsupported_operand(self) -> None:
