@@ -316,7 +316,7 @@ class PrivateFrame:
         codes = self._person_cache
         return codes if rows is None else codes[rows]
 
-    def _check_column(self, column: str, func: str) -> None:
+    def _check_column(self, column: str) -> None:
         if column not in self._df.columns:
             raise ConfigError(f"column {column!r} is not in the table")
         if column == self.privacy_unit:
@@ -496,7 +496,7 @@ class GroupedFrame:
         for name, spec in aggs.items():
             agg = parse_agg(name, spec)
             if agg.column is not None:
-                frame._check_column(agg.column, agg.func)
+                frame._check_column(agg.column)
                 agg = agg.with_bounds(frame.bounds.get(agg.column))
                 if agg.needs_bounds and agg.bounds is None:
                     raise ConfigError(
