@@ -157,7 +157,7 @@ def bound_contributions(
         changed = True
     pair_person = (key[starts] >> u_gb).view(np.int64)  # sorted by person
     del key
-    p_starts, p_runs = _runs(pair_person)
+    _, p_runs = _runs(pair_person)
     if p_runs.max() > max_groups:  # pairs of persons in too many groups: uniform sample
         pair_keep = _sample_pairs(pair_person, p_runs, max_groups, pb, priorities)
         keep_sorted &= np.repeat(pair_keep, runs)
