@@ -8,7 +8,7 @@ so that a misspelt key never silently does nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from veil.deid._keys import KEY_NAME_HIDDEN, may_be_key_name
@@ -35,7 +35,6 @@ class Record:
     required: tuple[str, ...] = ()
     what: str = "a mapping"
     extra: Any = None  # schema for unknown keys (None: unknown keys are errors)
-    aliases: Mapping[str, str] = field(default_factory=dict)
 
 
 def _is_num(v: Any) -> bool:
