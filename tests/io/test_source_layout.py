@@ -154,3 +154,42 @@ def test_single_declared_marker_is_used_without_rereading(
     assert fmt.missing == "n/a" and df["b"].isna().sum() == 1
     assert not any(k.get("na_filter") is False for k in calls)  # no raw re-read for the marker
     assert _roundtrip(tmp_path, raw, "in.csv", missing_values=["n/a"]) == raw
+
+
+def test_comma_space_values_with_delimiters_are_quoted_outside_the_space(tmp_path: Path) -> None:
+    """Mondrian publishes sets such as ``{Bachelors,Masters}``: in a ", "-separated release the
+    space goes before the quote, so the value reads back without a leading space (with Veil
+    and with pandas' skipinitialspace); values that start with a space or hold quotes too."""
+    df, fmt, _ = _read_raw(tmp_path, ADULT_LIKE)
+    df["col_1"] = "[30, 40)"
+    df["col_4"] = ["{Bachelors,Masters}", ' say "hi"', "HS-grad", "a, b", "x"]
+    write(df, tmp_path / "o.data", like=fmt)
+    raw = (tmp_path / "o.data").read_bytes()
+    assert raw.splitlines()[0].startswith(b'"[30, 40)", State-gov, 77516, "{Bachelors,Masters}", ')
+    for back in (
+        read(tmp_path / "o.data", names=list(df.columns)),
+        pd.read_csv(
+            tmp_path / "o.data",
+            header=None,
+            names=list(df.columns),
+            skipinitialspace=True,
+            na_values="?",
+            keep_default_na=False,
+        ),
+    ):
+        assert back["col_4"].tolist() == df["col_4"].tolist()
+        assert back["col_1"].tolist() == df["col_1"].tolist()
+        assert back["col_2"].tolist() == df["col_2"].tolist()
+    _, fmt2 = read_table(tmp_path / "o.data")
+    assert fmt2.spacing == " " and fmt2.delimiter == ","
+    write(read(tmp_path / "o.data"), tmp_path / "again.data", like=fmt2)
+    assert (tmp_path / "again.data").read_bytes() == raw
+
+
+def test_comma_space_sniffed_through_quoted_fields(tmp_path: Path) -> None:
+    """Every line holding a quoted field with commas inside: still the ", " layout."""
+    raw = b'1, "a,b", x\n2, "c,d,e", y\n3, f, z\n'
+    df, fmt, _ = _read_raw(tmp_path, raw)
+    assert fmt.spacing == " " and df.shape == (3, 3)
+    assert df["col_2"].tolist() == ["a,b", "c,d,e", "f"]
+    assert _roundtrip(tmp_path, raw) == raw

@@ -118,8 +118,46 @@ def sniff_encoding(head: bytes, encoding: str | None = None) -> tuple[str, str]:
     return _decode_candidates(head)
 
 
+def _spaces_after_delimiters(text: str, delim: str) -> tuple[int, int, int]:
+    """Fields after the first of each row, those starting with a space and with two spaces.
+
+    Quote-aware as :mod:`csv` with ``skipinitialspace``: ``a, "b,c"`` has one field after
+    the first, starting with a space (the space before the quote is the layout's, not the
+    value's); a delimiter or line break inside quotes does not count.
+    """
+    n = one = two = 0
+    i, end, start = 0, len(text), True
+    while i < end:
+        ch = text[i]
+        if start:
+            j = i
+            while j < end and text[j] == " ":
+                j += 1
+            if j < end and text[j] == '"':  # a quoted field: skip to its closing quote
+                j += 1
+                while j < end:
+                    if text[j] == '"':
+                        if text[j + 1 : j + 2] == '"':
+                            j += 2
+                            continue
+                        break
+                    j += 1
+                i, start = j + 1, False
+                continue
+            start = False
+        if ch == delim:
+            n += 1
+            one += text[i + 1 : i + 2] == " "
+            two += text[i + 1 : i + 3] == "  "
+            start = True
+        elif ch == "\n":
+            start = True
+        i += 1
+    return n, one, two
+
+
 def _field_counts(lines: list[str], delim: str) -> list[int]:
-    reader = csv.reader(io.StringIO("\n".join(lines)), delimiter=delim)
+    reader = csv.reader(io.StringIO("\n".join(lines)), delimiter=delim, skipinitialspace=True)
     try:
         return [len(row) for row in reader if row]
     except csv.Error:
@@ -190,10 +228,10 @@ def sniff_format(
             delim = delim.strip()  # ', ' means ',' with skipped initial spaces
         else:
             raise InputError(f"the delimiter must be one character, got {delimiter!r}")
-    rows = list(csv.reader(io.StringIO("\n".join(lines)), delimiter=delim))
-    fields = [c for r in rows for c in r[1:]]
-    spaced = bool(fields) and sum(c.startswith(" ") for c in fields) >= 0.9 * len(fields)
-    one_space = spaced and all(not c.startswith("  ") for c in fields)
+    n_fields, n_spaced, n_two = _spaces_after_delimiters("\n".join(lines), delim)
+    spaced = n_fields > 0 and n_spaced >= 0.9 * n_fields
+    one_space = spaced and n_two == 0
+    rows = list(csv.reader(io.StringIO("\n".join(lines)), delimiter=delim, skipinitialspace=spaced))
     return TextFormat(
         encoding,
         delim,

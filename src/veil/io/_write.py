@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import os
+import re
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -252,16 +253,41 @@ def _arrow_csv(df: pd.DataFrame, fh: IO[bytes], lay: SourceFormat) -> bool:
     return True
 
 
+def _spaced_field(col: pd.Series, lay: SourceFormat) -> np.ndarray:
+    """One column as the CSV fields of a ``", "``-separated file, quoted like :mod:`csv`.
+
+    A field is quoted when it holds the delimiter, a quote or a line break (every field with
+    ``quoting="all"``), and also when it starts with a space, which a reader skipping the
+    space after the delimiter would otherwise drop.
+    """
+    text = col.astype(str).astype(object).where(col.notna(), lay.missing or "")
+    text = text.reset_index(drop=True)
+    if lay.quoting == "all":
+        quote = np.ones(len(text), dtype=bool)
+    else:
+        special = "[" + re.escape(lay.delimiter + '"\r\n') + "]|^ "
+        quote = text.str.contains(special, regex=True).to_numpy(dtype=bool)
+    quoted = '"' + text.str.replace('"', '""', regex=False) + '"'
+    return np.where(quote, quoted.to_numpy(dtype=object), text.to_numpy(dtype=object))
+
+
+def _spaced_csv(df: pd.DataFrame, lay: SourceFormat) -> str:
+    """A ``", "``-separated body (UCI Adult's layout): the space after each delimiter goes
+    outside the quotes, so ``{a,b}`` is written ``, "{a,b}"`` and reads back as ``{a,b}``
+    (a space inside the quotes would be part of the value)."""
+    line = _spaced_field(df.iloc[:, 0], lay)
+    for j in range(1, df.shape[1]):
+        line = line + (lay.delimiter + lay.spacing) + _spaced_field(df.iloc[:, j], lay)
+    return "".join(v + lay.lineterminator for v in line)
+
+
 def _pandas_csv(df: pd.DataFrame, lay: SourceFormat) -> str:
     """The slow path: any dtype, through ``DataFrame.to_csv``."""
+    head = _header_line(df, lay) if lay.header else ""
+    if lay.spacing and df.shape[1] > 1:
+        return head + _spaced_csv(df, lay)
     quoting = csv.QUOTE_NONNUMERIC if _lone_missing(df, lay) else _csv_quoting(lay)
     body = df
-    if lay.spacing and df.shape[1] > 1:
-        # ", "-separated: the space goes in front of every field but the first
-        body = df.copy(deep=False)
-        for c in df.columns[1:]:
-            col = df[c]
-            body[c] = (" " + col.astype(str)).where(col.notna(), " " + (lay.missing or ""))
     text = body.to_csv(
         sep=lay.delimiter,
         index=False,
@@ -270,7 +296,7 @@ def _pandas_csv(df: pd.DataFrame, lay: SourceFormat) -> str:
         quoting=quoting,
         na_rep=lay.missing or "",
     )
-    return (_header_line(df, lay) if lay.header else "") + text
+    return head + text
 
 
 def _like_format(like: Any) -> SourceFormat | None:
