@@ -87,6 +87,12 @@ def test_tokens_bound_to_column_and_key() -> None:
         detokenize(toks, b"\x02" * 32, "ssn")
 
 
+def test_reversing_pseudonyms_says_they_are_one_way() -> None:
+    pseudo = get_operator("pseudonymize").apply(people(), "id", ctx())
+    with pytest.raises(CryptoError, match="one-way, only tokenize can be reversed"):
+        detokenize_frame(pseudo, ["id"], KEY)
+
+
 def test_tampered_tokens_raise_with_row_count() -> None:
     df = pd.DataFrame({"ssn": ["078-05-1120", "219-09-9999", "078-05-1120"]})
     tok = get_operator("tokenize").apply(df, "ssn", ctx())

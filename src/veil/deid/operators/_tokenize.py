@@ -138,7 +138,8 @@ def _decrypt_all(
 def _fail(context: str, n_rows: int) -> CryptoError:
     return CryptoError(
         f"column {context!r}: {n_rows} token(s) failed authentication (tampered, wrong key, "
-        "or tokens from another column); nothing was decrypted"
+        "tokens from another column, or not tokens: pseudonymize, mask and fake are one-way, "
+        "only tokenize can be reversed); nothing was decrypted"
     )
 
 
