@@ -121,6 +121,8 @@ def test_scan_then_anonymize_adult_headerless(
     # the drafted policy works as it stands: no hierarchies, no edits, targets enforced
     draft = tmp_path / "draft.yaml"
     assert main(["scan", str(adult_data), "--policy-out", str(draft)]) == 0
+    note = [ln for ln in capsys.readouterr().err.splitlines() if "no header row" in ln]
+    assert len(note) == 1 and "col_1..col_15" in note[0] and "--names" in note[0]
     d = yaml.safe_load(draft.read_text())
     assert d["privacy"]["algorithm"] == "mondrian" and d["privacy"]["k"] == 5
     out = tmp_path / "o"
@@ -430,6 +432,7 @@ def test_scan_headerless_with_names_and_parquet(
     names = "age,workclass,fnlwgt,education,education-num,marital-status,occupation,relationship,race,sex,capital-gain,capital-loss,hours-per-week,native-country,income"
     draft = tmp_path / "a.yaml"
     assert main(["scan", str(adult_data), "--names", names, "--policy-out", str(draft)]) == 0
+    assert "no header row" not in capsys.readouterr().err
     d = yaml.safe_load(draft.read_text())
     assert d["input"]["names"] == names.split(",") and d["columns"]["income"]["role"] == "sensitive"
     pq = tmp_path / "a.parquet"

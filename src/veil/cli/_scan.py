@@ -76,6 +76,13 @@ def run(args: argparse.Namespace) -> int:
         )
     opts = read_options(args)
     df = read(args.input, **opts)
+    if not opts.get("names") and not df.attrs.get("veil_source", {}).get("header", True):
+        # Headers are half of the evidence: a headerless Adult's age column is 'other'.
+        print(
+            f"veil: note: {args.input} has no header row, so its columns are named col_1.."
+            f"col_{df.shape[1]} and classified by content alone; --names a,b,... names them",
+            file=sys.stderr,
+        )
     result = scan(df)
     if args.json:
         json.dump(result.to_dict(), sys.stdout, indent=2)
