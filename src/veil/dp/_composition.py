@@ -23,7 +23,6 @@ import numpy as np
 from scipy import special
 
 __all__ = [
-    "basic_composition",
     "advanced_composition",
     "kov_heterogeneous_epsilon",
     "optimal_composition",
@@ -40,11 +39,6 @@ def compose_deltas(deltas: Sequence[float]) -> float:
     if np.any(d >= 1):
         return 1.0
     return float(-np.expm1(np.sum(np.log1p(-d)))) + 0.0  # no -0.0
-
-
-def basic_composition(budgets: Sequence[tuple[float, float]]) -> tuple[float, float]:
-    """Sum of epsilons and of deltas."""
-    return (float(sum(e for e, _ in budgets)), float(min(1.0, sum(d for _, d in budgets))))
 
 
 def advanced_composition(

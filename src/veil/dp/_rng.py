@@ -47,7 +47,7 @@ import numpy as np
 
 from veil.errors import ConfigError, InsecureRandomWarning
 
-__all__ = ["SecureRandom", "NumpyBits", "BitSource", "resolve_rng", "RandomStateLike"]
+__all__ = ["SecureRandom", "NumpyBits", "BitSource", "resolve_rng"]
 
 _CHUNK = 1 << 20  # bytes of zeros encrypted per AES call
 _BUFWORDS = 4096  # words of keystream buffered for small requests
@@ -241,8 +241,6 @@ class NumpyBits(BitSource):
             return np.empty(0, dtype=np.uint64)
         return np.frombuffer(bytearray(self._gen.bytes(8 * n)), dtype="<u8")
 
-
-RandomStateLike = "None | int | np.random.Generator | np.random.RandomState | BitSource"
 
 _DEFAULT: SecureRandom | None = None
 _DEFAULT_LOCK = threading.Lock()

@@ -18,7 +18,6 @@ from veil.dp._rng import BitSource, resolve_rng
 __all__ = [
     "resolve_rng",
     "add_laplace",
-    "add_gaussian",
     "std_normal",
     "gamma_int",
     "BitSource",
@@ -52,19 +51,6 @@ def add_laplace(
 def noisy_count(n: int, epsilon: float, rng: BitSource) -> float:
     """``n`` plus Laplace(1/epsilon) (a count has sensitivity 1)."""
     return float(add_laplace(np.array([float(n)]), 1.0 / epsilon, rng)[0])
-
-
-def add_gaussian(
-    values: Any, sigma: float, rng: BitSource, *, sensitivity: float = 1.0, coords: int = 1
-) -> np.ndarray:
-    """``values`` plus N(0, ``sigma``^2) noise, floating-point safe (output on a grid)."""
-    from veil.dp import _samplers
-
-    arr = np.asarray(values, dtype=float)
-    out = _samplers.gaussian_fp(
-        arr, float(sigma), rng, sensitivity=float(sensitivity), coords=int(coords)
-    )
-    return np.asarray(out, dtype=float).reshape(arr.shape)
 
 
 def std_normal(rng: BitSource, size: int | tuple[int, ...]) -> np.ndarray:
