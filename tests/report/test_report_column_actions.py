@@ -97,3 +97,20 @@ def test_policy_bin_edges_are_printed_once() -> None:
     text = _actions(render_html(report), "age")
     assert text.count("[0.0, 30.0, 60.0, 120.0]") == 1
     assert "generalized into 3 bins" in text
+
+
+def test_operator_figures_leave_out_settings_not_given() -> None:
+    """Top coding alone: the bottom setting is not given, and the HTML said 'bottom: None'."""
+    df = _table(4)
+    policy = {
+        "columns": {
+            "age": {"role": "insensitive", "operator": {"name": "top_bottom_code", "top": 70}}
+        },
+        "default_role": "insensitive",
+    }
+    _, report = apply(df, policy, seed=1)
+    stats = report["columns"]["age"]["operators"][0]["stats"]
+    assert stats["bottom"] is None and stats["top_coded"] == int((df["age"] > 70).sum())
+    text = _actions(render_html(report), "age")
+    assert "None" not in text and "bottom:" not in text
+    assert f"top_coded: {stats['top_coded']}" in text
