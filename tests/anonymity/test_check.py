@@ -125,6 +125,8 @@ def test_check_errors():
         check(df, ["zip", "dx"], l={"dx": 2})
     with pytest.raises(ConfigError, match="COLUMN:VALUE"):
         check(df, ["zip"], l="dx")
+    with pytest.raises(ConfigError, match="with a number as VALUE"):
+        check(df, ["zip"], l="dx:two")
     for lim in (2, -0.5, 5.0, True, "0.1"):  # a typo like 5 (meant 5 %) would make any table hold
         with pytest.raises(ConfigError, match="suppression_limit"):
             check(df, ["zip"], k=2, suppression_limit=lim)

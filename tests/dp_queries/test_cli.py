@@ -41,6 +41,15 @@ def test_dry_run_prints_accuracy(table: Path, capsys) -> None:
     assert "dry run" in out and "sum_age" in out and "299.6" in out  # 100 * ln(20)
 
 
+def test_dry_run_mean_note_names_the_cli_option(table: Path, capsys) -> None:
+    args = ["query", str(table), "SELECT AVG(age) FROM data", "--epsilon", "1"]
+    assert main([*args, "--bounds", "age=0:100", "--dry-run"]) == 0
+    out = " ".join(capsys.readouterr().out.split())  # the table may wrap the note
+    assert "--group-size" in out and "group_size" not in out
+    assert main([*args, "--bounds", "age=0:100", "--dry-run", "--group-size", "50"]) == 0
+    assert "--group-size" not in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [

@@ -61,7 +61,9 @@ def _pairs(spec: Any, what: str) -> list[tuple[str, float]]:
                 try:  # any float notation: 0.2, .2, 2e-1
                     number = float(val)
                 except ValueError:
-                    raise ConfigError(f"{what} must look like COLUMN:VALUE, got {item!r}") from None
+                    raise ConfigError(
+                        f"{what} must look like COLUMN:VALUE with a number as VALUE, got {item!r}"
+                    ) from None
             out.append((col, number))
         else:
             col, val = item

@@ -372,6 +372,9 @@ def run(args: argparse.Namespace) -> int:
     budget = f"epsilon={plan.epsilon:g}, delta={plan.delta:g}"
     if args.dry_run:
         acc = plan.accuracy(args.alpha, args.group_size).reset_index()
+        acc["note"] = acc["note"].replace(  # the library's keyword, as the CLI spells it
+            "give group_size for means/variances", "give --group-size N for means/variances"
+        )
         _print(acc, f"veil query (dry run): {budget}", f"{unit}; nothing released")
         return 0
     caption = f"{unit}; ± = {1 - args.alpha:.0%} CI half-width"
