@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from veil.errors import ConfigError
 
@@ -29,12 +30,11 @@ from ._vss import (
     check_same_layout,
     check_secret,
     check_share_params,
-    commitment_product,
+    matches_commitments,
     multiply_commitments,
     poly_eval,
     secret_items,
     verified_reconstruct,
-    well_formed,
 )
 
 __all__ = [
@@ -248,17 +248,11 @@ def feldman_verify(share: FeldmanShare, commitments: FeldmanCommitments) -> bool
     """
     grp = commitments.group
     gmp = require_gmpy2()
-    if not well_formed(share, grp.q):
-        return False
-    if len(share.values) != len(commitments.commitments):
-        return False
-    for s, comm in zip(share.values, commitments.commitments):
-        if len(comm) != share.threshold:
-            return False
-        rhs = commitment_product(comm, share.index, grp.p, grp.q, gmp)
-        if gmp.powmod(grp.g, s % grp.q, grp.p) != rhs:
-            return False
-    return True
+
+    def lhs(k: int) -> Any:
+        return gmp.powmod(grp.g, share.values[k] % grp.q, grp.p)
+
+    return matches_commitments(share, commitments.commitments, grp.p, grp.q, gmp, lhs)
 
 
 def feldman_reconstruct(

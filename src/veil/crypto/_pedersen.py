@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ._errors import CryptoError
 from ._feldman import FeldmanGroup
@@ -23,12 +24,11 @@ from ._vss import (
     check_same_layout,
     check_secret,
     check_share_params,
-    commitment_product,
+    matches_commitments,
     multiply_commitments,
     poly_eval,
     secret_items,
     verified_reconstruct,
-    well_formed,
 )
 
 __all__ = [
@@ -208,20 +208,12 @@ def pedersen_verify(share: PedersenShare, commitments: PedersenCommitments) -> b
     """
     grp, h = commitments.group, commitments.h
     gmp = require_gmpy2()
-    if not well_formed(share, grp.q):
-        return False
-    if len(share.values) != len(commitments.commitments) or len(share.blindings) != len(
-        share.values
-    ):
-        return False
-    for s, t, comm in zip(share.values, share.blindings, commitments.commitments):
-        if len(comm) != share.threshold:
-            return False
-        rhs = commitment_product(comm, share.index, grp.p, grp.q, gmp)
-        lhs = gmp.powmod(grp.g, s % grp.q, grp.p) * gmp.powmod(h, t % grp.q, grp.p) % grp.p
-        if lhs != rhs:
-            return False
-    return True
+
+    def lhs(k: int) -> Any:
+        s, t = share.values[k] % grp.q, share.blindings[k] % grp.q
+        return gmp.powmod(grp.g, s, grp.p) * gmp.powmod(h, t, grp.p) % grp.p
+
+    return matches_commitments(share, commitments.commitments, grp.p, grp.q, gmp, lhs, blinded=True)
 
 
 def pedersen_reconstruct(

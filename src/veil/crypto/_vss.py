@@ -193,6 +193,52 @@ def commitment_product(comm: Sequence[int], index: int, p: int, q: int, gmp: Any
     return rhs
 
 
+def matches_commitments(
+    share: _Share,
+    table: Sequence[Sequence[int]],
+    p: int,
+    q: int,
+    gmp: Any,
+    lhs: Callable[[int], Any],
+    blinded: bool = False,
+) -> bool:
+    """Whether a share is well formed and every element ``k`` has ``lhs(k) == prod_j C_kj^{i^j}``.
+
+    Parameters
+    ----------
+    share : share
+        A Feldman or Pedersen share.
+    table : sequence of sequence of int
+        The commitments, one row of ``threshold`` coefficients per element.
+    p, q : int
+        Group modulus and subgroup order.
+    gmp : module
+        The ``gmpy2`` module.
+    lhs : callable
+        ``lhs(k)``: the scheme's commitment to element ``k`` of the share (``g^{s_k}`` for
+        Feldman, ``g^{s_k} h^{t_k}`` for Pedersen), mod ``p``.
+    blinded : bool, default False
+        The share carries ``blindings`` (Pedersen): there must be one per value.
+
+    Returns
+    -------
+    bool
+        ``False`` at the first malformed part or mismatching element.
+    """
+    if not well_formed(share, q):
+        return False
+    if len(share.values) != len(table) or (
+        blinded and len(share.blindings) != len(share.values)  # type: ignore[attr-defined]
+    ):
+        return False
+    for k, comm in enumerate(table):
+        if len(comm) != share.threshold:
+            return False
+        if lhs(k) != commitment_product(comm, share.index, p, q, gmp):
+            return False
+    return True
+
+
 def multiply_commitments(
     a: tuple[tuple[int, ...], ...], b: tuple[tuple[int, ...], ...], p: int
 ) -> tuple[tuple[int, ...], ...]:
