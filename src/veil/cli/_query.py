@@ -174,18 +174,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _read(args: argparse.Namespace) -> Any:
+    from veil.io import read
+
     opts = read_options(args)
-    try:
-        from veil.io import read
-    except ImportError:  # pragma: no cover - io package not installed
-        import pandas as pd
-
-        from veil.errors import InputError
-
-        try:
-            return pd.read_csv(args.input, sep=opts.get("delimiter"), engine="python")
-        except (OSError, ValueError) as exc:
-            raise InputError(f"cannot read {args.input}: {exc}") from None
     # parse_dates=False: the reader's date detection picks one format (day- or month-first, or
     # none) from *all* the column's cells, so one person's cell (13/01/2020, 01/13/2020 or
     # 'unknown') changed every other person's date (WHERE counts 100 vs 0, released keys);
@@ -326,12 +317,9 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         _check_out(args)
     df = _read(args)
-    try:
-        from veil.dp import BudgetAccountant
+    from veil.dp import BudgetAccountant
 
-        accountant: Any = BudgetAccountant(epsilon=args.epsilon, delta=args.delta)
-    except (ImportError, AttributeError):  # pragma: no cover - accountant not built yet
-        accountant = False  # one query per run: the budget is the query's own
+    accountant = BudgetAccountant(epsilon=args.epsilon, delta=args.delta)
     with warnings.catch_warnings():
         if args.seed is not None:
             warnings.simplefilter("ignore", InsecureRandomWarning)
