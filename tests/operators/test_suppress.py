@@ -83,6 +83,14 @@ def test_unknown_column_is_input_error() -> None:
         get_operator("suppress", {"condition": "nope < 3"}).apply(people(), None, ctx())
 
 
+def test_single_equals_sign_gets_a_hint() -> None:
+    with pytest.raises(ConfigError, match=r"at character 6; compare with ==, not ="):
+        parse_condition("name = 'A1'")
+    with pytest.raises(ConfigError) as info:
+        parse_condition("name ? 'A1'")
+    assert "==" not in str(info.value)
+
+
 def test_boolean_column_truth() -> None:
     df = pd.DataFrame({"flag": [True, False, True]})
     assert _rows("flag", df) == [0, 2] and _rows("not flag", df) == [1]

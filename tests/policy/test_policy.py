@@ -167,6 +167,26 @@ def test_unknown_column_checked_against_data(tmp_path: Path) -> None:
         p.check_columns(pd.DataFrame({"a": [1], "ag": [2]}))
 
 
+@pytest.mark.parametrize(
+    ("cond", "want", "not_want"),
+    [
+        ("Agee > 80", "unknown column 'Agee': not in the data", "quotes"),
+        ("age > 80", "unknown column 'age': not in the data (did you mean 'Age'?)", "quotes"),
+        ("County == Nairobi", "unknown column 'Nairobi': not in the data (a text value needs "
+         "quotes: 'Nairobi')", "did you mean"),
+    ],
+)  # fmt: skip
+def test_suppress_condition_columns_checked_with_line(
+    tmp_path: Path, cond: str, want: str, not_want: str
+) -> None:
+    text = f'columns:\n  Age: quasi\n  County: quasi\nsuppress: ["{cond}"]\n'
+    p = Policy.from_yaml(_write(tmp_path, text))
+    with pytest.raises(PolicyError) as info:
+        p.check_columns(pd.DataFrame({"Age": [30], "County": ["x"]}))
+    msg = str(info.value)
+    assert "line 4: suppress: condition" in msg and want in msg and not_want not in msg
+
+
 def test_unlisted_columns_are_an_error_without_default_role() -> None:
     df = pd.DataFrame({"a": [1, 2], "b": [3, 4], "c": [5, 6]})
     with pytest.raises(

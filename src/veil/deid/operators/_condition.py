@@ -68,7 +68,9 @@ def _tokenize(text: str) -> list[_Tok]:
             break
         m = _TOKEN.match(text, pos)
         if not m or m.end() == pos:
-            raise ConfigError(f"condition {text!r}: cannot read it at character {pos + 1}")
+            at = pos + len(text[pos:]) - len(text[pos:].lstrip())
+            hint = "; compare with ==, not =" if text[at : at + 1] == "=" else ""
+            raise ConfigError(f"condition {text!r}: cannot read it at character {at + 1}{hint}")
         kind = m.lastgroup or ""
         raw = m.group(kind)
         start = m.start(kind)
@@ -116,11 +118,30 @@ class Condition:
         walk(self.tree)
         return found
 
+    def text_hint(self, name: str) -> str:
+        """A hint when the unknown column ``name`` is compared with another column: in
+        ``County == Nairobi`` the bare word was most likely meant as text."""
+        found = False
+
+        def walk(node: Any) -> None:
+            nonlocal found
+            if isinstance(node, tuple) and node:
+                if node[0] == "cmp" and all(
+                    isinstance(x, tuple) and x[0] == "col" for x in node[2:]
+                ):
+                    found = found or name in (node[2][1], node[3][1])
+                for child in node[1:]:
+                    walk(child)
+
+        walk(self.tree)
+        return f" (a text value needs quotes: '{name}')" if found else ""
+
     def evaluate(self, df: pd.DataFrame) -> np.ndarray:
         """Boolean mask (numpy array) of the rows matching the condition."""
         missing = sorted(c for c in self.columns() if c not in df.columns)
         if missing:
-            raise InputError(f"condition {self.text!r}: no column(s) {missing} in the table")
+            hint = self.text_hint(missing[0])
+            raise InputError(f"condition {self.text!r}: no column(s) {missing} in the table{hint}")
         res = _eval(self.tree, df)
         if not isinstance(res, np.ndarray) or res.dtype != bool:
             raise ConfigError(f"condition {self.text!r} is not a true/false test")
