@@ -61,6 +61,8 @@ def test_dry_run_mean_note_names_the_cli_option(table: Path, capsys) -> None:
         (["SELECT county, COUNT(*) FROM data GROUP BY county"], "delta"),
         (["SELECT COUNT(*) FROM data", "--max-groups", "2"], "--privacy-unit"),
         (["SELECT nope, COUNT(*) FROM data GROUP BY nope", "--delta", "1e-6"], "'nope'"),
+        (["SELECT COUNT(*) FROM data WHERE sex = F"], "'F' in WHERE (a text value needs single"),
+        (['SELECT COUNT(*) FROM data WHERE NOT age > 3 AND "F" = sex'], "single quotes: 'F')"),
     ],
 )
 def test_usage_errors_exit_2(table: Path, capsys, args: list[str], fragment: str) -> None:
@@ -69,6 +71,8 @@ def test_usage_errors_exit_2(table: Path, capsys, args: list[str], fragment: str
     err = capsys.readouterr().err
     assert err.startswith("veil: error:") and fragment in err, err
     assert err.count("\n") == 1
+    if "nope" in args[0]:
+        assert "quotes" not in err  # only a word compared with a column gets the hint
 
 
 def test_argparse_errors_exit_2(table: Path) -> None:

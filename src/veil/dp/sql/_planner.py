@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from veil.dp.sql._ast import Aggregate, Column, Query
+from veil.dp.sql._ast import Aggregate, And, Column, Comparison, Not, Or, Query
 from veil.dp.sql._parser import parse
 from veil.dp.sql._where import columns_of, evaluate
 from veil.errors import ConfigError
@@ -131,6 +131,21 @@ def _public_keys(by: list[str], keys: Any) -> Any:
     return pd.DataFrame(list(itertools.product(*lists)), columns=by)
 
 
+def _text_hint(expr: Any, name: str) -> str:
+    """A hint when the unknown column ``name`` is compared with another column: in
+    ``sex = Male`` (or ``sex = "Male"``, a quoted identifier) the text needs single quotes."""
+    if isinstance(expr, Comparison):
+        sides = (expr.left, expr.right)
+        if all(isinstance(x, Column) for x in sides) and name in (x.name for x in sides):
+            return f" (a text value needs single quotes: '{name}')"
+        return ""
+    if isinstance(expr, Not):
+        return _text_hint(expr.operand, name)
+    if isinstance(expr, And | Or):
+        return next((h for t in expr.terms if (h := _text_hint(t, name))), "")
+    return ""
+
+
 def plan_sql(
     frame: PrivateFrame,
     sql: str,
@@ -209,7 +224,8 @@ def plan_sql(
             raise ConfigError(f"SQL: unknown column {col!r} in GROUP BY")
     for col in columns_of(query.where):
         if col not in known:
-            raise ConfigError(f"SQL: unknown column {col!r} in WHERE")
+            hint = _text_hint(query.where, col)
+            raise ConfigError(f"SQL: unknown column {col!r} in WHERE{hint}")
     by = list(query.group_by)
     if len(set(by)) != len(by):
         raise ConfigError(f"SQL: GROUP BY repeats a column: {by}")
