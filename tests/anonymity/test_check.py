@@ -266,3 +266,18 @@ def test_kmap_passed_as_a_model_brings_its_population() -> None:
     assert ours.models[0]["violating_classes"] == 4  # 1001 matches 7 people, the others 4
     with pytest.raises(ConfigError, match="different population tables"):
         check(df, "zip", k=5, population=population, models=[KMap(5, population.copy())])
+
+
+def test_cli_headerless_file_names_its_columns(tmp_path, capsys):
+    p = tmp_path / "raw.data"
+    p.write_text("".join(f"{20 + i % 7}, {'FM'[i % 2]}, x\n" for i in range(40)))
+    assert main(["check", str(p), "--qi", "age,sex", "--k", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "['age', 'sex']" in err
+    assert "no header row" in err and "col_1..col_3" in err
+    assert main(["check", str(p), "--qi", "col_1,col_2", "--k", "2"]) == 0
+    h = tmp_path / "h.csv"
+    h.write_text("age,sex\n" + "".join(f"{20 + i % 7},{'FM'[i % 2]}\n" for i in range(40)))
+    capsys.readouterr()
+    assert main(["check", str(h), "--qi", "age,nope", "--k", "2"]) == 2
+    assert "no header row" not in capsys.readouterr().err

@@ -85,6 +85,20 @@ def _read(path: str, args: argparse.Namespace) -> Any:
     return read(path, **read_options(args))
 
 
+def _hint_headerless(df: Any, qi: list[str], args: argparse.Namespace) -> None:
+    """A headerless file's columns are ``col_1..col_n``: say so when --qi names others."""
+    from veil.errors import InputError
+
+    if df.attrs.get("veil_source", {}).get("header", True):
+        return
+    missing = [c for c in qi if c not in df.columns]
+    if missing:
+        raise InputError(
+            f"column(s) not in the table: {missing}; {args.input} has no header row, so its "
+            f"columns are named col_1..col_{df.shape[1]} (use those, or add a header line)"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     from veil.anonymity import check
     from veil.errors import ConfigError
@@ -98,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"--hierarchy must look like COL=FILE, got {item!r}")
         hierarchies[col] = Hierarchy.from_file(path)
     df = _read(args.input, args)
+    _hint_headerless(df, qi, args)
     population = _read(args.population, args) if args.population else None
     result = check(
         df,
