@@ -93,6 +93,16 @@ def test_plan_and_accuracy_spend_nothing(df: pd.DataFrame) -> None:
     assert (acc_table["ci_halfwidth"] > 0).all()
 
 
+def test_accuracy_lists_a_means_noise_scales_one_per_mechanism(df: pd.DataFrame) -> None:
+    """A mean has two noisy parts; its scales were joined as '4/146', which reads as a ratio."""
+    pf = PrivateFrame(df, accountant=Recorder(), random_state=1)
+    plan = pf.groupby("g", keys=list("abc")).plan(m=("x", "mean", B), epsilon=1.0)
+    row = plan.accuracy(0.05, group_size=100).loc["m"]
+    scales = [float(v) for v in row["noise_scale"].split(", ")]
+    assert len(scales) == len(row["mechanism"].split("+")) == 2
+    assert sorted(scales) == pytest.approx(sorted(c.scale for c in plan.components), rel=1e-3)
+
+
 def test_overspend_refused_before_any_noise_is_drawn(df: pd.DataFrame) -> None:
     acc = Recorder(limit=1.0)
     bits = CountingBits()

@@ -267,7 +267,7 @@ class QueryPlan:
                     "column": agg.column or "*",
                     "epsilon": sum(c.epsilon for c in comps),
                     "mechanism": "+".join(dict.fromkeys(c.mechanism for c in comps)),
-                    "noise_scale": "/".join(f"{c.scale:.4g}" for c in comps),
+                    "noise_scale": ", ".join(f"{c.scale:.4g}" for c in comps),
                     "ci_halfwidth": float(np.asarray(hw)),
                     "rank_halfwidth": rank_hw,
                     "note": note,
