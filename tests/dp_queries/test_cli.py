@@ -75,6 +75,25 @@ def test_usage_errors_exit_2(table: Path, capsys, args: list[str], fragment: str
         assert "quotes" not in err  # only a word compared with a column gets the hint
 
 
+def test_unknown_column_recalls_the_header_line(tmp_path: Path, capsys) -> None:
+    """A headerless file's first row is its column names (documented): the errors say so."""
+    path = tmp_path / "raw.data"
+    path.write_text("".join(f"{20 + i % 50}, {'FM'[i % 2]}\n" for i in range(200)))
+    for args in (
+        ["SELECT COUNT(*) FROM data WHERE col_2 = 'F'"],
+        ["SELECT AVG(age) FROM data", "--bounds", "age=0:100"],
+        ["SELECT COUNT(*) FROM data", "--privacy-unit", "pid"],
+    ):
+        assert main(["query", str(path), args[0], "--epsilon", "1", *args[1:]]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "read as the column names" in err and "--names" in err
+    names = ["query", str(path), "SELECT COUNT(*) FROM data WHERE sx = 'F'", "--epsilon", "1"]
+    assert main([*names, "--names", "age,sex"]) == 2
+    assert "read as the column names" not in capsys.readouterr().err
+    assert main([*names[:2], "SELECT COUNT(*) FROM data WHERE sex = 'F'", "--epsilon", "1",
+                 "--names", "age,sex"]) == 0  # fmt: skip
+
+
 def test_argparse_errors_exit_2(table: Path) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["query", str(table), "SELECT COUNT(*) FROM data"])  # no --epsilon

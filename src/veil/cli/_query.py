@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -294,6 +296,31 @@ def _print(df: Any, title: str, caption: str) -> None:
     console.print(caption, style="dim", soft_wrap=True, markup=False, highlight=False)
 
 
+_UNKNOWN_COLUMN = re.compile(r"unknown column|no column|is not in the table")
+
+
+def _with_header_hint(args: argparse.Namespace, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` whose unknown-column errors recall that the first line is always the header.
+
+    The hint depends on the options only, never on the file: a headerless file's first row
+    is its column names (documented), so ``age`` is unknown there and ``--names`` is the fix.
+    """
+
+    def call(*a: Any, **kw: Any) -> Any:
+        try:
+            return fn(*a, **kw)
+        except ConfigError as exc:
+            msg = str(exc)
+            if args.names or not _UNKNOWN_COLUMN.search(msg) or "needs single quotes" in msg:
+                raise
+            raise ConfigError(
+                f"{exc} (the first line of {args.input} is read as the column names; "
+                "for a file without a header line give --names)"
+            ) from None
+
+    return call
+
+
 def run(args: argparse.Namespace) -> int:
     import warnings
 
@@ -327,7 +354,7 @@ def run(args: argparse.Namespace) -> int:
                 "veil: warning: --seed makes the noise reproducible and NOT private",
                 file=sys.stderr,
             )
-        frame = PrivateFrame(
+        frame = _with_header_hint(args, PrivateFrame)(
             df,
             privacy_unit=args.privacy_unit,
             accountant=accountant,
@@ -339,7 +366,7 @@ def run(args: argparse.Namespace) -> int:
             random_state=args.seed,
         )
     try:
-        plan = plan_sql(
+        plan = _with_header_hint(args, plan_sql)(
             frame,
             args.sql,
             epsilon=args.epsilon,
