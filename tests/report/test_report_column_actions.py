@@ -114,3 +114,19 @@ def test_operator_figures_leave_out_settings_not_given() -> None:
     text = _actions(render_html(report), "age")
     assert "None" not in text and "bottom:" not in text
     assert f"top_coded: {stats['top_coded']}" in text
+
+
+def test_engine_line_says_when_a_single_value_is_left() -> None:
+    df = _table(5)
+    h = _hier()
+    policy = {
+        "columns": {c: {"role": "quasi", "hierarchy": h[c]} for c in ("age", "zip", "sex")}
+        | {"ill": "sensitive"},
+        "privacy": {"k": 100, "algorithm": "optimal", "suppression_limit": 0.0},
+    }
+    release, report = apply(df, policy, seed=1)
+    html = render_html(report)
+    single = {c for c in ("age", "zip", "sex") if release[c].nunique() == 1}
+    assert single and single != {"age", "zip", "sex"}  # both cases exercised
+    for col in ("age", "zip", "sex"):
+        assert ("a single value left in the release" in _actions(html, col)) == (col in single)

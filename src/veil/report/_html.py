@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from veil.report._anonymity_view import anonymity_view, engine_actions
@@ -53,5 +54,17 @@ def render_html(report: dict[str, Any], *, title: str = "Veil de-identification 
         title=title,
         plots=plots,
         anon=anonymity_view(report.get("anonymity")),
-        engine=engine_actions(report.get("anonymity")),
+        engine=_one_value_left(engine_actions(report.get("anonymity")), report),
     )
+
+
+def _one_value_left(actions: dict[str, str], report: Mapping[str, Any]) -> dict[str, str]:
+    """Say so when the engine left a single value in a column (``43 -> 1`` distinct): "level 2
+    of its hierarchy" alone reads as if the column still told something."""
+    loss = (report.get("information_loss") or {}).get("columns") or {}
+    out = dict(actions)
+    for col, text in actions.items():
+        info = loss.get(col) or {}
+        if info.get("distinct_after") == 1 and (info.get("distinct_before") or 0) > 1:
+            out[col] = f"{text}: a single value left in the release"
+    return out
