@@ -365,3 +365,20 @@ def test_a_key_written_as_an_operator_parameter_name_is_not_echoed(tmp_path: Pat
     # an ordinary misspelt parameter is still named
     with pytest.raises(PolicyError, match="unknown parameter 'lenght'"):
         Policy.from_yaml(_write(tmp_path, text.replace(secret, "lenght: 8")))
+
+
+def test_missing_hierarchy_names_where_it_was_looked_for(tmp_path: Path) -> None:
+    sub = tmp_path / "policies"
+    sub.mkdir()
+    p = _write(sub, "columns:\n  County: {role: quasi, hierarchy: hier/county.csv}\n")
+    with pytest.raises(PolicyError) as info:
+        Policy.from_yaml(p)
+    msg = str(info.value)
+    assert "hierarchy file not found: hier/county.csv" in msg
+    assert f"looked for {(sub / 'hier' / 'county.csv').resolve()}: relative to the policy" in msg
+    absolute = tmp_path / "none.csv"
+    with pytest.raises(PolicyError) as info:
+        Policy.from_yaml(
+            _write(sub, f"columns:\n  County: {{role: quasi, hierarchy: {absolute}}}\n")
+        )
+    assert "looked for" not in str(info.value)

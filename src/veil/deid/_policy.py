@@ -314,7 +314,12 @@ def _load_hierarchy(
         path = Path(value)
         path = path if path.is_absolute() else base_dir / path
         if not path.is_file():
-            raise err(f"hierarchy file not found: {value}")
+            rel = (
+                ""
+                if Path(value).is_absolute()
+                else f" (looked for {path.resolve()}: relative to the policy file)"
+            )
+            raise err(f"hierarchy file not found: {value}{rel}")
         return Hierarchy.from_file(path), str(value)
     except (InputError, ConfigError) as exc:
         raise err(str(exc)) from None
