@@ -138,15 +138,25 @@ def test_operator_aggregates_and_before_figures_do_not_give_a_dropped_record(op:
     assert "withheld" in render_html(rep)
 
 
-def test_operator_aggregates_keep_before_figures_when_nothing_is_removed_later() -> None:
+@pytest.mark.parametrize(
+    "op",
+    [{"name": "noise", "scale": 0.1, "relative": True}, {"name": "generalize", "split": "mean"}],
+    ids=["relative-noise", "mean-split"],
+)
+def test_operator_aggregates_keep_before_figures_when_nothing_is_removed_later(op: dict) -> None:
     """With no record removed after the operator, its aggregate and the before figures cover
-    the same records: the before mean and std are given (they are then equal to the fit)."""
-    df, policy = _engine_drops_one({"name": "generalize", "split": "mean"})
+    the same records: the before mean and std are given (they are then equal to the fit),
+    unless the released column is no longer numeric (the mean split's labels): with no after
+    figure to compare with, hidden values get no before moments (see test_report.py)."""
+    df, policy = _engine_drops_one(op)
     df.loc[0, "zip"] = "100"  # no longer alone: nothing to suppress
     release, rep = apply(df, policy, seed=1)
     assert len(release) == len(df)
     loss = rep["information_loss"]["columns"]["income"]
-    assert loss["mean_before"] == pytest.approx(df["income"].mean())
+    if op["name"] == "noise":
+        assert loss["mean_before"] == pytest.approx(df["income"].mean())
+    else:
+        assert loss["mean_after"] is None and loss["mean_before"] is None
     assert "before_withheld" not in loss
 
 
@@ -193,3 +203,58 @@ def test_empty_release_report_describes_no_removed_record(n: int) -> None:
         assert sum(rep["distributions"][col]["original"]["counts"]) == 0
     text = json.dumps(rep) + render_html(rep)
     assert 98765 not in numbers_in(text) and "RAREDISEASE" not in text
+
+
+@pytest.mark.parametrize(
+    "op",
+    ["drop", "redact", {"name": "generalize", "bins": [0, 100000, 200000]}],
+    ids=["drop", "redact", "bins"],
+)
+def test_hidden_column_gets_no_before_moments(op: object) -> None:
+    """Two released records and a dropped (or redacted, or binned) salary: the before mean and
+    std (ddof = 0) were m -+ sd = both hidden salaries, exactly, in report.json."""
+    df = pd.DataFrame({"name": ["a", "b", "c"], "salary": [51234.0, 98765.0, 70001.0]})
+    policy = {
+        "columns": {"name": "insensitive", "salary": {"role": "sensitive", "operator": op}},
+        "suppress": ["name == 'c'"],
+    }
+    release, rep = apply(df, policy)
+    assert len(release) == 2
+    loss = rep["information_loss"]["columns"]["salary"]
+    assert loss["mean_before"] is None and loss["std_before"] is None
+    shown = numbers_in(json.dumps(rep) + render_html(rep))
+    assert not {51234.0, 98765.0, 74999.5, 23765.5} & shown  # values, their mean, their std
+
+
+def test_masked_mode_binned_quasi_identifier_gets_no_before_moments() -> None:
+    """``suppressed: mask`` recomputes the quasi-identifiers' before figures over the unmasked
+    records; a binned age (released as labels) must still get no before mean or std."""
+    rng = np.random.default_rng(7)
+    n = 200
+    df = pd.DataFrame(
+        {"age": rng.integers(18, 90, n), "zip": rng.choice(["1", "2", "3"], n)}
+        | {"ill": rng.choice(list("abc"), n)}
+    )
+    df.loc[0, ["age", "zip"]] = [117, "9"]  # alone in its class: masked
+    labels = ["[0, 40)", "[40, 60)", "[60, 120]"]
+    policy = {
+        "columns": {
+            "age": {
+                "role": "quasi",
+                "operator": {"name": "generalize", "bins": [0, 40, 60, 120]},
+                "hierarchy": {lab: ["*"] for lab in labels},
+            },
+            "zip": {"role": "quasi", "hierarchy": {z: ["*"] for z in "1239"}},
+            "ill": "sensitive",
+        },
+        "privacy": {
+            "k": 5,
+            "suppression_limit": 0.05,
+            "algorithm": "optimal",
+            "suppressed": "mask",
+        },
+    }
+    release, rep = apply(df, policy)
+    assert rep["anonymity"]["suppressed"] >= 1
+    age = rep["information_loss"]["columns"]["age"]
+    assert age["mean_before"] is None and age["std_before"] is None

@@ -84,7 +84,7 @@ def _released_input(
 
 
 def _masked_qis_before(
-    loss: dict[str, Any], shown: pd.DataFrame, qis: list[str], fs: Factors
+    loss: dict[str, Any], shown: pd.DataFrame, qis: list[str], fs: Factors, release: pd.DataFrame
 ) -> None:
     """Take the quasi-identifiers' *before* figures of ``loss`` on ``shown`` (the released
     records that are not masked).
@@ -99,8 +99,14 @@ def _masked_qis_before(
         if entry is None or col not in shown.columns:
             continue
         d0 = len(fs(col)[1])
-        m0, sd0 = _moments(shown[col])
         d1, m1, sd1 = entry["distinct_after"], entry["mean_after"], entry["std_after"]
+        # released as numbers (masked records' '*' aside)?  Else the values are hidden (bins,
+        # redaction): no before moments, as in information_loss
+        after = release.loc[shown.index, col] if col in release.columns else shown[col].iloc[:0]
+        numeric = pd.to_numeric(after, errors="coerce").notna().sum()
+        m0, sd0 = (
+            _moments(shown[col]) if numeric and numeric == after.notna().sum() else (None, None)
+        )
         entry.update(
             distinct_before=d0,
             distinct_reduction=(1 - d1 / d0) if d0 else 0.0,
@@ -161,7 +167,7 @@ def build_report(
     fs = fk if shown is kept else Factors(shown, reused)
     loss = information_loss(kept, release, factors=(fk, fr))
     if shown is not kept:
-        _masked_qis_before(loss, shown, qis, fs)
+        _masked_qis_before(loss, shown, qis, fs, release)
     for col in fitted_on_more:
         entry = loss["columns"].get(col)
         if entry is not None:

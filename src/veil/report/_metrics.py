@@ -153,7 +153,7 @@ def information_loss(
         if col not in release.columns:
             cols[name] = {"dropped": True, "changed_share": 1.0, "distinct_before": d0,
                           "distinct_after": 0, "distinct_reduction": 1.0 if d0 else 0.0,
-                          "mean_before": m0, "std_before": sd0, "mean_after": None, "std_after": None}  # fmt: skip
+                          "mean_before": None, "std_before": None, "mean_after": None, "std_after": None}  # fmt: skip
             continue
         s1 = release[col]
         if pos is None and _same_data(s0, s1):  # a column no operator touched
@@ -161,6 +161,8 @@ def information_loss(
             f1, (m1, sd1), n_changed = f0, (m0, sd0), 0
         else:
             f1, (m1, sd1), n_changed = fr(col), _moments(s1), None
+        if m1 is None:  # hidden or no longer numeric: nothing to compare the before figures with
+            m0 = sd0 = None
         d1 = len(f1[1])
         if aligned and len(release):
             if n_changed is None:
