@@ -258,27 +258,27 @@ def _spaced_field(col: pd.Series, lay: SourceFormat) -> np.ndarray:
 
     A field is quoted when it holds the delimiter, a quote or a line break (every field with
     ``quoting="all"``), and also when it starts with a space, which a reader skipping the
-    space after the delimiter would otherwise drop.
+    space after the delimiter would otherwise drop.  The work is done once per distinct value.
     """
     text = col.astype(str).astype(object).where(col.notna(), lay.missing or "")
-    text = text.reset_index(drop=True)
+    codes, uniques = pd.factorize(text.to_numpy(dtype=object))
+    u = pd.Series(uniques, dtype=object)
     if lay.quoting == "all":
-        quote = np.ones(len(text), dtype=bool)
+        quote = np.ones(len(u), dtype=bool)
     else:
         special = "[" + re.escape(lay.delimiter + '"\r\n') + "]|^ "
-        quote = text.str.contains(special, regex=True).to_numpy(dtype=bool)
-    quoted = '"' + text.str.replace('"', '""', regex=False) + '"'
-    return np.where(quote, quoted.to_numpy(dtype=object), text.to_numpy(dtype=object))
+        quote = u.str.contains(special, regex=True).to_numpy(dtype=bool)
+    quoted = ('"' + u.str.replace('"', '""', regex=False) + '"').to_numpy(dtype=object)
+    return np.where(quote, quoted, u.to_numpy(dtype=object))[codes]
 
 
 def _spaced_csv(df: pd.DataFrame, lay: SourceFormat) -> str:
     """A ``", "``-separated body (UCI Adult's layout): the space after each delimiter goes
     outside the quotes, so ``{a,b}`` is written ``, "{a,b}"`` and reads back as ``{a,b}``
     (a space inside the quotes would be part of the value)."""
-    line = _spaced_field(df.iloc[:, 0], lay)
-    for j in range(1, df.shape[1]):
-        line = line + (lay.delimiter + lay.spacing) + _spaced_field(df.iloc[:, j], lay)
-    return "".join(v + lay.lineterminator for v in line)
+    fields = np.column_stack([_spaced_field(df.iloc[:, j], lay) for j in range(df.shape[1])])
+    sep = lay.delimiter + lay.spacing
+    return "".join(sep.join(row) + lay.lineterminator for row in fields.tolist())
 
 
 def _pandas_csv(df: pd.DataFrame, lay: SourceFormat) -> str:
