@@ -210,3 +210,16 @@ def test_float_text_keeps_only_columns_a_float_would_round(tmp_path):
     assert canonical(df["big"].iloc[-1]) == 2**53 + 1
     for t, v in zip(texts, df["a"], strict=True):
         assert canonical(t) == canonical(v), t  # the parse and the text agree cell by cell
+
+
+def test_a_policy_given_as_the_table_is_named(tmp_path: Path) -> None:
+    """``veil anonymize policy.yaml --policy policy.yaml``: the ragged-row error says why."""
+    pol = tmp_path / "policy.yaml"
+    pol.write_text("version: 1\ncolumns:\n  id: {role: identifier, operator: drop}\n")
+    with pytest.raises(InputError, match=r"ragged row .*; policy\.yaml is YAML \(a policy\?\)"):
+        read(pol)
+    raw = tmp_path / "t.csv"
+    raw.write_text("a,b\n1,2\n3\n")
+    with pytest.raises(InputError) as info:
+        read(raw)
+    assert "YAML" not in str(info.value)

@@ -390,18 +390,23 @@ def read_table(
         df = _read_parquet(p, columns)
         source = SourceFormat(str(p), "parquet")
     else:
-        df, source = _read_text(
-            p,
-            head,
-            delimiter=delimiter,
-            encoding=encoding,
-            missing_values=missing_values,
-            names=names,
-            header=header,
-            float_text=float_text,
-            utf8_replace=utf8_replace,
-            header_format=header_format,
-        )
+        try:
+            df, source = _read_text(
+                p,
+                head,
+                delimiter=delimiter,
+                encoding=encoding,
+                missing_values=missing_values,
+                names=names,
+                header=header,
+                float_text=float_text,
+                utf8_replace=utf8_replace,
+                header_format=header_format,
+            )
+        except InputError as exc:
+            if p.suffix.lower() not in (".yaml", ".yml"):
+                raise
+            raise InputError(f"{exc}; {p.name} is YAML (a policy?), not a table") from None
         if columns is not None:
             unknown = [c for c in columns if c not in df.columns]
             if unknown:
