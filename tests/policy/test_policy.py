@@ -382,3 +382,16 @@ def test_missing_hierarchy_names_where_it_was_looked_for(tmp_path: Path) -> None
             _write(sub, f"columns:\n  County: {{role: quasi, hierarchy: {absolute}}}\n")
         )
     assert "looked for" not in str(info.value)
+
+
+@pytest.mark.parametrize("text", ['"id","County"\n0,"Kisii"\n', "39, State-gov, 77516\n"])
+def test_a_table_given_as_the_policy_is_named(tmp_path: Path, text: str) -> None:
+    """``--policy data.csv``: an invalid-YAML or not-a-mapping error alone did not say why."""
+    table = tmp_path / "data.csv"
+    table.write_text(text)
+    with pytest.raises(PolicyError, match=r"; data\.csv looks like a table, not a policy$"):
+        Policy.from_yaml(table)
+    pol = _write(tmp_path, "columns: [\n")
+    with pytest.raises(PolicyError) as info:
+        Policy.from_yaml(pol)
+    assert "looks like a table" not in str(info.value)

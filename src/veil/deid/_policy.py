@@ -141,8 +141,13 @@ class Policy:
             raise PolicyError(f"policy file not found: {p}") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise PolicyError(f"cannot read policy file {p}: {exc}") from None
-        data, lines = load_with_lines(text, p.name)
-        return cls._build(data, lines, source=p.name, base_dir=p.parent)
+        try:
+            data, lines = load_with_lines(text, p.name)
+            return cls._build(data, lines, source=p.name, base_dir=p.parent)
+        except PolicyError as exc:
+            if p.suffix.lower() not in (".csv", ".tsv", ".txt", ".data", ".parquet", ".pq"):
+                raise
+            raise PolicyError(f"{exc}; {p.name} looks like a table, not a policy") from None
 
     @classmethod
     def from_dict(
