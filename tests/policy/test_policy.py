@@ -384,13 +384,19 @@ def test_missing_hierarchy_names_where_it_was_looked_for(tmp_path: Path) -> None
     assert "looked for" not in str(info.value)
 
 
-@pytest.mark.parametrize("text", ['"id","County"\n0,"Kisii"\n', "39, State-gov, 77516\n"])
+@pytest.mark.parametrize(
+    "text", ['"id","County"\n0,"Kisii"\n', "39, State-gov, 77516\n", "*Wanjiku,1\n2,3\n"]
+)
 def test_a_table_given_as_the_policy_is_named(tmp_path: Path, text: str) -> None:
-    """``--policy data.csv``: an invalid-YAML or not-a-mapping error alone did not say why."""
+    """``--policy data.csv``: an invalid-YAML or not-a-mapping error alone did not say why,
+    and PyYAML's message can quote a cell (an undefined alias ``*Wanjiku``)."""
     table = tmp_path / "data.csv"
     table.write_text(text)
-    with pytest.raises(PolicyError, match=r"; data\.csv looks like a table, not a policy$"):
+    with pytest.raises(PolicyError) as info:
         Policy.from_yaml(table)
+    msg = str(info.value)
+    assert msg.startswith("data.csv is not a YAML policy; it looks like a table")
+    assert not any(v in msg for v in ("Kisii", "State-gov", "Wanjiku", "39"))
     pol = _write(tmp_path, "columns: [\n")
     with pytest.raises(PolicyError) as info:
         Policy.from_yaml(pol)

@@ -144,10 +144,14 @@ class Policy:
         try:
             data, lines = load_with_lines(text, p.name)
             return cls._build(data, lines, source=p.name, base_dir=p.parent)
-        except PolicyError as exc:
+        except PolicyError:
             if p.suffix.lower() not in (".csv", ".tsv", ".txt", ".data", ".parquet", ".pq"):
                 raise
-            raise PolicyError(f"{exc}; {p.name} looks like a table, not a policy") from None
+            # the YAML parser's message can quote the file's text: a table's cells
+            raise PolicyError(
+                f"{p.name} is not a YAML policy; it looks like a table (the table is the "
+                "input, the policy a YAML file)"
+            ) from None
 
     @classmethod
     def from_dict(
