@@ -281,3 +281,20 @@ def test_cli_headerless_file_names_its_columns(tmp_path, capsys):
     capsys.readouterr()
     assert main(["check", str(h), "--qi", "age,nope", "--k", "2"]) == 2
     assert "no header row" not in capsys.readouterr().err
+
+
+def test_cli_names_a_headerless_file_and_reads_the_population_with_its_header(tmp_path, capsys):
+    p = tmp_path / "raw.data"
+    p.write_text("".join(f"{20 + i % 7}, {'FM'[i % 2]}, x\n" for i in range(40)))
+    assert main(["check", str(p), "--qi", "age,sex", "--k", "2"]) == 2
+    assert "--names" in capsys.readouterr().err
+    assert main(["check", str(p), "--names", "age,sex,y", "--qi", "age,sex", "--k", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("HOLDS: 40 records")
+    pop = tmp_path / "pop.csv"
+    pop.write_text("age,sex\n" + "".join(f"{20 + i % 7},{'FM'[i % 2]}\n" for i in range(80)))
+    rc = main(
+        ["check", str(p), "--names", "age,sex,y", "--qi", "age,sex", "--k", "2",
+         "--population", str(pop)]
+    )  # fmt: skip
+    assert rc == 0 and "k-map(k=2, population_rows=80)" in capsys.readouterr().out

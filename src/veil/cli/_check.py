@@ -75,14 +75,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--show", type=_non_negative_int, default=10, help="classes listed (default 10)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    add_read_options(p, missing_help="cell text read as missing (repeatable)", names=False)
+    add_read_options(p, missing_help="cell text read as missing (repeatable)")
     p.set_defaults(func=run)
 
 
-def _read(path: str, args: argparse.Namespace) -> Any:
+def _read(path: str, args: argparse.Namespace, *, names: bool = True) -> Any:
+    """Read ``path`` with the command's options; ``--names`` only for the input (``names``):
+    the population table is read with its own header."""
     from veil.io import read
 
-    return read(path, **read_options(args))
+    opts = read_options(args)
+    if not names:
+        opts.pop("names", None)
+    return read(path, **opts)
 
 
 def _hint_headerless(df: Any, qi: list[str], args: argparse.Namespace) -> None:
@@ -95,7 +100,7 @@ def _hint_headerless(df: Any, qi: list[str], args: argparse.Namespace) -> None:
     if missing:
         raise InputError(
             f"column(s) not in the table: {missing}; {args.input} has no header row, so its "
-            f"columns are named col_1..col_{df.shape[1]} (use those, or add a header line)"
+            f"columns are named col_1..col_{df.shape[1]} (use those, or name them with --names)"
         )
 
 
@@ -113,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         hierarchies[col] = Hierarchy.from_file(path)
     df = _read(args.input, args)
     _hint_headerless(df, qi, args)
-    population = _read(args.population, args) if args.population else None
+    population = _read(args.population, args, names=False) if args.population else None
     result = check(
         df,
         qi,
