@@ -388,3 +388,17 @@ def test_view_suppression_breakdown_and_classification_rows() -> None:
     # without the optional keys, no such tables
     t0 = _tables(_render(OPTIMAL))
     assert "classification" not in t0.tables and "suppressed-by-size" not in t0.tables
+
+
+def test_records_at_risk_threshold_is_explained() -> None:
+    v = anonymity_view(
+        {
+            "algorithm": "optimal",
+            "risk_before": {"threshold": 0.1, "prosecutor": {"records_at_risk": 0.5}},
+            "risk_after": {"threshold": 0.1, "prosecutor": {"records_at_risk": 0.0}},
+        }
+    )
+    labels = [r["label"] for r in v["risk"]]
+    assert "prosecutor risk: records at risk (risk > 10.0%)" in labels
+    note = v["risk_threshold"]
+    assert "exceeds 10.0%" in note and "fewer than 10 records" in note

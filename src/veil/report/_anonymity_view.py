@@ -316,7 +316,8 @@ def anonymity_view(summary: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
     Returns a dict with ``overview`` (label/value rows), ``transformation`` (``{"kind": "node" |
     "partitions", "rows": [...], "text": ...}``), ``suppression`` (text), ``risk`` (label /
-    before / after rows), ``risk_notes``, ``utility`` (name / value / meaning rows),
+    before / after rows), ``risk_notes``, ``risk_threshold`` (what "records at risk" counts),
+    ``utility`` (name / value / meaning rows),
     ``histogram`` (:class:`markupsafe.Markup` or None) and ``raw_json``.  All values are plain
     strings (escaped by the template) except ``histogram``, which is escaped here.
 
@@ -436,6 +437,17 @@ def anonymity_view(summary: Mapping[str, Any] | None) -> dict[str, Any] | None:
             )
 
     risk, risk_notes = _risk_rows(s.get("risk_before"), s.get("risk_after"))
+    threshold = _sub(s.get("risk_after"), "threshold")
+    if threshold is None:
+        threshold = _sub(s.get("risk_before"), "threshold")
+    risk_threshold = None
+    if _is_num(threshold) and 0 < float(threshold) <= 1:
+        risk_threshold = (
+            f"Records at risk: records whose prosecutor risk (1 / class size) exceeds "
+            f"{fmt_pct(threshold)}, i.e. records in a class of fewer than "
+            f"{fmt_num(1 / float(threshold), 3)} records (El Emam & Dankar 2008; 20% is the "
+            "usual default)."
+        )
 
     utility = _utility_rows(s.get("utility"), s.get("utility_before"))
     classification = _classification_rows(s.get("classification_utility"))
@@ -461,6 +473,7 @@ def anonymity_view(summary: Mapping[str, Any] | None) -> dict[str, Any] | None:
         "suppression": suppression,
         "risk": risk,
         "risk_notes": risk_notes,
+        "risk_threshold": risk_threshold,
         "utility": utility,
         "classification": classification,
         "suppressed_by_size": suppressed_by_size,
