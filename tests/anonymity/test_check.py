@@ -298,3 +298,11 @@ def test_cli_names_a_headerless_file_and_reads_the_population_with_its_header(tm
          "--population", str(pop)]
     )  # fmt: skip
     assert rc == 0 and "k-map(k=2, population_rows=80)" in capsys.readouterr().out
+
+
+def test_numeric_sensitive_column_with_missing_values_says_what_to_do() -> None:
+    df = pd.DataFrame({"z": ["a"] * 6, "s": [1.0, 2.0, np.nan, 1.0, 2.0, 3.0]})
+    with pytest.raises(InputError, match=r"1 missing value\(s\).*astype\(str\)"):
+        check(df, "z", k=2, l={"s": 2})
+    as_text = df.assign(s=df["s"].astype(str))  # the suggested way: missing is one more value
+    assert check(as_text, "z", k=2, l={"s": 4}).holds

@@ -254,7 +254,12 @@ def encode_sensitive(
         labels = np.array([str(c) for c in cat.cat.categories], dtype=object)
     elif pd.api.types.is_numeric_dtype(ser.dtype) and not pd.api.types.is_bool_dtype(ser.dtype):
         if ser.isna().any():
-            raise InputError(f"sensitive column {name!r} has missing values")
+            raise InputError(
+                f"sensitive column {name!r} has {int(ser.isna().sum())} missing value(s): a "
+                "numeric column's values are ordered and missing has no place among them; drop "
+                "or impute those records, or give the column as text (astype(str)) so that "
+                "missing counts as one more value (then not with ordered-distance t-closeness)"
+            )
         codes, uniq = pd.factorize(ser, sort=True)
         numeric = np.asarray(uniq, dtype=np.float64)
         codes = np.asarray(codes, dtype=np.int64)
