@@ -410,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load after: {os.getloadavg()}")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
-    return 0
+    return 1 if any("error" in r for r in results) else 0  # a failed mode fails the run
 
 
 if __name__ == "__main__":
