@@ -3,8 +3,10 @@
 Benchmarks are not run by CI at full size (they need the peers and quiet cores), so a script
 can rot unseen: ``benchmarks/deid.py`` failed for a session after placeholder keys were
 refused, and ``benchmarks/scan_accuracy.py`` when a peer installed a top-level ``tests``
-package.  Each script runs here in its smallest configuration, without the peers (the scripts
-skip a peer that is not installed); the ones that take more than a few seconds are slow tests.
+package.  Each script that can run without the peers (it skips a peer that is not installed)
+runs here in its smallest configuration; the ones that take more than a few seconds are slow
+tests.  The ML scripts (``ml.py``, ``ml_pca.py``, ``kmeans_datasets.py``, ``ml_lr_share.py``,
+``ml_nb_diagnose.py``) compare with diffprivlib on every line and need it: they are not here.
 Timings are not checked: they belong to the benchmarks themselves.
 """
 
