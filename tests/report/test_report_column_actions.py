@@ -130,3 +130,20 @@ def test_engine_line_says_when_a_single_value_is_left() -> None:
     assert single and single != {"age", "zip", "sex"}  # both cases exercised
     for col in ("age", "zip", "sex"):
         assert ("a single value left in the release" in _actions(html, col)) == (col in single)
+
+
+def test_more_distinct_values_after_reads_as_none_not_a_negative_reduction() -> None:
+    """A column that gains a value ('*' added by masking some records, the others kept) had a
+    'distinct reduction' of -50%: it reads 'none (1 more)'."""
+    df = _table(4)
+    policy = {"columns": {"age": "quasi", "sex": "quasi"}, "default_role": "insensitive"}
+    _, report = apply(df, policy, seed=1)
+    cols = report["information_loss"]["columns"]
+    cols["zip"].update(distinct_before=2, distinct_after=3, distinct_reduction=-0.5)
+    cols["sex"].update(distinct_before=4, distinct_after=2, distinct_reduction=0.5)
+    table = render_html(report)
+    table = table[table.index("<h2>Information loss") :]
+    zip_row = re.search(r"<tr><td>zip</td>(.*?)</tr>", table, re.S).group(1)
+    sex_row = re.search(r"<tr><td>sex</td>(.*?)</tr>", table, re.S).group(1)
+    assert "none (1 more)" in zip_row and "-50" not in zip_row
+    assert "50.0%" in sex_row
