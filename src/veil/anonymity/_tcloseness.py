@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from veil.anonymity._models import PrivacyModel
-from veil.anonymity._stats import ClassStats, SensitiveStats
+from veil.anonymity._stats import ClassStats, SensitiveStats, group_keys
 from veil.errors import ConfigError
 
 __all__ = ["TCloseness", "emd"]
@@ -69,7 +69,7 @@ def emd(ss: SensitiveStats, sizes: np.ndarray, distance: str) -> np.ndarray:
             extra = pm - qlev[node]
             parent = h.level_map(level - 1, level)[node].astype(np.int64)
             nl = h.n_labels(level)
-            inv, g = _group(cls * nl + parent)
+            inv, g = group_keys(cls * nl + parent)
             gcls = np.zeros(g, dtype=np.int64)
             gcls[inv] = cls
             gnode = np.zeros(g, dtype=np.int64)
@@ -82,12 +82,6 @@ def emd(ss: SensitiveStats, sizes: np.ndarray, distance: str) -> np.ndarray:
             cls, node, pm = gcls, gnode, gp
         return cost
     raise ConfigError(f"unknown t-closeness distance {distance!r}: equal, ordered or hierarchical")
-
-
-def _group(keys: np.ndarray) -> tuple[np.ndarray, int]:
-    from veil.anonymity._stats import group_keys
-
-    return group_keys(keys)
 
 
 @dataclass(repr=False)
