@@ -256,9 +256,7 @@ class Tokenize(Operator):
     def __init__(self, prefix: str = "", context: str | None = None, pad: int = 0) -> None:
         if not isinstance(prefix, str) or (context is not None and not isinstance(context, str)):
             raise ConfigError("operator 'tokenize': prefix and context must be text")
-        self.pad = require_int(self.name, "pad", pad)
-        if self.pad > 4096:
-            raise ConfigError(f"operator 'tokenize': pad must be at most 4096 bytes, got {pad}")
+        self.pad = require_int(self.name, "pad", pad, maximum=4096)
         self.prefix = prefix
         self.context = context
 
