@@ -266,6 +266,9 @@ def test_kmap_passed_as_a_model_brings_its_population() -> None:
     assert ours.models[0]["violating_classes"] == 4  # 1001 matches 7 people, the others 4
     with pytest.raises(ConfigError, match="different population tables"):
         check(df, "zip", k=5, population=population, models=[KMap(5, population.copy())])
+    # population= without k: the risk estimates and the KMap must not use two tables
+    with pytest.raises(ConfigError, match="different population tables"):
+        check(df, "zip", population=population.copy(), models=[KMap(5, population)])
 
 
 def test_cli_headerless_file_names_its_columns(tmp_path, capsys):

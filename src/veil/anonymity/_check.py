@@ -320,8 +320,12 @@ def check(
     if not all_models:
         raise ConfigError("nothing to check: give k, l, t, average_risk or models")
     tables = {id(m.population): m.population for m in all_models if isinstance(m, KMap)}
+    if population is not None:  # the risk estimates must use the table k-map checks against
+        tables[id(population)] = population
     if len(tables) > 1:
-        raise ConfigError("k-map models with different population tables: give one population")
+        raise ConfigError(
+            "k-map models (or population=) with different population tables: give one population"
+        )
     if tables:  # a KMap passed in models= brings its population (the class sizes it needs)
         population = next(iter(tables.values()))
     suppression_limit = check_suppression_limit(suppression_limit)
