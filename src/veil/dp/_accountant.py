@@ -253,32 +253,32 @@ class BudgetAccountant:
         ``parallel`` block only the block's maximum counts; any other spend is appended.  Call
         under the lock.
         """
-        spent = list(self._spent)
+        return self._add(list(self._spent), eps, dlt)
+
+    def _add(
+        self, spent: list[tuple[float, float]], eps: float, dlt: float, record: bool = False
+    ) -> list[tuple[float, float]]:
+        """Add ``(eps, dlt)`` to ``spent`` in place, as :meth:`_with` describes, and return it;
+        ``record``: ``spent`` is the accountant's own list, and a parallel block that has no
+        entry yet takes the one appended now.  Call under the lock."""
         ident = _owner()
-        if ident in self._parallel:
-            i = self._parallel[ident]
-            if i is None:
-                spent.append((eps, dlt))
-            else:
-                spent[i] = (max(spent[i][0], eps), max(spent[i][1], dlt))
-            return spent
-        return spent + [(eps, dlt)]
+        i = self._parallel.get(ident)
+        if ident in self._parallel and i is not None:  # the open block's maximum
+            spent[i] = (max(spent[i][0], eps), max(spent[i][1], dlt))
+        else:
+            if record and ident in self._parallel:
+                self._parallel[ident] = len(spent)  # this block's entry, appended now
+            spent.append((eps, dlt))
+        return spent
 
     def spend(self, epsilon: float, delta: float) -> BudgetAccountant:
         """Atomically check and record a spend; raises :class:`BudgetError` if it does not fit."""
         eps, dlt = _check_spend(epsilon, delta)
         with self._lock:
             self.check(eps, dlt)  # checks exactly the list recorded below, under the same lock
-            # record it as _with() does, in place (no copy of every earlier spend: a long-lived
-            # process with the default, unlimited accountant would slow down with each spend)
-            ident = _owner()
-            i = self._parallel.get(ident)
-            if ident in self._parallel and i is not None:  # the open block's maximum
-                self._spent[i] = (max(self._spent[i][0], eps), max(self._spent[i][1], dlt))
-            else:
-                if ident in self._parallel:
-                    self._parallel[ident] = len(self._spent)  # this block's entry, appended now
-                self._spent.append((eps, dlt))
+            # recorded in place (no copy of every earlier spend: a long-lived process with the
+            # default, unlimited accountant would slow down with each spend)
+            self._add(self._spent, eps, dlt, record=True)
         return self
 
     def remaining(self, k: int = 1) -> Budget:
