@@ -29,7 +29,6 @@ import pandas as pd
 from veil.deid._policy_schema import validate_policy
 from veil.deid._policy_yaml import load_with_lines, policy_error
 from veil.deid.operators import Operator, OperatorParameterError, get_operator
-from veil.deid.operators._condition import parse_condition
 from veil.errors import ConfigError, InputError, PolicyError
 from veil.schema import Hierarchy, Role
 
@@ -274,18 +273,15 @@ class Policy:
                 f"{len(unlisted)} column(s) of the data are not in the policy: {shown}; list them "
                 "(veil scan --policy-out drafts every column) or set default_role",
             )
-        for text in self.suppress:  # conditions read the input's columns
-            try:
-                cond = parse_condition(text)
-            except ConfigError:  # pragma: no cover - refused when the policy was loaded
-                continue
+        # the suppress conditions read the input's columns (parsed when the policy was loaded)
+        for cond in getattr(self.suppressor, "conditions", []):
             gone = sorted(c for c in cond.columns() if c not in names)
             if gone:
                 near = [c for c in names if c.lower() == gone[0].lower()]
                 hint = f" (did you mean {near[0]!r}?)" if near else cond.text_hint(gone[0])
                 raise self.error(
                     ("suppress",),
-                    f"condition {text!r}: unknown column {gone[0]!r}: not in the data{hint}",
+                    f"condition {cond.text!r}: unknown column {gone[0]!r}: not in the data{hint}",
                 )
         for target in ("l", "t"):
             spec = (self.privacy.raw.get(target) if self.privacy else None) or {}
