@@ -151,29 +151,27 @@ def key_loader(
             return cache[0]
         if file is not None:
             path = Path(file)
+            label = _file_label(path)
             try:
                 data = path.read_bytes()
             except OSError as exc:
-                label = _file_label(path)
                 if label is None:
                     raise KeyMissingError(
                         f"cannot read the key file ({exc.strerror}): {_HIDDEN}"
                     ) from None
                 raise KeyMissingError(f"cannot read key file {label}: {exc.strerror}") from None
-            label = _file_label(path)
             key = decode_key(data, f"key file {path.name}" if label else "the key file")
         else:
             name = env or DEFAULT_KEY_ENV
+            label = _env_label(name)
             value = os.environ.get(name)
             if value is None:
                 # the default variable unset: no key configured at all; a variable the
                 # caller named is a configured key that is missing
                 error = KeyNotConfiguredError if env is None else KeyMissingError
-                label = _env_label(name)
                 if label is None:
                     raise error(f"no key: the environment variable given is not set; {_HIDDEN}")
                 raise error(f"no key: environment variable {label} is not set (or give --key-file)")
-            label = _env_label(name)
             key = decode_key(value, f"${name}" if label else "the environment variable given")
         cache.append(key)
         return key
