@@ -83,12 +83,18 @@ def _combine(
         combined = combined * np.int64(radix) + codes
         size *= radix
     codes = np.asarray(pd.factorize(combined)[0], dtype=np.int64)
-    first = np.empty(int(codes.max()) + 1 if codes.size else 0, dtype=np.int64)
-    first[codes[::-1]] = np.arange(codes.size - 1, -1, -1, dtype=np.int64)  # first row per code
+    first = _first_rows(codes)
     keys = {
         c: np.asarray(uniques.take(col_codes[first])) for c, (col_codes, uniques) in zip(by, parts)
     }
     return codes, pd.DataFrame(keys)
+
+
+def _first_rows(codes: np.ndarray) -> np.ndarray:
+    """Index of the first row of each code ``0 .. codes.max()`` (codes from a factorization)."""
+    first = np.empty(int(codes.max()) + 1 if codes.size else 0, dtype=np.int64)
+    first[codes[::-1]] = np.arange(codes.size - 1, -1, -1, dtype=np.int64)
+    return first
 
 
 def _canonical_codes(series: pd.Series) -> tuple[np.ndarray, list[Any]]:
@@ -126,9 +132,7 @@ def _split_booleans(series: pd.Series, codes: np.ndarray) -> tuple[np.ndarray, l
         (isinstance(v, (bool, np.bool_)) for v in series.tolist()), dtype=np.int64, count=len(codes)
     )
     split, _ = _factorize(pd.Series(codes * 2 + is_bool))
-    first = np.empty(int(split.max()) + 1 if split.size else 0, dtype=np.int64)
-    first[split[::-1]] = np.arange(split.size - 1, -1, -1, dtype=np.int64)  # a row per code
-    return split, series.iloc[first].tolist()
+    return split, series.iloc[_first_rows(split)].tolist()
 
 
 def encode_selected_groups(df: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, pd.DataFrame]:
