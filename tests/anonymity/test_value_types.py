@@ -125,3 +125,22 @@ def test_t_closeness_sees_values_written_differently():
     assert not res.holds
     same = df.assign(s=pd.Series(["x", "x", "y", "y"], dtype=object))
     assert res.n_violating == check(same, ["q"], t={"s": 0.2}).n_violating == 2
+
+
+def test_read_as_missing_is_what_csv_readers_take_for_missing():
+    """l-diversity merges exactly the texts a default reader (pandas', Veil's) reads as missing:
+    a text pandas adds to its defaults and READ_AS_MISSING lacks would count as a value."""
+    import io
+
+    from veil.anonymity._stats import READ_AS_MISSING
+    from veil.io._read import DEFAULT_MISSING
+
+    texts = sorted(READ_AS_MISSING - {""})
+    csv = "s\n" + "".join(f"{t}\n" for t in texts) + '""\n'  # '': an empty quoted cell
+    read = pd.read_csv(io.StringIO(csv), dtype=str, na_values=list(DEFAULT_MISSING))["s"]
+    assert read.isna().all(), read[read.notna()].tolist()
+    assert set(DEFAULT_MISSING) <= READ_AS_MISSING
+    parsers = pytest.importorskip("pandas._libs.parsers")
+    na_values = getattr(parsers, "STR_NA_VALUES", None)
+    if na_values is not None:  # pandas' own list (a private name): nothing of it left out
+        assert set(na_values) | {"?"} <= READ_AS_MISSING
