@@ -50,9 +50,6 @@ def parse_bounds(items: list[str] | None) -> dict[str, tuple[float, float]]:
     return out
 
 
-_MAX_CANDIDATES = 1 << 20  # as veil.dp.tools' candidates=
-
-
 def parse_candidates(items: list[str] | None) -> dict[str, list[float]] | None:
     """``["age=18:100:1", "bmi=18.5,25,30"]`` -> ``{"age": [18.0, ..., 100.0], "bmi": [...]}``.
 
@@ -66,6 +63,8 @@ def parse_candidates(items: list[str] | None) -> dict[str, list[float]] | None:
     """
     if not items:
         return None
+    from veil.dp.tools._quantile_candidates import MAX_CANDIDATES  # as veil.dp.tools' candidates=
+
     out: dict[str, list[float]] = {}
     for item in items:
         col, sep, spec = item.partition("=")
@@ -82,8 +81,8 @@ def parse_candidates(items: list[str] | None) -> dict[str, list[float]] | None:
             low, high, step = (_float(p, what) for p in parts)
             if step <= 0 or low > high:
                 raise ConfigError(f"{what}: expected LOW <= HIGH and STEP > 0")
-            if (high - low) / step >= _MAX_CANDIDATES:
-                raise ConfigError(f"{what}: more than {_MAX_CANDIDATES} candidates")
+            if (high - low) / step >= MAX_CANDIDATES:
+                raise ConfigError(f"{what}: more than {MAX_CANDIDATES} candidates")
             # decimal arithmetic on the given texts: 0:1:0.1 gives 0.3, not 0.30000000000000004
             d_low, d_high, d_step = (Decimal(p.strip()) for p in parts)
             count = int((d_high - d_low) // d_step) + 1
