@@ -287,8 +287,9 @@ def _pca_release(eps: float, d: int) -> Callable[[np.ndarray, int], float]:
     def release(X: np.ndarray, seed: int) -> float:
         p = PCA(d, epsilon=eps, data_norm=1.0, centered=True, random_state=seed, accountant=acc)
         p = p.fit(X)
-        # the released noisy scatter matrix, rebuilt from components_ and singular_values_
-        # (exact here: its eigenvalues are far above 0, where they are not clipped)
+        # the noisy scatter matrix, rebuilt from components_ and singular_values_: each
+        # eigenvalue passed through the posterior-mean floor, an increasing function that is
+        # nearly the identity this far above 0 (and a function of the release either way)
         B = (p.components_.T * p.singular_values_**2) @ p.components_
         return float(B[np.triu_indices(d)].sum())
 
