@@ -301,6 +301,8 @@ def test_masked_records_never_join_a_class_printed_as_the_marker(algorithm, drop
     )
     if drop:  # dropping the records cannot be confused with a class: the engine must deliver
         assert fig is not None
+    else:  # masked: the marker is a label below b's top, refused (audit gives None)
+        assert fig is None
 
 
 def test_a_marker_that_a_class_could_print_is_refused_in_mask_mode():
