@@ -53,7 +53,10 @@ class PrivateFrame:
         Column identifying the person each row belongs to.  Neighbouring datasets differ by
         *all* rows of one person.  ``None`` means every row is a different person (say so in
         your release notes: people with several rows are then protected less).  Rows whose
-        id is missing are ignored.
+        id is missing are ignored.  Ids are compared by value, not by spelling or dtype
+        (``999``, ``999.0``, ``'999'`` and ``'0999'`` are one person): give distinct persons
+        ids that differ in value, since two persons merged into one are each protected only at
+        twice the epsilon (group privacy).
     accountant
         A :class:`veil.dp.BudgetAccountant` charged once per query; ``None`` uses the default
         accountant at the time of each query (diffprivlib's rule), ``False`` disables
@@ -394,6 +397,9 @@ def _unit_codes(ids: pd.Series) -> np.ndarray:
     text).  Ids are therefore persons by :func:`veil.dp._canon.canonical` (``999``, ``999.0``,
     ``'999'``, ``' 999.0'`` one person; ``True`` and ``1`` too): a map of each id alone, and
     merging forms only ever merges persons, which the contribution bounds then cover together.
+    Two *distinct* persons with such ids (``'0999'`` and ``'999'``) are one unit, so adding one
+    of them may change the other's bounded rows: each is protected at twice the epsilon (two
+    steps of add/remove), which ``privacy_unit`` documents.
     Refusing mixed types instead was an error on one table and a release on its neighbour.
     """
     codes, uniques = pd.factorize(ids)
