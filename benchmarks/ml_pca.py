@@ -112,6 +112,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     from veil.ml._noise import COUNT_SHARE
     from veil.ml._preprocessing import pca_mean_share
 
+    epsilons = [float(e) for e in args.eps.split(",")]
     rows = []
     print(f"# start {time.strftime('%H:%M', time.gmtime())} UTC, load {load_line()}")
     for name, (Xtr, Xte, k) in datasets().items():
@@ -131,12 +132,12 @@ def main(argv: list[str] | None = None) -> list[dict]:
         # the matrix's part of epsilon in Veil's split (pca_mean_share with the true n in place
         # of the noisy count n_hat it is given in a fit; the count takes COUNT_SHARE)
         shares = []
-        for eps in (float(e) for e in args.eps.split(",")):
+        for eps in epsilons:
             rest = (1 - COUNT_SHARE) * eps
             eps_m = pca_mean_share(d, (b[1] - b[0]) / 2, norm, len(Xtr), rest)
             shares.append(f"eps={eps:g} {(rest - eps_m) / eps:.1%}")
         print(f"   veil's matrix share of eps (at the true n): {', '.join(shares)}")
-        for eps in (float(e) for e in args.eps.split(",")):
+        for eps in epsilons:
             kw = dict(n_components=k, epsilon=eps, data_norm=norm, bounds=b)
             libs = {"veil": vm, "diffprivlib": dm}
             res = {lab: run_cell(lib, kw, Xtr, Xc, ref, args.runs) for lab, lib in libs.items()}
