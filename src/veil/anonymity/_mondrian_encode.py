@@ -23,7 +23,12 @@ import numpy as np
 import pandas as pd
 
 from veil.errors import ConfigError, InputError
-from veil.schema._hierarchy import Hierarchy, as_str_values, missing_from_hierarchy
+from veil.schema._hierarchy import (
+    Hierarchy,
+    as_str_values,
+    lookup_texts,
+    missing_from_hierarchy,
+)
 
 __all__ = ["Dim", "HierTree", "encode_qis", "numeric_offsets", "tree_from_hierarchy"]
 
@@ -271,24 +276,6 @@ def _encode_numeric(name: str, s: pd.Series) -> tuple[Dim, np.ndarray]:
     return dim, codes.reshape(-1).astype(np.int32)
 
 
-def _leaf_codes(code_of: Mapping[str, int], ustr: Sequence[str]) -> list[int]:
-    """Leaf code of each text (-1: not in the hierarchy), matched as the lattice search matches
-    (:meth:`veil.schema.Hierarchy.encode`): the exact text, else the text without surrounding
-    blanks against the leaves without theirs; the release writes the leaf's label."""
-    stripped: dict[str, int] | None = None
-    out = []
-    for u in ustr:
-        c = code_of.get(u)
-        if c is None:
-            if stripped is None:
-                stripped = {}
-                for leaf, code in code_of.items():
-                    stripped.setdefault(leaf.strip(), code)
-            c = stripped.get(u.strip(), -1)
-        out.append(c)
-    return out
-
-
 def _encode_categorical(name: str, s: pd.Series, hierarchy: Any) -> tuple[Dim, np.ndarray]:
     if s.isna().any():
         raise InputError(f"quasi-identifier {name!r} has missing values")
@@ -304,7 +291,9 @@ def _encode_categorical(name: str, s: pd.Series, hierarchy: Any) -> tuple[Dim, n
         values = np.asarray([ustr[i] for i in order], dtype=object)
         return Dim(name, "set", values), rank[raw_codes]
     tree = hierarchy if isinstance(hierarchy, HierTree) else tree_from_hierarchy(hierarchy, name)
-    codes = _leaf_codes(tree.code_of, ustr)
+    # leaf codes matched as the lattice search matches (Hierarchy.encode); the release
+    # writes the leaf's label
+    codes, _ = lookup_texts(tree.code_of, ustr)
     missing = [u for u, c in zip(ustr, codes, strict=True) if c < 0]
     if missing:
         raise InputError(missing_from_hierarchy(missing, name))

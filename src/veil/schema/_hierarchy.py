@@ -30,6 +30,7 @@ __all__ = [
     "as_str_values",
     "factorize_str_array",
     "factorize_typed",
+    "lookup_texts",
     "missing_from_hierarchy",
 ]
 
@@ -153,6 +154,34 @@ def factorize_typed(values: Any) -> tuple[np.ndarray, Any]:
             return np.asarray(codes, dtype=np.int64), uniq
     codes, uniq = pd.factorize(arr)
     return np.asarray(codes, dtype=np.int64), np.asarray(uniq, dtype=object)
+
+
+def lookup_texts(
+    index: Mapping[str, int], texts: Iterable[str], stripped: dict[str, int] | None = None
+) -> tuple[np.ndarray, dict[str, int] | None]:
+    """Code of each text in ``index`` (``-1``: not there), by the hierarchies' matching rule.
+
+    The exact text, else the text without surrounding blanks against the keys without theirs
+    (the first key wins).  ``stripped`` is that second index when already built; it is
+    returned (built only when some text needed it) for the next call.
+
+    Examples
+    --------
+    >>> codes, _ = lookup_texts({"a": 0, " b": 1}, ["a", "b ", "c"])
+    >>> codes.tolist()
+    [0, 1, -1]
+    """
+    out = []
+    for t in texts:
+        j = index.get(t)
+        if j is None:
+            if stripped is None:
+                stripped = {}
+                for v, c in index.items():
+                    stripped.setdefault(v.strip(), c)
+            j = stripped.get(t.strip(), -1)
+        out.append(j)
+    return np.asarray(out, dtype=np.int64), stripped
 
 
 def as_str_values(values: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -491,16 +520,7 @@ class Hierarchy:
         return lut[codes].astype(np.int32, copy=False)
 
     def _lookup(self, ustr: np.ndarray) -> np.ndarray:
-        out = np.empty(len(ustr), dtype=np.int64)
-        for i, s in enumerate(ustr):
-            j = self._index.get(s)
-            if j is None:
-                if self._strip_index is None:
-                    self._strip_index = {}
-                    for v, c in self._index.items():
-                        self._strip_index.setdefault(v.strip(), c)
-                j = self._strip_index.get(s.strip(), -1)
-            out[i] = j
+        out, self._strip_index = lookup_texts(self._index, ustr, self._strip_index)
         return out
 
     def missing(self, values: Any) -> list[str]:
