@@ -49,7 +49,10 @@ class Agg:
         ``count``, ``sum``, ``mean``, ``var``, ``std``, ``median`` or ``quantile``.
     column
         Input column; ``None`` only for ``count`` (= ``COUNT(*)``, rows).  ``count`` of a column
-        counts its non-missing values.
+        counts its non-missing values.  A query reads each column once: when it also takes a
+        sum, mean, variance or quantile of the column, every cell is read as a number and text
+        that is no number (``'n/a'``) is missing for its ``count`` too; alone, ``count``
+        counts such text.
     bounds
         ``(lower, upper)`` clamping bounds, required for all but counts.  Values outside are
         clamped; they are never read from the data.
