@@ -119,6 +119,18 @@ def test_blakley_t_minus_one_shares_uniform() -> None:
     assert stats.chisquare(counts).pvalue > ALPHA
 
 
+def test_pedersen_share_with_a_blinding_too_many_or_too_few_fails_verification(
+    group: FeldmanGroup,
+) -> None:
+    # a received share whose blindings do not match its values one to one is malformed: False,
+    # not an IndexError (too few) nor a pass that ignores the extra blinding (too many)
+    shares, comm = pedersen_share([4, 7], 2, 3, group=group)
+    good = shares[0]
+    assert pedersen_verify(good, comm)
+    for blindings in (good.blindings[:1], (*good.blindings, 0)):
+        assert not pedersen_verify(dataclasses.replace(good, blindings=blindings), comm)
+
+
 def test_pedersen_round_trip_tamper_and_homomorphism(group: FeldmanGroup) -> None:
     shares, comm = pedersen_share([1, 0, -5], 3, 5, group=group)
     assert all(pedersen_verify(s, comm) for s in shares)

@@ -213,7 +213,7 @@ def pedersen_verify(share: PedersenShare, commitments: PedersenCommitments) -> b
         s, t = share.values[k] % grp.q, share.blindings[k] % grp.q
         return gmp.powmod(grp.g, s, grp.p) * gmp.powmod(h, t, grp.p) % grp.p
 
-    return matches_commitments(share, commitments.commitments, grp.p, grp.q, gmp, lhs, blinded=True)
+    return matches_commitments(share, commitments.commitments, grp.p, grp.q, gmp, lhs)
 
 
 def pedersen_reconstruct(

@@ -200,14 +200,14 @@ def matches_commitments(
     q: int,
     gmp: Any,
     lhs: Callable[[int], Any],
-    blinded: bool = False,
 ) -> bool:
     """Whether a share is well formed and every element ``k`` has ``lhs(k) == prod_j C_kj^{i^j}``.
 
     Parameters
     ----------
     share : share
-        A Feldman or Pedersen share.
+        A Feldman or Pedersen share; a Pedersen share's ``blindings`` must have one entry per
+        value.
     table : sequence of sequence of int
         The commitments, one row of ``threshold`` coefficients per element.
     p, q : int
@@ -217,8 +217,6 @@ def matches_commitments(
     lhs : callable
         ``lhs(k)``: the scheme's commitment to element ``k`` of the share (``g^{s_k}`` for
         Feldman, ``g^{s_k} h^{t_k}`` for Pedersen), mod ``p``.
-    blinded : bool, default False
-        The share carries ``blindings`` (Pedersen): there must be one per value.
 
     Returns
     -------
@@ -227,9 +225,8 @@ def matches_commitments(
     """
     if not well_formed(share, q):
         return False
-    if len(share.values) != len(table) or (
-        blinded and len(share.blindings) != len(share.values)  # type: ignore[attr-defined]
-    ):
+    blindings = getattr(share, "blindings", share.values)  # Feldman: no blindings
+    if len(share.values) != len(table) or len(blindings) != len(share.values):
         return False
     for k, comm in enumerate(table):
         if len(comm) != share.threshold:
