@@ -180,3 +180,13 @@ def test_nested_cells_are_scanned_as_json_text():
     assert by["tags"].distinct == 2 and by["tags"].missing_share == 0.25
     assert by["codes"].distinct == 2
     pd.testing.assert_frame_equal(df, before)  # the caller's cells are untouched
+
+
+def test_duplicate_column_names_are_an_input_error():
+    """``df[name]`` of a duplicated name is a frame: the scan failed with a bare
+    AttributeError (an internal error in the CLI); it now refuses the table as apply does."""
+    from veil.errors import InputError
+
+    df = pd.DataFrame([["ann@x.org", 31, 5], ["bob@y.com", 45, 6]], columns=["mail", "n", "n"])
+    with pytest.raises(InputError, match=r"duplicate column names \('n'\)"):
+        scan(df)

@@ -15,6 +15,7 @@ from veil.deid._policy import Policy
 from veil.deid._targets import verify_targets
 from veil.deid.operators import OperatorContext
 from veil.deid.operators._base import data_derived_key
+from veil.deid.operators._util import require_unique_columns
 from veil.errors import ConfigError, InputError, PolicyError, UnsatisfiableError, VeilError
 from veil.schema import Role
 from veil.schema._hierarchy import missing_from_hierarchy
@@ -145,9 +146,7 @@ def apply(
         raise InputError(f"apply expects a pandas DataFrame, got {type(df).__name__}")
     if df.shape[0] == 0 or df.shape[1] == 0:
         raise InputError("the table is empty")
-    if not df.columns.is_unique:  # df[name] would be a frame: operators and the report break
-        dups = ", ".join(map(repr, dict.fromkeys(df.columns[df.columns.duplicated()])))
-        raise InputError(f"the table has duplicate column names ({dups}); rename them first")
+    require_unique_columns(df)
     pol = _as_policy(policy)
     pol.check_columns(df)
     steps = [(c, op) for c, s in pol.columns.items() for op in s.operators]

@@ -565,6 +565,9 @@ def scan(df: pd.DataFrame, *, sample_rows: int = 50_000) -> ScanResult:
         raise InputError(f"scan expects a pandas DataFrame, got {type(df).__name__}")
     if df.shape[0] == 0 or df.shape[1] == 0:
         raise InputError("cannot scan an empty table")
+    from veil.deid.operators._util import require_unique_columns  # lazy: keys, cryptography
+
+    require_unique_columns(df)
     columns = {col: hashable_cells(df[col]) for col in df.columns}
     findings = [_classify(str(col), s, sample_rows) for col, s in columns.items()]
     qis = [f.column for f in findings if f.role is Role.QUASI]

@@ -23,6 +23,7 @@ from veil.errors import ConfigError, InputError
 
 __all__ = [
     "check_column",
+    "require_unique_columns",
     "replace_column",
     "map_uniques",
     "from_codes",
@@ -39,6 +40,17 @@ __all__ = [
     "require_choice",
     "numeric_values",
 ]
+
+
+def require_unique_columns(df: pd.DataFrame) -> None:
+    """Raise :class:`InputError` when ``df`` has duplicate column names.
+
+    ``df[name]`` of a duplicated name is a DataFrame, not a column: every per-column step
+    (operators, the scan, the report) would fail with a bare pandas error.
+    """
+    if not df.columns.is_unique:
+        dups = ", ".join(map(repr, dict.fromkeys(df.columns[df.columns.duplicated()])))
+        raise InputError(f"the table has duplicate column names ({dups}); rename them first")
 
 
 def check_column(df: pd.DataFrame, column: str | None, op: str) -> str:
