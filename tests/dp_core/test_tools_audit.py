@@ -14,8 +14,8 @@ N_DRAWS = 20_000  # draws per neighbour in the privacy-loss audits
 
 
 def _draws(f, data, seed: int, **kw) -> np.ndarray:
-    # an accountant of their own: each spend on the default one copies the list of those
-    # before it, so 40,000 draws there took minutes (the draws themselves take seconds)
+    # an accountant of their own: 40,000 draws would otherwise stay recorded on the
+    # process-wide default one (whose spends used to copy every earlier spend: minutes)
     rng, acc = np.random.default_rng(seed), dp.BudgetAccountant()
     return np.array(
         [f(data, random_state=rng, accountant=acc, **kw) for _ in range(N_DRAWS)], dtype=float
