@@ -17,9 +17,12 @@ compares each cell through a canonical value computed from that cell alone:
 
 So ``True``, ``'True'``, ``'true'``, ``1``, ``1.0`` and ``'1'`` are one value, and ``30``,
 ``30.0``, ``'30'`` and ``'30.0'`` another: whatever dtype the column was inferred as, the same
-cell gives the same canonical value.  Comparisons (:func:`compare`) are numeric between numbers,
-by text between texts, between timestamps as timestamps (text parsed as one), and *unknown*
-(NULL) between a number and a text -- never an error that would depend on other rows.
+cell gives the same canonical value.  Codes with leading zeros are numbers too: ``'01234'``
+and ``'1234'`` are one value (as ``read_csv`` parses both in a column of numbers), so ZIP or
+ICD codes that must stay apart need a non-numeric part (``'Z01234'``).  Comparisons
+(:func:`compare`) are numeric between numbers, by text between texts, between timestamps as
+timestamps (text parsed as one), and *unknown* (NULL) between a number and a text -- never an
+error that would depend on other rows.
 
 Example
 -------
