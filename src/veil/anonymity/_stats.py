@@ -85,8 +85,8 @@ class SensitiveColumn:
         Hierarchy of the values for hierarchical-distance t-closeness, else None.
     read_as
         For each code, the code of the value a reader of the written release may take it for
-        (texts read as missing, texts of one number: :func:`encode_sensitive`); None when
-        every code is a value of its own.  l-diversity counts these coarser values
+        (texts read as missing, texts of one number or of one boolean:
+        :func:`encode_sensitive`); None when every code is a value of its own.  l-diversity counts these coarser values
         (:meth:`as_read`: fewer, less diverse values, the stricter count); t-closeness keeps
         the written texts (merging values can only bring a class's distribution closer to the
         table's, so the finer view is the stricter one).
@@ -214,12 +214,44 @@ def _numbers_merged(codes: np.ndarray, ustr: np.ndarray) -> tuple[np.ndarray, np
     key = np.empty(len(ustr), dtype=object)
     key[present] = num.to_numpy(dtype=np.float64)  # -0.0 and 0.0 are one key
     key[~present] = "nan"
+    return _merged_by_key(codes, ustr, key)
+
+
+def _merged_by_key(
+    codes: np.ndarray, ustr: np.ndarray, key: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Texts with one ``key`` (the value a reader takes them for) as one value, written as the
+    first of them; ``(codes, ustr)`` as they are when every key is a text's own."""
     remap, uniq = pd.factorize(key)
     if len(uniq) == len(ustr):
         return codes, ustr
     first = np.full(len(uniq), -1, dtype=np.int64)
-    first[remap[::-1]] = np.arange(len(ustr) - 1, -1, -1)  # first text of each number
+    first[remap[::-1]] = np.arange(len(ustr) - 1, -1, -1)  # first text of each key
     return remap[codes].astype(np.int64), ustr[first]
+
+
+#: Texts pandas' default CSV reader takes for ``True`` / ``False`` (in a column of these only).
+_BOOLEAN_TEXTS = {"True": "true", "TRUE": "true", "true": "true"} | {
+    "False": "false",
+    "FALSE": "false",
+    "false": "false",
+}
+
+
+def _booleans_merged(codes: np.ndarray, ustr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """In a column whose texts are all booleans, texts of one boolean are one value.
+
+    pandas' default reader reads a column of ``"True"``, ``"true"``, ``"TRUE"``, ``"False"``,
+    ... (and missing cells) back as booleans, so a class holding ``"True"`` and ``"true"``
+    shows one value, not two.  Any other text makes it a text column (texts kept apart).
+    """
+    if not 2 <= len(ustr) <= len(_BOOLEAN_TEXTS) + 1:  # at most one text read as missing
+        return codes, ustr
+    texts = [str(u) for u in ustr]
+    if not all(t in _BOOLEAN_TEXTS or t in READ_AS_MISSING for t in texts):
+        return codes, ustr
+    key = np.array([_BOOLEAN_TEXTS.get(t, "nan") for t in texts], dtype=object)
+    return _merged_by_key(codes, ustr, key)
 
 
 def encode_sensitive(
@@ -272,7 +304,7 @@ def encode_sensitive(
         codes = rank[codes].astype(np.int64)
         labels = ustr[order]
         ident = np.arange(len(labels), dtype=np.int64)
-        read_as, seen = _numbers_merged(*_missing_texts_merged(ident, labels))
+        read_as, seen = _booleans_merged(*_numbers_merged(*_missing_texts_merged(ident, labels)))
         if len(seen) < len(labels):  # a reader takes some written texts for one value
             n = len(codes)
             freq = np.bincount(codes, minlength=len(labels)).astype(np.float64) / max(n, 1)
