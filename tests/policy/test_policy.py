@@ -401,3 +401,19 @@ def test_a_table_given_as_the_policy_is_named(tmp_path: Path, text: str) -> None
     with pytest.raises(PolicyError) as info:
         Policy.from_yaml(pol)
     assert "looks like a table" not in str(info.value)
+
+
+def test_a_policy_with_a_table_suffix_keeps_its_own_error(tmp_path: Path) -> None:
+    """A policy saved as ``policy.txt`` with a misspelt key was told it "looks like a table",
+    which hid the real error; a CSV whose text parses as a YAML mapping (``ann: 31,x``) is
+    still named as a table, its cells unquoted."""
+    pol = tmp_path / "policy.txt"
+    pol.write_text("columns:\n  a: {role: quasi, operatr: drop}\n")
+    with pytest.raises(PolicyError, match=r"columns\.a\.operatr: unknown key") as info:
+        Policy.from_yaml(pol)
+    assert "looks like a table" not in str(info.value)
+    table = tmp_path / "data.csv"
+    table.write_text("time: 10,name\nWanjiku: 31,x\n")
+    with pytest.raises(PolicyError, match="looks like a table") as info:
+        Policy.from_yaml(table)
+    assert "Wanjiku" not in str(info.value)

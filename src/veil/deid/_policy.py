@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from veil.deid._policy_schema import validate_policy
+from veil.deid._policy_schema import POLICY, validate_policy
 from veil.deid._policy_yaml import load_with_lines, policy_error
 from veil.deid.operators import Operator, OperatorParameterError, get_operator
 from veil.errors import ConfigError, InputError, PolicyError
@@ -140,17 +140,20 @@ class Policy:
             raise PolicyError(f"policy file not found: {p}") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise PolicyError(f"cannot read policy file {p}: {exc}") from None
+        table_like = p.suffix.lower() in (".csv", ".tsv", ".txt", ".data", ".parquet", ".pq")
         try:
             data, lines = load_with_lines(text, p.name)
-            return cls._build(data, lines, source=p.name, base_dir=p.parent)
         except PolicyError:
-            if p.suffix.lower() not in (".csv", ".tsv", ".txt", ".data", ".parquet", ".pq"):
+            if not table_like:
                 raise
-            # the YAML parser's message can quote the file's text: a table's cells
+            data = None  # the YAML parser's message can quote the file's text: a table's cells
+        if table_like and not (isinstance(data, Mapping) and set(data) & set(POLICY.fields)):
             raise PolicyError(
                 f"{p.name} is not a YAML policy; it looks like a table (the table is the "
                 "input, the policy a YAML file)"
-            ) from None
+            )
+        # a policy (a mapping with a policy setting) gets its own errors, whatever its suffix
+        return cls._build(data, lines, source=p.name, base_dir=p.parent)
 
     @classmethod
     def from_dict(
