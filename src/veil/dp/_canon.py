@@ -92,17 +92,17 @@ def _text(value: str) -> int | float | str:
 
 def canonical(value: Any) -> Any:
     """Canonical comparison value of one cell or literal (see the module notes)."""
-    if _is_missing(value):
-        return None
+    # text, booleans, integers and floats first: none of them is missing but a NaN float,
+    # which _number maps to None (the missing test costs as much as the rest: ids, keys)
+    if isinstance(value, str):
+        return _text(value)
     if isinstance(value, (bool, np.bool_)):
         return int(bool(value))
     if isinstance(value, (int, np.integer)):
         return int(value)
     if isinstance(value, (float, np.floating)):
         return _number(float(value))
-    if isinstance(value, str):
-        return _text(value)
-    return value
+    return None if _is_missing(value) else value
 
 
 def _kind(value: Any) -> str:
