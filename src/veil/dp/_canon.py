@@ -152,15 +152,13 @@ def group_key(value: Any) -> Any:
     ``True``/``False``.  ``30``, ``30.0``, ``'30'`` and ``' 30.0'`` are the group ``30``; other
     text is itself; missing is ``None`` (SQL's NULL group).
     """
-    if _is_missing(value):
-        return None
     if isinstance(value, (bool, np.bool_)):
         return True if value else False
     if isinstance(value, str):
         low = value.strip().lower()
         if low in ("true", "false"):
             return low == "true"
-    return canonical(value)
+    return canonical(value)  # missing -> None
 
 
 def group_tag(key: Any) -> Any:
