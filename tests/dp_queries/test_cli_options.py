@@ -89,13 +89,15 @@ def test_discrete_laplace_halfwidth_for_scales_where_p_rounds_to_one() -> None:
         assert t == pytest.approx(scale * math.log(1 / 0.05), rel=1e-9)
 
 
-@pytest.mark.parametrize("where", ["folder", "missing/o.csv"])
+@pytest.mark.parametrize("where", ["folder", "file/o.csv", "file/missing/o.csv"])
 def test_bad_out_path_is_refused_before_anything_is_released(
     table: Path, tmp_path: Path, capsys, where: str
 ) -> None:
     """An --out that cannot be written used to fail only after the noisy table was printed:
-    a release with exit status 2, which invites a second run (a second release)."""
+    a release with exit status 2, which invites a second run (a second release).  (A missing
+    folder is created when writing: tests/cli_deid/test_cli_output_folders.py.)"""
     (tmp_path / "folder").mkdir()
+    (tmp_path / "file").write_text("x")
     rc = main(["query", str(table), "SELECT COUNT(*) FROM data", "--epsilon", "1",
                "--out", str(tmp_path / where)])  # fmt: skip
     cap = capsys.readouterr()

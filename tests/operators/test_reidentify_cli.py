@@ -39,6 +39,22 @@ def test_reidentify_round_trip(release: Path, key_env: str, tmp_path: Path) -> N
     assert not list(tmp_path.glob(".*tmp"))  # no temporary file left
 
 
+def test_reidentify_out_creates_a_missing_folder(
+    release: Path, key_env: str, tmp_path: Path
+) -> None:
+    """A missing folder of --out is created, as `veil anonymize --out DIR` does; a failed run
+    (a wrong key) creates none."""
+    out = tmp_path / "new" / "sub" / "back.csv"
+    rc = main(["reidentify", str(release), "--columns", "ssn", "--out", str(out),
+               "--key-env", key_env])  # fmt: skip
+    assert rc == 0
+    assert pd.read_csv(out)["ssn"].tolist() == ["078-05-1120", "219-09-9999"]
+    bad = tmp_path / "other" / "back.csv"
+    rc = main(["reidentify", str(release), "--columns", "age", "--out", str(bad),
+               "--key-env", key_env])  # fmt: skip
+    assert rc == 2 and not (tmp_path / "other").exists()
+
+
 def test_reidentify_key_file(release: Path, tmp_path: Path) -> None:
     kf = tmp_path / "key.txt"
     kf.write_text(KEY.hex())

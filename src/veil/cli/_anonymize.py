@@ -2,7 +2,7 @@
 
 Nothing is written unless every step succeeds: the release, ``report.json``, ``report.html``
 and operator artifacts are first written into a temporary folder inside ``DIR`` and then moved
-into place one by one with ``os.replace``; a folder created for the run is removed on error.
+into place one by one with ``os.replace``; the folders created for the run are removed on error.
 """
 
 from __future__ import annotations
@@ -184,7 +184,7 @@ def _swap_in(staged: Path, out_dir: Path, names: list[str]) -> None:
 def run(args: argparse.Namespace) -> int:
     from veil.deid import Policy, apply
     from veil.errors import InputError, UnsatisfiableError
-    from veil.io import read_table, same_file, write, write_json
+    from veil.io import folder_problem, output_folder, read_table, same_file, write, write_json
     from veil.report import render_html
 
     policy = Policy.from_yaml(args.policy)
@@ -195,6 +195,9 @@ def run(args: argparse.Namespace) -> int:
     out_dir = Path(args.out)
     if out_dir.exists() and not out_dir.is_dir():
         raise InputError(f"--out must be a folder, but {out_dir} is a file")
+    problem = folder_problem(out_dir)  # checked now; the folder is created only when writing
+    if problem is not None:
+        raise InputError(f"--out {out_dir}: {problem}")
     release_path = out_dir / inp.name
     if release_path.exists() and same_file(release_path, inp):
         raise InputError(
@@ -231,24 +234,21 @@ def run(args: argparse.Namespace) -> int:
         report["release"]["file"] = release_path.name
         html = render_html(report)
 
-    created = not out_dir.exists()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".veil-", dir=out_dir))
-    try:
-        # the release keeps the input's layout: a headerless input gives a headerless release
-        # even when names were given (they are in report.json); see docs/deid.md
-        write(release, tmp / inp.name, like=fmt)
-        artifacts = [_write_artifact(n, o, tmp) for n, o in result.artifacts.items()]
-        report["artifacts"] = artifacts
-        write_json(report, tmp / "report.json")
-        (tmp / "report.html").write_text(html, encoding="utf-8")
-        _swap_in(tmp, out_dir, [inp.name, *artifacts, "report.json", "report.html"])
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if created:
-            shutil.rmtree(out_dir, ignore_errors=True)
-        raise
-    shutil.rmtree(tmp, ignore_errors=True)
+    # output_folder: DIR and its missing parents are created only now, and all of those
+    # removed again if anything below fails (the file outputs of the other commands too)
+    with output_folder(out_dir):
+        tmp = Path(tempfile.mkdtemp(prefix=".veil-", dir=out_dir))
+        try:
+            # the release keeps the input's layout: a headerless input gives a headerless
+            # release even when names were given (they are in report.json); see docs/deid.md
+            write(release, tmp / inp.name, like=fmt)
+            artifacts = [_write_artifact(n, o, tmp) for n, o in result.artifacts.items()]
+            report["artifacts"] = artifacts
+            write_json(report, tmp / "report.json")
+            (tmp / "report.html").write_text(html, encoding="utf-8")
+            _swap_in(tmp, out_dir, [inp.name, *artifacts, "report.json", "report.html"])
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
     before, after = report["risk"]["before"], report["risk"]["after"]
     print(

@@ -37,6 +37,7 @@ def _atomic_write(path: Path, text: str, mode: int, force: bool) -> None:
 
 def _keygen(args: argparse.Namespace) -> int:
     from veil.crypto.paillier import InsecureKeyWarning, dumps, generate_paillier_keypair
+    from veil.io import folder_problem, output_folder
 
     if args.bits < 2048 and not args.insecure:
         raise ConfigError(
@@ -48,6 +49,9 @@ def _keygen(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} exists and is not a directory")
+    problem = folder_problem(out)  # a missing folder is created after the key is made
+    if problem is not None:
+        raise ConfigError(f"--out {out}: {problem}")
     for name in ("paillier_private.json", "paillier_public.json"):
         if (out / name).exists() and not args.force:
             raise ConfigError(f"{out / name} already exists (use --force to overwrite)")
@@ -58,11 +62,13 @@ def _keygen(args: argparse.Namespace) -> int:
         )
     for w in caught:
         print(f"veil: warning: {w.message}", file=sys.stderr)
-    out.mkdir(parents=True, exist_ok=True)  # only now: a refused --bits leaves no folder
-    # the public key first: a failure in between leaves a harmless public key, never a
-    # private key whose pair is incomplete
-    _atomic_write(out / "paillier_public.json", dumps(public_key), 0o644, args.force)
-    _atomic_write(out / "paillier_private.json", dumps(private_key), 0o600, args.force)
+    # created only now (a refused --bits leaves no folder), with its missing parents, and
+    # removed again if a write fails (the folders of the other commands' outputs likewise)
+    with output_folder(out):
+        # the public key first: a failure in between leaves a harmless public key, never a
+        # private key whose pair is incomplete
+        _atomic_write(out / "paillier_public.json", dumps(public_key), 0o644, args.force)
+        _atomic_write(out / "paillier_private.json", dumps(private_key), 0o600, args.force)
     print(
         f"wrote {out / 'paillier_public.json'} and {out / 'paillier_private.json'} "
         f"({args.bits}-bit key {public_key.fingerprint})"

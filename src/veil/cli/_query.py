@@ -166,7 +166,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "is still read, to check the query against its columns)",
     )
     p.add_argument("--group-size", type=float, help="assumed group size for --dry-run of means")
-    p.add_argument("--out", metavar="FILE", help="also write the noisy table to FILE")
+    p.add_argument(
+        "--out",
+        metavar="FILE",
+        help="also write the noisy table to FILE (its folder is created if needed)",
+    )
     p.add_argument(
         "--seed", type=int, help="reproducible noise for tests (NOT secure; prints a warning)"
     )
@@ -232,7 +236,7 @@ def _check_out(args: argparse.Namespace) -> None:
     i.e. a second release)."""
     from pathlib import Path
 
-    from veil.io import same_file
+    from veil.io import folder_problem, same_file
 
     target = Path(args.out)
     if not str(args.out).strip():
@@ -241,9 +245,9 @@ def _check_out(args: argparse.Namespace) -> None:
         raise ConfigError("--out names the input file: refusing to overwrite the input")
     if target.is_dir():
         raise ConfigError(f"--out {args.out}: is a folder, not a file")
-    folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
-        raise ConfigError(f"--out {args.out}: the folder {folder} does not exist")
+    problem = folder_problem(target.parent)  # a missing folder is created when writing
+    if problem is not None:
+        raise ConfigError(f"--out {args.out}: {problem}")
 
 
 def _check_bounds(sql: str, bounds: dict[str, tuple[float, float]]) -> None:
@@ -400,7 +404,9 @@ def run(args: argparse.Namespace) -> int:
     if args.out:  # before printing: a failed write then leaves nothing released
         from veil.io import write  # atomic; devices and FIFOs written through
 
-        write(out, args.out)
+        # a missing folder is created only now, as `veil anonymize --out DIR` does, and
+        # removed again if the write fails
+        write(out, args.out, parents=True)
     _print(out, f"veil query: {budget} spent", caption)
     if args.out:
         print(f"noisy table written to {args.out}", file=sys.stderr)

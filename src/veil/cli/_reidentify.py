@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from veil.errors import ConfigError, InputError
 
@@ -23,7 +24,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("release", help="the released table (CSV, TSV or Parquet)")
     p.add_argument("--columns", required=True, help="comma-separated token columns to decrypt")
-    p.add_argument("--out", required=True, metavar="FILE", help="where to write the result")
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="FILE",
+        help="where to write the result (its folder is created if needed)",
+    )
     key = p.add_mutually_exclusive_group()
     key.add_argument(
         "--key-env", metavar="VAR", help="environment variable with the key (default VEIL_KEY)"
@@ -44,13 +50,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from veil.deid._keys import key_loader
     from veil.deid.operators import detokenize_frame
-    from veil.io import read, same_file, write
+    from veil.io import folder_problem, read, same_file, write
 
     columns = [c.strip() for c in args.columns.split(",") if c.strip()]
     if not columns:
         raise ConfigError("--columns needs at least one column name")
     if same_file(args.release, args.out):
         raise InputError(f"refusing to overwrite the release {args.release}; choose another --out")
+    problem = folder_problem(Path(args.out).parent)  # a missing folder is created when writing
+    if problem is not None:
+        raise InputError(f"--out {args.out}: {problem}")
     contexts: dict[str, str] = {}
     for item in args.context:
         col, sep, name = item.partition("=")
@@ -64,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"no column(s) {', '.join(map(repr, unknown))} in {args.release}")
     load = key_loader(env=args.key_env, file=args.key_file)
     out = detokenize_frame(df, columns, load(), prefix=args.prefix, contexts=contexts)
-    write(out, args.out, like=args.release)
+    write(out, args.out, like=args.release, parents=True)
     print(
         f"re-identified {len(columns)} column(s) of {len(out)} rows -> {args.out}", file=sys.stderr
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from veil.cli._read_options import add_read_options, read_options
@@ -26,7 +27,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "insensitive (by content and header), with uniqueness figures.",
     )
     p.add_argument("input", help="CSV, TSV or Parquet file")
-    p.add_argument("--policy-out", metavar="FILE", help="write a draft policy (YAML) to FILE")
+    p.add_argument(
+        "--policy-out",
+        metavar="FILE",
+        help="write a draft policy (YAML) to FILE (its folder is created if needed)",
+    )
     p.add_argument("--json", action="store_true", help="print the findings as JSON")
     p.add_argument("--k", type=int, default=5, help="k target written into the draft (default 5)")
     add_read_options(p)
@@ -65,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     from veil.deid import scan
     from veil.deid._scan_draft import draft_yaml
     from veil.errors import ConfigError, InputError
-    from veil.io import atomic_write, read, same_file
+    from veil.io import atomic_write, folder_problem, read, same_file
 
     if args.k < 1:
         raise ConfigError("--k must be at least 1")
@@ -74,6 +79,10 @@ def run(args: argparse.Namespace) -> int:
             f"refusing to write the draft policy over its input {args.input}: "
             "choose another --policy-out"
         )
+    if args.policy_out:  # a missing folder is created when writing, as anonymize's --out
+        problem = folder_problem(Path(args.policy_out).parent)
+        if problem is not None:
+            raise InputError(f"--policy-out {args.policy_out}: {problem}")
     opts = read_options(args)
     df = read(args.input, **opts)
     if not opts.get("names") and not df.attrs.get("veil_source", {}).get("header", True):
@@ -96,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
             if k in ("delimiter", "encoding", "missing_values", "names")
         }
         text = draft_yaml(result, k=args.k, input_options=inp or None).encode("utf-8")
-        atomic_write(args.policy_out, lambda fh: fh.write(text))
+        atomic_write(args.policy_out, lambda fh: fh.write(text), parents=True)
         if not args.json:
             print(f"draft policy written to {args.policy_out}", file=sys.stderr)
     return 0

@@ -12,7 +12,18 @@ Examples
 'a;b\\n1;x\\n2;y\\n'
 """
 
+from veil.io._folders import folder_problem, output_folder
 from veil.io._read import SourceFormat, read, read_table
 from veil.io._write import atomic_write, same_file, write, write_json
 
-__all__ = ["SourceFormat", "read", "read_table", "write", "atomic_write", "write_json", "same_file"]
+__all__ = [
+    "SourceFormat",
+    "read",
+    "read_table",
+    "write",
+    "atomic_write",
+    "write_json",
+    "same_file",
+    "folder_problem",
+    "output_folder",
+]

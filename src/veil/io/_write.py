@@ -19,6 +19,7 @@ import pandas as pd
 
 from veil.errors import InputError
 from veil.io._dates import dates_as_text
+from veil.io._folders import output_folder
 from veil.io._read import PARQUET_SUFFIXES, SourceFormat, text_source
 from veil.io._sniff import SAMPLE_BYTES, sniff_encoding, sniff_format
 
@@ -54,14 +55,21 @@ def _umask() -> int:
     return mask
 
 
-def atomic_write(path: str | os.PathLike[str], writer: Callable[[IO[bytes]], None]) -> Path:
+def atomic_write(
+    path: str | os.PathLike[str],
+    writer: Callable[[IO[bytes]], None],
+    *,
+    parents: bool = False,
+) -> Path:
     """Call ``writer(fh)`` on a temporary file next to ``path``, then rename it to ``path``.
 
     A reader never sees a half-written file, and a failure leaves any previous file intact.
     A symbolic link is kept: the file it points to is replaced.  A target that exists and is
     not a regular file (``/dev/null``, ``/dev/stdout`` on a pipe or terminal, a FIFO) is
     written directly: renaming over it would replace the device node itself (as root,
-    ``/dev/null`` for every process), and atomicity means nothing there.
+    ``/dev/null`` for every process), and atomicity means nothing there.  With
+    ``parents=True`` a missing folder is created (with its parents, :func:`output_folder`)
+    and removed again if the write fails; otherwise it is an error.
 
     Examples
     --------
@@ -90,20 +98,21 @@ def atomic_write(path: str | os.PathLike[str], writer: Callable[[IO[bytes]], Non
             writer(fh)
         return given
     folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
+    if not folder.is_dir() and not parents:
         raise InputError(f"output folder does not exist: {folder}")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            writer(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with output_folder(folder) if parents else contextlib.nullcontext(folder):
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                writer(fh)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, 0o666 & ~_umask())
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
     return given
 
 
@@ -393,6 +402,7 @@ def write(
     path: str | os.PathLike[str],
     *,
     like: str | os.PathLike[str] | SourceFormat | Mapping[str, Any] | None = None,
+    parents: bool = False,
 ) -> Path:
     """Write ``df`` atomically as CSV/TSV or Parquet.
 
@@ -412,11 +422,16 @@ def write(
         an untouched date column is written back byte-identical; a column whose values that
         format cannot hold (seconds, a time zone) is written ISO 8601, as are dates with no
         recorded format.
+    parents
+        Create a missing folder of ``path`` (and its parents) when writing; a failed write
+        removes it again (:func:`output_folder`).  The command line's file outputs do this,
+        as ``veil anonymize --out DIR`` does.
 
     Raises
     ------
     veil.errors.InputError
-        When ``path`` is the input file itself, or its folder does not exist, or a column
+        When ``path`` is the input file itself, or its folder does not exist (and ``parents``
+        is false) or cannot be created, or a column
         cannot be stored as Parquet (mixed types; named, its values never quoted).
 
     Examples
@@ -437,7 +452,7 @@ def write(
     ):
         out = df.copy(deep=False)
         out.attrs = {}
-        return atomic_write(target, lambda fh: _to_parquet(out, fh, target.name))
+        return atomic_write(target, lambda fh: _to_parquet(out, fh, target.name), parents=parents)
     csv_fmt = fmt if fmt and fmt.format == "csv" else None
     sep = "\t" if suffix == ".tsv" else csv_fmt.delimiter if csv_fmt else ","
     # the layout to write: the input's, with the .tsv suffix's tab and its spacing dropped when
@@ -470,4 +485,4 @@ def write(
             data = text.encode("utf-8")
         fh.write(data)
 
-    return atomic_write(target, _write)
+    return atomic_write(target, _write, parents=parents)
