@@ -169,3 +169,32 @@ def test_negative_zero_is_written_as_zero(tmp_path: Path) -> None:
     assert "-0" not in path.read_text()
     assert np.signbit(df["x"].to_numpy()).tolist()[2]  # the caller's frame is not modified
     assert pd.read_csv(path)["x"].tolist() == df["x"].tolist()  # values are equal
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        pd.Series([0.0, 0.0, -0.0, 0.0, 0.0, "n/a", "n/a", "n/a", "n/a", "n/a"], dtype=object),
+        pd.Series([0.0, 0.0, np.float32(-0.0), 0.0, 0.0, 7, 7, 7, 7, 7], dtype=object),
+        pd.Series([0.0, 0.0, -0.0, 0.0, 0.0, None, 2.5, 2.5, 2.5, 2.5], dtype="Float64"),
+        pd.Series(pd.Categorical([-0.0, -0.0, -0.0, -0.0, -0.0] + ["x"] * 5)),
+    ],
+    ids=["object-text", "object-int", "nullable-float", "categorical"],
+)
+def test_negative_zero_in_any_float_holding_column_is_written_as_zero(
+    tmp_path: Path, column: pd.Series
+) -> None:
+    """An object column mixing -0.0 with text or integers (and a nullable float or categorical
+    column) wrote '-0.0' next to '0.0', though every grouping in Veil counts them as one value:
+    a reader of the text saw a class of four and a class of one where k = 5 was checked."""
+    from veil.anonymity import check
+
+    df = pd.DataFrame({"x": column})
+    if column.notna().all():
+        assert check(df, ["x"], k=5).holds
+    path = write(df, tmp_path / "rel.csv")
+    text = pd.read_csv(path, dtype=str, keep_default_na=False)["x"]
+    assert not text.str.startswith("-").any(), text.tolist()
+    assert text[:5].nunique() == 1  # the class of five zeros reads as one value
+    assert float(text[0]) == 0.0 and not text[5:].isin([text[0]]).any()
+    assert np.signbit(float(df["x"].astype(object)[2]))  # the caller's frame is not modified

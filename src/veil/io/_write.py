@@ -21,6 +21,7 @@ from veil.errors import InputError
 from veil.io._dates import dates_as_text
 from veil.io._folders import output_folder
 from veil.io._read import PARQUET_SUFFIXES, SourceFormat, text_source
+from veil.io._signed_zero import positive_zeros
 from veil.io._sniff import SAMPLE_BYTES, sniff_encoding, sniff_format
 
 __all__ = ["write", "atomic_write", "write_json", "same_file"]
@@ -372,31 +373,6 @@ def _to_parquet(out: pd.DataFrame, fh: IO[bytes], name: str) -> None:
         ) from None
 
 
-def _positive_zeros(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` with ``-0.0`` written as ``0.0`` in float columns (a new frame only if one occurs).
-
-    ``-0.0 == 0.0``: every grouping in Veil (and pandas) puts them in one class, but CSV text
-    shows them apart, so a k-anonymous class of four ``0.0`` and one ``-0.0`` would read as a
-    class of one to anyone grouping the written text.
-    """
-    out = None
-    for i, dtype in enumerate(df.dtypes):
-        if not (isinstance(dtype, np.dtype) and dtype.kind == "f"):
-            continue
-        x = df.iloc[:, i].to_numpy()
-        neg = np.signbit(x)
-        if not neg.any():
-            continue
-        neg &= x == 0
-        if neg.any():
-            if out is None:
-                out = df.copy(deep=False)
-            fixed = x.copy()
-            fixed[neg] = 0.0
-            out.isetitem(i, pd.Series(fixed, index=df.index, name=df.columns[i]))
-    return df if out is None else out
-
-
 def write(
     df: pd.DataFrame,
     path: str | os.PathLike[str],
@@ -473,7 +449,7 @@ def write(
     )
     if formats:
         df = _dates_in_source_format(df, formats)
-    df = _positive_zeros(df)
+    df = positive_zeros(df)  # every float -0.0 as 0.0: see veil.io._signed_zero
 
     def _write(fh: IO[bytes]) -> None:
         if _arrow_csv(df, fh, lay):
