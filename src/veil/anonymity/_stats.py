@@ -22,6 +22,7 @@ __all__ = [
     "ClassStats",
     "encode_sensitive",
     "text_order_warning",
+    "number_values",
     "group_keys",
     "factorize_int64",
 ]
@@ -73,8 +74,8 @@ class SensitiveColumn:
         Column name.
     codes
         ``int64`` code of each row's value (``0..n_values-1``).  Codes follow the value order
-        (numeric order for numeric columns, string order otherwise) or, when ``hierarchy`` is
-        set, the hierarchy's level-0 codes.
+        (numeric order for numeric columns and for text columns of numbers: ``text_numbers``;
+        string order otherwise) or, when ``hierarchy`` is set, the hierarchy's level-0 codes.
     labels
         The value of each code, as str.
     global_freq
@@ -89,7 +90,12 @@ class SensitiveColumn:
         :func:`encode_sensitive`); None when every code is a value of its own.  l-diversity counts these coarser values
         (:meth:`as_read`: fewer, less diverse values, the stricter count); t-closeness keeps
         the written texts (merging values can only bring a class's distribution closer to the
-        table's, so the finer view is the stricter one).
+        table's, so the finer view is the stricter one) and, with the ordered distance on
+        ``text_numbers``, the larger of the distances over the texts and over ``as_read``.
+    text_numbers
+        True for a text column whose texts are all numbers (missing cells aside): its codes
+        follow the numeric order (:func:`encode_sensitive`), as a reader who reads the column
+        back as numbers orders it.
 
     Examples
     --------
@@ -100,13 +106,14 @@ class SensitiveColumn:
     (2, True)
 
     Texts read as missing (``''``, ``'NA'``), and texts of one number in a column of numbers,
-    are one value to l-diversity (``as_read``), each its own to t-closeness:
+    are one value to l-diversity (``as_read``), each its own to t-closeness; the numbers are in
+    numeric order, the texts read as missing last:
 
     >>> col = encode_sensitive(pd.Series(["0.1", "0.10", "", "NA", "2"]), "s")
-    >>> col.labels.tolist(), col.read_as.tolist()
-    (['', '0.1', '0.10', '2', 'NA'], [0, 1, 1, 2, 0])
+    >>> col.labels.tolist(), col.read_as.tolist(), col.text_numbers
+    (['0.1', '0.10', '2', '', 'NA'], [0, 0, 1, 2, 2], True)
     >>> col.as_read.labels.tolist(), col.as_read.codes.tolist()
-    (['', '0.1', '2'], [1, 1, 0, 0, 2])
+    (['0.1', '2', ''], [0, 0, 2, 2, 1])
     """
 
     name: str
@@ -116,6 +123,7 @@ class SensitiveColumn:
     numeric: np.ndarray | None = None
     hierarchy: Hierarchy | None = None
     read_as: np.ndarray | None = None
+    text_numbers: bool = False
 
     @property
     def n_values(self) -> int:
@@ -138,21 +146,45 @@ def _is_ordered_categorical(ser: pd.Series) -> bool:
     return isinstance(ser.dtype, pd.CategoricalDtype) and bool(ser.dtype.ordered)
 
 
+def _text_order(ustr: np.ndarray) -> tuple[np.ndarray, bool]:
+    """The order of a text column's distinct texts for the ordered distance, and whether it is
+    the numeric one.
+
+    When every text is a number or read as missing (:func:`number_values`: pandas' default CSV
+    reader then reads the column back as numbers), the texts follow their numbers (``"9"`` before
+    ``"10"``), texts of one number (``"1"``, ``"1.0"``) next to each other in text order, and the
+    texts read as missing last, in text order (pandas sorts missing values last).  Otherwise the
+    text order (lexicographic).
+    """
+    text = ustr.astype(str)
+    num = number_values(ustr)
+    if num is None:
+        return np.argsort(text, kind="stable"), False
+    missing = np.isnan(num)
+    value = np.where(missing, 0.0, num) + 0.0  # -0.0 and 0.0 are one number
+    return np.lexsort((text, value, missing)), True
+
+
 def text_order_warning(values: pd.Series, name: str) -> None:
     """Warn that the ordered t-closeness distance will order ``values`` as text.
 
     Called once per :func:`veil.anonymity.check` / :func:`veil.anonymity.anonymize` call for a
-    non-numeric sensitive column that is not an ordered pandas Categorical.
+    non-numeric sensitive column that is not an ordered pandas Categorical and whose texts are
+    not all numbers (those are ordered as numbers: :func:`_text_order`).
     """
     ser = pd.Series(values, copy=False)
     numeric = pd.api.types.is_numeric_dtype(ser.dtype) and not pd.api.types.is_bool_dtype(ser.dtype)
     if numeric or _is_ordered_categorical(ser):
         return
+    if number_values(as_str_values(ser)[1]) is not None:  # texts of numbers: numeric order
+        return
     warnings.warn(
         f"t-closeness with the ordered distance on non-numeric column {name!r}: its values are "
-        "ordered as text (lexicographically). To give their order, make the column an ordered "
-        "pandas Categorical, e.g. df[col] = pd.Categorical(df[col], categories=[...], "
-        "ordered=True); or use the equal or hierarchical distance.",
+        "ordered as text (lexicographically), which is rarely their real order. To give their "
+        "order, make the column an ordered pandas Categorical, e.g. df[col] = "
+        "pd.Categorical(df[col], categories=[...], ordered=True), or code the values as "
+        "numbers; or use the equal or hierarchical distance. (A column whose texts are all "
+        "numbers is ordered as numbers.)",
         UserWarning,
         stacklevel=3,
     )
@@ -191,6 +223,41 @@ def _missing_texts_merged(codes: np.ndarray, ustr: np.ndarray) -> tuple[np.ndarr
     return remap[codes], labels
 
 
+def number_values(ustr: np.ndarray) -> np.ndarray | None:
+    """The number each text stands for when every text is a number or read as missing, else None.
+
+    The rule of pandas' default CSV reader, which reads such a column back as numbers
+    (:func:`pandas.to_numeric`: ``"0.10"``, ``"1e-1"`` and ``".1"`` are 0.1, ``"1"`` and
+    ``"1.0"`` are 1, ``"inf"`` is infinity); the texts of :data:`READ_AS_MISSING` (missing
+    cells are written ``"nan"``) get NaN and do not make the column a text column.  None when
+    some other text is not a number, or no text is one.
+
+    Examples
+    --------
+    >>> number_values(np.array(["10", "9", "0.10", "nan"], dtype=object)).tolist()
+    [10.0, 9.0, 0.1, nan]
+    >>> number_values(np.array(["10", "9", "x"], dtype=object)) is None
+    True
+    """
+    # text columns: one Python float() call decides (few texts are read as missing)
+    first = next((u for u in ustr if u not in READ_AS_MISSING), None)
+    if first is None:
+        return None
+    try:
+        float(str(first))
+    except ValueError:
+        return None
+    present = ~pd.Series(ustr, dtype=object).isin(READ_AS_MISSING).to_numpy()
+    if not present.any():
+        return None
+    num = pd.to_numeric(pd.Series(ustr[present], dtype=object), errors="coerce")
+    if num.isna().any():  # some text is not a number: the column is read as text
+        return None
+    out = np.full(len(ustr), np.nan)
+    out[present] = num.to_numpy(dtype=np.float64)
+    return out
+
+
 def _numbers_merged(codes: np.ndarray, ustr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """In a column whose texts are all numbers, texts of one number are one value.
 
@@ -199,20 +266,17 @@ def _numbers_merged(codes: np.ndarray, ustr: np.ndarray) -> tuple[np.ndarray, np
     class holding ``"0.10"`` and ``"0.1"`` shows one value, not two.  Missing cells (the
     one text of :data:`READ_AS_MISSING` left by :func:`_missing_texts_merged`: ``"nan"``, or
     ``""``, ``"NA"``, ... when it is the only one) stay their own value, and do not make the
-    column a text column: ``"1"``, ``"1.0"`` and ``""`` are read as 1, 1 and a missing value.
+    column a text column: ``"1"``, ``"1.0"`` and ``""`` are read as 1, 1 and a missing value
+    (:func:`number_values`).
     """
     if len(ustr) < 2:
         return codes, ustr
-    try:  # text columns: one Python float() call decides (at most one text reads as missing)
-        float(str(ustr[1] if ustr[0] in READ_AS_MISSING else ustr[0]))
-    except ValueError:
+    num = number_values(ustr)
+    if num is None:
         return codes, ustr
-    present = ~pd.Series(ustr, dtype=object).isin(READ_AS_MISSING).to_numpy()
-    num = pd.to_numeric(pd.Series(ustr[present], dtype=object), errors="coerce")
-    if num.isna().any():  # some text is not a number: the column is read as text
-        return codes, ustr
+    present = ~np.isnan(num)
     key = np.empty(len(ustr), dtype=object)
-    key[present] = num.to_numpy(dtype=np.float64)  # -0.0 and 0.0 are one key
+    key[present] = num[present] + 0.0  # -0.0 and 0.0 are one key
     key[~present] = "nan"
     return _merged_by_key(codes, ustr, key)
 
@@ -261,7 +325,8 @@ def encode_sensitive(
 
     Codes follow the hierarchy's level-0 order when ``hierarchy`` is given, else the numeric
     order of a numeric column, the category order of an *ordered* pandas Categorical (unused
-    categories left out), or the text order of the values.
+    categories left out), the numeric order of a text column whose texts are all numbers
+    (:func:`_text_order`), or the text order of the values.
 
     Examples
     --------
@@ -272,6 +337,13 @@ def encode_sensitive(
     >>> s = encode_sensitive(pd.Series(c), "risk")
     >>> s.codes.tolist(), s.labels.tolist()
     ([2, 0, 1], ['low', 'mid', 'high'])
+
+    Texts of numbers are ordered as the numbers (not ``"10" < "9"``), texts of one number
+    next to each other, missing cells last:
+
+    >>> s = encode_sensitive(pd.Series(["9", "10", "1.0", "", "1"]), "income")
+    >>> s.labels.tolist(), s.text_numbers, s.as_read.labels.tolist()
+    (['1', '1.0', '9', '10', ''], True, ['1', '9', '10', ''])
     """
     ser = pd.Series(values, copy=False)
     numeric = None
@@ -298,17 +370,20 @@ def encode_sensitive(
         labels = np.array([str(u) for u in as_str_values(uniq)[1]], dtype=object)
     else:
         codes, ustr = as_str_values(ser)
-        order = np.argsort(ustr.astype(str), kind="stable")
+        order, text_numbers = _text_order(ustr)
         rank = np.empty_like(order)
         rank[order] = np.arange(len(order))
         codes = rank[codes].astype(np.int64)
         labels = ustr[order]
         ident = np.arange(len(labels), dtype=np.int64)
         read_as, seen = _booleans_merged(*_numbers_merged(*_missing_texts_merged(ident, labels)))
-        if len(seen) < len(labels):  # a reader takes some written texts for one value
-            n = len(codes)
-            freq = np.bincount(codes, minlength=len(labels)).astype(np.float64) / max(n, 1)
-            return SensitiveColumn(name, codes, labels, freq, read_as=read_as)
+        n = len(codes)
+        freq = np.bincount(codes, minlength=len(labels)).astype(np.float64) / max(n, 1)
+        if len(seen) == len(labels):  # every written text is a value of its own to a reader
+            read_as = None
+        return SensitiveColumn(
+            name, codes, labels, freq, read_as=read_as, text_numbers=text_numbers
+        )
     n = len(codes)
     freq = np.bincount(codes, minlength=len(labels)).astype(np.float64)
     freq /= max(n, 1)

@@ -89,7 +89,9 @@ class TCloseness(PrivacyModel):
     """The EMD between every class's sensitive distribution and the table's is at most ``t``.
 
     ``distance``: ``"equal"``, ``"ordered"`` (numeric or ordinal values) or ``"hierarchical"``
-    (give ``hierarchy``), after Li, Li and Venkatasubramanian (ICDE 2007).
+    (give ``hierarchy``), after Li, Li and Venkatasubramanian (ICDE 2007).  The ordered distance
+    orders numbers, texts of numbers (numerically: :meth:`distances`), the categories of an
+    ordered pandas Categorical, and any other text lexicographically (with a warning).
 
     References
     ----------
@@ -132,7 +134,24 @@ class TCloseness(PrivacyModel):
             )
 
     def distances(self, stats: ClassStats) -> np.ndarray:
-        return emd(self._sens(stats), stats.sizes, self.distance)
+        """EMD of every class; on a text column of numbers with the ordered distance, the
+        larger of the EMDs over the written texts and over the numbers a reader reads.
+
+        The texts of such a column are in numeric order (:func:`~veil.anonymity.encode_sensitive`), texts of
+        one number (``"1"``, ``"1.0"``) next to each other.  A reader who keeps the texts
+        (``dtype=str``) sees them as values at ground distance ``1/(m-1)``; one who reads the
+        column as numbers (pandas' default) sees one value among ``m' < m``.  Merging two
+        neighbours drops one term of eq. 2's sum but divides by ``m'-1`` instead of ``m-1``,
+        so either view may give the larger distance (unlike the equal distance, where merging
+        never adds any): the claim ``<= t`` must hold for both readers, so it is made on the
+        larger.
+        """
+        ss = self._sens(stats)
+        d = emd(ss, stats.sizes, self.distance)
+        col = ss.column
+        if self.distance == "ordered" and col.text_numbers and col.read_as is not None:
+            d = np.maximum(d, emd(ss.as_read(), stats.sizes, "ordered"))
+        return d
 
     def violating(self, stats: ClassStats) -> np.ndarray:
         return self.distances(stats) > self.t + 1e-9

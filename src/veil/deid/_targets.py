@@ -8,7 +8,8 @@ References
 ----------
 Sweeney 2002 (k-anonymity); Machanavajjhala et al., "l-diversity: privacy beyond
 k-anonymity", ICDE 2006 (distinct, entropy and recursive (c,l)-diversity); Li, Li &
-Venkatasubramanian, "t-closeness", ICDE 2007 (EMD with equal and ordered ground distance).
+Venkatasubramanian, "t-closeness", ICDE 2007 (EMD with equal and ordered ground distance;
+a text column of numbers is ordered as its numbers, as the engine orders it).
 """
 
 from __future__ import annotations
@@ -25,53 +26,79 @@ __all__ = ["verify_targets"]
 
 
 def _class_value_counts(
-    codes: np.ndarray, values: pd.Series, reference: pd.Series | None = None, as_read: bool = False
+    codes: np.ndarray,
+    values: pd.Series,
+    reference: pd.Series | None = None,
+    as_read: bool = False,
+    *,
+    numbers_read: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(n_classes x n_values) count matrix and the reference distribution over the same values.
 
     Values are sorted when orderable (else in order of appearance), over the union of
     ``values`` and ``reference``; columns the engine encodes by their text (``object``,
     pandas' ``str``, booleans: all but numbers and ordered categoricals) are encoded as it
-    does (:func:`~veil.anonymity.encode_sensitive`), over its written texts or, with
-    ``as_read`` (l-diversity), over the values a reader takes them for
-    (:attr:`~veil.anonymity._stats.SensitiveColumn.read_as`); the reference distribution is
-    that of ``reference`` (of ``values`` when None).
+    does (:func:`~veil.anonymity.encode_sensitive`: texts of numbers in numeric order), over
+    its written texts or, with ``as_read`` (l-diversity), over the values a reader takes them
+    for (:attr:`~veil.anonymity._stats.SensitiveColumn.read_as`); the reference distribution
+    is that of ``reference`` (of ``values`` when None).  :func:`_t_views` gives the views of
+    the ordered distance.
+    """
+    return _t_views(codes, values, reference, as_read=as_read, numbers_read=numbers_read)[0]
+
+
+def _t_views(
+    codes: np.ndarray,
+    values: pd.Series,
+    reference: pd.Series | None = None,
+    *,
+    as_read: bool = False,
+    numbers_read: bool = False,
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`_class_value_counts`, and with ``numbers_read`` on a text column of numbers
+    whose texts a reader merges (``"1"`` and ``"1.0"``), also the counts over the numbers read.
+
+    The engine's ordered distance on such a column is the larger of the two
+    (:meth:`~veil.anonymity.TCloseness.distances`): the check measures both.
     """
     v = values.reset_index(drop=True)
     n_rel = len(v)
     if reference is not None:
         v = pd.concat([v, reference.reset_index(drop=True)], ignore_index=True)
+    views: list[np.ndarray] = []
     if isinstance(v.dtype, pd.CategoricalDtype) and v.dtype.ordered:
         # the category order, as the engine (anonymity._stats.encode_sensitive): text order
         # would measure the ordered distance between other neighbours than the engine did
         cat = v.cat.remove_unused_categories()
         vcodes = cat.cat.codes.to_numpy().astype(np.int64)
-        m = len(cat.cat.categories)
         if (vcodes < 0).any():
-            vcodes[vcodes < 0] = m
-            m += 1
+            vcodes[vcodes < 0] = len(cat.cat.categories)
+        views.append(vcodes)
     elif not pd.api.types.is_numeric_dtype(v.dtype) or pd.api.types.is_bool_dtype(v.dtype):
         # the engine's text path (encode_sensitive): the written text (True and "True" are one
-        # value, True and 1 two; '' and a missing cell one), in its text order; pandas 3 reads
-        # text as the str dtype, not object
+        # value, True and 1 two; '' and a missing cell one), texts of numbers in numeric order,
+        # other texts in text order; pandas 3 reads text as the str dtype, not object
         col = encode_sensitive(v, "sensitive")
-        vcodes = (col.as_read if as_read else col).codes
-        m = int(vcodes.max()) + 1 if len(vcodes) else 0
+        views.append((col.as_read if as_read else col).codes)
+        if numbers_read and not as_read and col.text_numbers and col.read_as is not None:
+            views.append(col.as_read.codes)
     else:
         try:
             uniq = np.sort(v.dropna().unique())
             vcodes = np.searchsorted(uniq, v.to_numpy())
-            vcodes = np.where(v.isna().to_numpy(), len(uniq), vcodes)
-            m = len(uniq) + int(v.isna().any())
+            views.append(np.where(v.isna().to_numpy(), len(uniq), vcodes))
         except TypeError:
-            vcodes, uniq = pd.factorize(v, use_na_sentinel=False)
-            m = len(uniq)
-    vcodes = np.asarray(vcodes, dtype=np.int64)
+            views.append(pd.factorize(v, use_na_sentinel=False)[0])
     n_classes = int(codes.max()) + 1 if len(codes) else 0
-    flat = np.bincount(codes * m + vcodes[:n_rel], minlength=n_classes * m)
-    ref = vcodes[n_rel:] if reference is not None else vcodes
-    q = np.bincount(ref, minlength=m).astype(np.float64)
-    return flat.reshape(n_classes, m), q / max(q.sum(), 1.0)
+    out = []
+    for vcodes in views:
+        vcodes = np.asarray(vcodes, dtype=np.int64)
+        m = int(vcodes.max()) + 1 if len(vcodes) else 0
+        flat = np.bincount(codes * m + vcodes[:n_rel], minlength=n_classes * m)
+        ref = vcodes[n_rel:] if reference is not None else vcodes
+        q = np.bincount(ref, minlength=m).astype(np.float64)
+        out.append((flat.reshape(n_classes, m), q / max(q.sum(), 1.0)))
+    return out
 
 
 def _l_value(
@@ -183,13 +210,16 @@ def verify_targets(
             out[name] = {"target": spec, "achieved": None, "met": True}
             continue
         ref = reference[col] if name == "t" and col in reference.columns else None
-        counts, q = _class_value_counts(codes, release[col], ref, as_read=name == "l")
+        distance = str(spec.get("distance", "equal")).lower() if name == "t" else ""
+        views = _t_views(
+            codes, release[col], ref, as_read=name == "l", numbers_read=distance == "ordered"
+        )
+        counts, q = views[0]
         if name == "l":
             variant = str(spec.get("variant", "distinct")).lower()
             achieved, met = _l_value(counts, variant, spec.get("c"), float(spec["l"]))
             out["l"] = {"target": spec, "achieved": achieved, "met": met}
         else:
-            distance = str(spec.get("distance", "equal")).lower()
             if distance == "hierarchical":
                 out["t"] = {
                     "target": spec,
@@ -198,7 +228,9 @@ def verify_targets(
                     "note": "hierarchical distance is checked by the engine only",
                 }
                 continue
-            achieved = _t_value(counts, q, distance)
+            # a text column of numbers: the larger of the distances over the written texts
+            # and over the numbers a reader reads (as the engine: TCloseness.distances)
+            achieved = max(_t_value(c, qv, distance) for c, qv in views)
             out["t"] = {
                 "target": spec,
                 "achieved": achieved,

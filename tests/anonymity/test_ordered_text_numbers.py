@@ -1,0 +1,193 @@
+"""Ordered-distance t-closeness on a text column of numbers (a CSV read with ``dtype=str``).
+
+Li, Li & Venkatasubramanian (ICDE 2007) order the values of an ordinal attribute; a text
+column whose texts are all numbers is read back as numbers by pandas' default CSV reader, so
+its order is the numeric one (``"9" < "10"``), not the text one (``"10" < "9"``).  Texts of one
+number (``"1"``, ``"1.0"``) are one value to that reader, two to a reader of the text; the
+engine's distance is the larger of the two.  The oracles below compute eq. 2 (mean absolute
+cumulative difference) with plain numpy from the values as each reader sees them, sharing no
+code with the engine.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from veil.anonymity import AnonymizationConfig, TCloseness, anonymize, check
+from veil.deid._targets import verify_targets
+from veil.schema import Hierarchy
+
+from .test_release_attacks import ALGOS, LATTICE, _policy, as_read, audit, reader_figures
+
+
+def ordered_t(groups: np.ndarray, keys: list) -> float:
+    """Largest ordered EMD of a class to the table, values ordered by ``keys`` (sortable)."""
+    order = sorted(set(keys))
+    m = len(order)
+    pos = np.array([order.index(k) for k in keys])
+    q = np.bincount(pos, minlength=m) / len(pos)
+    worst = 0.0
+    for g in np.unique(groups):
+        p = np.bincount(pos[groups == g], minlength=m) / np.sum(groups == g)
+        worst = max(worst, float(np.abs(np.cumsum(p - q)).sum()) / max(m - 1, 1))
+    return worst
+
+
+def number_reader_t(groups: np.ndarray, texts: list[str]) -> float:
+    """A reader of numbers: texts of one number are one value, blanks one value after them."""
+    return ordered_t(groups, [(1, 0.0) if t == "" else (0, float(t)) for t in texts])
+
+
+def text_reader_t(groups: np.ndarray, texts: list[str]) -> float:
+    """A reader of the texts, ordered by their number (then by text), blanks last."""
+    return ordered_t(groups, [(1, 0.0, t) if t == "" else (0, float(t), t) for t in texts])
+
+
+def _table(groups: str, texts: list[str]) -> pd.DataFrame:
+    return pd.DataFrame({"g": list(groups), "s": pd.Series(texts, dtype=object)})
+
+
+# as text "10" < "100" < "11" < "9": t = 0.139 by the text order, 0.278 by the numbers
+_INCOME = ["10", "9", "9", "100", "9", "9", "9", "11", "100", "9", "9", "10"]
+_GROUPS = "xxxyyyzzzwww"
+
+
+def test_text_order_passes_but_numeric_order_does_not() -> None:
+    groups = np.array(list(_GROUPS))
+    t_text_order = ordered_t(groups, _INCOME)  # the old, lexicographic order
+    t_numbers = number_reader_t(groups, _INCOME)
+    assert t_text_order < 0.2 < t_numbers  # the table separates the two orders
+    df = _table(_GROUPS, _INCOME)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # texts of numbers: no "ordered as text" warning
+        r = check(df, "g", t={"s": 0.2}, t_distance="ordered")
+    assert not r.holds
+    assert r.models[0]["achieved"] == pytest.approx(t_numbers)
+    as_numbers = check(df.assign(s=df["s"].astype(float)), "g", t={"s": 0.2}, t_distance="ordered")
+    assert r.models[0]["achieved"] == pytest.approx(as_numbers.models[0]["achieved"])
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        ["1", "1", "1.0", "2", "1.0", "2"],  # the texts' distance is the larger
+        ["2", "2", "1.0", "1.0", "1", "1.0"],  # the numbers' distance is the larger
+        ["1", "", "1.0", "2", "", "2"],  # blank cells: one value, after the numbers
+        ["0.10", "1e-1", "-0", "0", "10", "9"],
+    ],
+)
+def test_texts_of_one_number_measure_the_larger_of_both_readers(texts) -> None:
+    groups = np.array(list("xxyyzz"))
+    by_text, by_number = text_reader_t(groups, texts), number_reader_t(groups, texts)
+    expected = max(by_text, by_number)
+    r = check(_table("xxyyzz", texts), "g", t={"s": 1.0}, t_distance="ordered")
+    assert r.models[0]["achieved"] == pytest.approx(expected)
+    strict = check(_table("xxyyzz", texts), "g", t={"s": expected - 1e-6}, t_distance="ordered")
+    assert not strict.holds
+    targets = type("T", (), {"k": None, "l": None, "suppression_limit": None})()
+    targets.t = {"column": "s", "t": expected - 1e-6, "distance": "ordered"}
+    got = verify_targets(_table("xxyyzz", texts), ["g"], targets)["t"]
+    assert got["achieved"] == pytest.approx(expected) and not got["met"]
+
+
+def test_the_two_readers_differ_in_both_directions() -> None:
+    """Neither reader's distance bounds the other's: both are needed."""
+    groups = np.array(list("xxyyzz"))
+    a = ["1", "1", "1.0", "2", "1.0", "2"]
+    b = ["2", "2", "1.0", "1.0", "1", "1.0"]
+    assert text_reader_t(groups, a) > number_reader_t(groups, a) + 0.1
+    assert number_reader_t(groups, b) > text_reader_t(groups, b) + 0.1
+
+
+def test_non_numeric_text_still_warns() -> None:
+    df = _table("xxyy", ["low", "high", "10", "9"])
+    with pytest.warns(UserWarning, match="ordered as text"):
+        check(df, "g", t={"s": 1.0}, t_distance="ordered")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check(_table("xxyy", ["10", "", "NA", "9"]), "g", t={"s": 1.0}, t_distance="ordered")
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "options"),
+    [("optimal", {}), ("heuristic", {}), ("mondrian", {"mode": "strict"})],
+)
+def test_anonymize_orders_text_numbers_as_numbers(algorithm, options) -> None:
+    """The search keeps the classes of the example above only when text order is used."""
+    df = _table(_GROUPS, _INCOME)
+    qi = {"g": Hierarchy.flat(sorted(set(_GROUPS)))} if algorithm != "mondrian" else ["g"]
+    cfg = AnonymizationConfig(
+        qi,
+        k=2,
+        models=[TCloseness("s", 0.2, "ordered")],
+        algorithm=algorithm,
+        options=options,
+        suppression_limit=0.0,
+        time_limit=5 if algorithm == "heuristic" else None,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = anonymize(df, cfg)
+    groups = res.data["g"].astype(str).to_numpy()
+    assert len(np.unique(groups)) < 4  # the original classes are too far from the table
+    assert number_reader_t(groups, res.data["s"].tolist()) <= 0.2 + 1e-9
+
+
+# ------------------------------------- the release as read (oracle: test_release_attacks)
+
+
+def _text_numbers(with_ties: bool) -> pd.DataFrame:
+    """Incomes written as text (a CSV read with dtype=str): as text "10" < "100" < "11" < "9".
+
+    By the text order every class of g is within t = 0.2 of the table; by the numbers class y
+    is 0.28 away.  With ``with_ties`` some numbers are written two ways ("9" and "9.0": one
+    value to a reader of numbers, two to a reader of the text) and some cells are empty.
+    """
+    s = ["10", "9", "9", "100", "9", "9", "9", "11", "100", "9", "9", "10"] * 2
+    if with_ties:
+        s = [{0: "9.0", 5: "1e1", 7: "", 9: "09"}.get(i, v) for i, v in enumerate(s)]
+    g = list("xxxyyyzzzwww") * 2
+    return pd.DataFrame({"g": g, "s": pd.Series(s, dtype=object), "z": [0, 1] * 12})
+
+
+@pytest.mark.parametrize("with_ties", [False, True])
+@pytest.mark.parametrize(("algorithm", "options"), ALGOS)
+def test_ordered_t_on_text_numbers_holds_for_readers_of_text_and_numbers(
+    algorithm, options, with_ties
+):
+    """The ordered distance on a text column of numbers: the release must be within t both
+    for a reader of the texts (ordered by their numbers) and for pandas' default reader,
+    which reads the column as numbers."""
+    df = _text_numbers(with_ties)
+    lattice = algorithm in LATTICE
+    qi = {"g": Hierarchy.flat(list("wxyz")), "z": Hierarchy.flat([0, 1])} if lattice else ["g", "z"]
+    fig = audit(
+        df,
+        ["g", "z"],
+        "s",
+        quasi_identifiers=qi,
+        k=2,
+        models=[TCloseness("s", 0.2, "ordered")],
+        suppression_limit=0.0,
+        algorithm=algorithm,
+        options=options,
+        time_limit=5 if algorithm == "heuristic" else None,
+    )
+    assert fig is not None  # the top node (one class: distance 0) exists
+    assert "t_ordered_numbers" in fig  # the oracle read the column as numbers
+
+
+@pytest.mark.parametrize("with_ties", [False, True])
+def test_policy_ordered_t_on_text_numbers_holds_for_readers_of_text_and_numbers(with_ties):
+    apply = pytest.importorskip("veil.deid").apply
+    df = _text_numbers(with_ties)
+    hier = {"g": {x: ["*"] for x in "wxyz"}, "z": {0: ["*"], 1: ["*"]}}
+    privacy = {"k": 2, "t": {"column": "s", "t": 0.2, "distance": "ordered"}}
+    release, report = apply(df, _policy(hier, "s", privacy))
+    assert report["targets"]["all_met"]
+    fig = reader_figures(release, ["g", "z"], "s", as_read(df)["s"])
+    assert fig["t_ordered"] <= 0.2 + 1e-9 and fig["t_ordered_numbers"] <= 0.2 + 1e-9, fig
