@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from veil.errors import InputError
+from veil.schema._text_values import load_text_yaml, number_text
 
 __all__ = [
     "Hierarchy",
@@ -157,19 +158,25 @@ def factorize_typed(values: Any) -> tuple[np.ndarray, Any]:
 
 
 def lookup_texts(
-    index: Mapping[str, int], texts: Iterable[str], stripped: dict[str, int] | None = None
-) -> tuple[np.ndarray, dict[str, int] | None]:
+    index: Mapping[str, int], texts: Iterable[str], stripped: dict[Any, int] | None = None
+) -> tuple[np.ndarray, dict[Any, int] | None]:
     """Code of each text in ``index`` (``-1``: not there), by the hierarchies' matching rule.
 
     The exact text, else the text without surrounding blanks against the keys without theirs
-    (the first key wins).  ``stripped`` is that second index when already built; it is
-    returned (built only when some text needed it) for the next call.
+    (the first key wins), else, for the text of a number or boolean cell (``"1.5"``,
+    ``"1000"``, ``"True"``), the key written as the same number (``1.50``, ``1e3``, ``true``:
+    :func:`~veil.schema._text_values.number_text`; ``01301`` is no number, :func:`veil.io.read`
+    keeps such a column as text; a number written twice with two different codes matches
+    neither).  ``stripped`` holds the two fallback indexes when already built (numbers under
+    ``(True, text)`` keys); it is returned (built only when some text needed it) for the next
+    call.
 
     Examples
     --------
-    >>> codes, _ = lookup_texts({"a": 0, " b": 1}, ["a", "b ", "c"])
+    >>> index = {"a": 0, " b": 1, "1.50": 2, "01301": 3}
+    >>> codes, _ = lookup_texts(index, ["a", "b ", "1.5", "1301"])
     >>> codes.tolist()
-    [0, 1, -1]
+    [0, 1, 2, -1]
     """
     out = []
     for t in texts:
@@ -180,6 +187,15 @@ def lookup_texts(
                 for v, c in index.items():
                     stripped.setdefault(v.strip(), c)
             j = stripped.get(t.strip(), -1)
+            if j < 0 and number_text(t) == t.strip():
+                if (True, None) not in stripped:  # the numbers' index, on the first need
+                    stripped[(True, None)] = -1
+                    for v, c in index.items():
+                        num = number_text(v)
+                        if num is not None:  # a number written twice, two codes: neither
+                            if stripped.setdefault((True, num), c) != c:
+                                stripped[(True, num)] = -1
+                j = stripped.get((True, t.strip()), -1)
         out.append(j)
     return np.asarray(out, dtype=np.int64), stripped
 
@@ -316,7 +332,7 @@ class Hierarchy:
         self._labels = labels
         self._maps = maps
         self._index = {v: i for i, v in enumerate(labels[0])}
-        self._strip_index: dict[str, int] | None = None
+        self._strip_index: dict[Any, int] | None = None
         self._level_maps: dict[tuple[int, int], np.ndarray] = {}
 
     # ------------------------------------------------------------------ constructors
@@ -375,13 +391,23 @@ class Hierarchy:
     def from_yaml(cls, path: str | Path) -> Hierarchy:
         """Read a YAML hierarchy: a mapping ``value: [level1, ..., top]`` or a list of rows.
 
-        A top-level ``hierarchy:`` key around either form is accepted.
+        A top-level ``hierarchy:`` key around either form is accepted.  Every value is the text
+        written: YAML 1.1 would read ZIP code ``01301`` as the octal number 705, ``No`` as
+        False, ``1.50`` as 1.5 and ``12:30`` as 750, none of which is the cell of the data.
+
+        Examples
+        --------
+        >>> import tempfile, os
+        >>> p = os.path.join(tempfile.mkdtemp(), "zip.yaml")
+        >>> _ = open(p, "w").write("01301: [013**, '*']\\nNo: [N*, '*']\\n1.50: [1.x, '*']\\n")
+        >>> Hierarchy.from_yaml(p).values
+        ['01301', 'No', '1.50']
         """
         import yaml
 
         p = Path(path)
         try:
-            data = yaml.safe_load(p.read_text(encoding="utf-8-sig"))
+            data = load_text_yaml(p.read_text(encoding="utf-8-sig"))
         except FileNotFoundError:
             raise InputError(f"hierarchy file not found: {p}") from None
         except (OSError, yaml.YAMLError) as exc:
