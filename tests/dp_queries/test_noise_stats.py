@@ -240,7 +240,7 @@ def test_replacement_neighbours_sum_noise_and_exact_count() -> None:
     pf = PrivateFrame(df, accountant=False, random_state=20)
     plan = pf.plan(n="count", s=("x", "sum", (-2, 8)), epsilon=0.5, neighbouring="replace")
     kinds = {c.kind: (c.mechanism, c.sensitivity) for c in plan.components}
-    assert kinds == {"count": ("exact", 0.0), "csum": ("laplace", 10.0)}
+    assert kinds == {"count": ("exact", 0.0), "ncount": ("exact", 0.0), "csum": ("laplace", 10.0)}
     draws = np.array([plan.execute()[["n", "s"]].to_numpy()[0] for _ in range(1000)])
     assert (draws[:, 0] == 10).all()
     noise = draws[:, 1] - 45.0

@@ -1,10 +1,14 @@
 """Noise components of a query, budget split and accuracy (CI half-widths) before release.
 
 Every output column is a post-processing of one to three *components*, each a vector of
-per-group noisy statistics: ``count`` (rows, or non-missing values of a column), ``sum`` (clamped
-values), ``csum`` (values centred on the middle of their bounds), ``csq`` (squared centred values,
-re-centred) and ``quantile`` (exponential mechanism).  Components shared by several outputs
-(``COUNT(age)`` and ``AVG(age)`` use the same non-missing count) are computed once.
+per-group noisy statistics: ``count`` (rows, or non-missing cells of a column: ``COUNT(col)``),
+``ncount`` (a column's cells that read as numbers: the values a sum, mean or variance takes),
+``sum`` (clamped values), ``csum`` (values centred on the middle of their bounds), ``csq``
+(squared centred values, re-centred) and ``quantile`` (exponential mechanism).  Components
+shared by several outputs (``AVG(age)`` and ``VAR(age)`` use the same ``ncount``) are computed
+once.  ``COUNT(age)`` and ``AVG(age)`` do not share a count: a text cell (``'n/a'``) is a
+non-missing cell but no number, so the two counts differ and each is noised (a person changes
+each by at most ``max_rows`` per group).
 
 Budget.  The query's epsilon is split: ``selection_fraction * epsilon`` for private partition
 selection (only when keys are not public), the rest evenly over the components.  With
@@ -87,13 +91,13 @@ def output_components(agg: Agg, replace: bool = False) -> list[tuple]:
         return [("count", c, None, None, None)]
     if agg.func == "sum":
         if replace:
-            return [("count", c, None, None, None), ("csum", c, b, None, None)]
+            return [("ncount", c, None, None, None), ("csum", c, b, None, None)]
         return [("sum", c, b, None, None)]
     if agg.func == "mean":
-        return [("count", c, None, None, None), ("csum", c, b, None, None)]
+        return [("ncount", c, None, None, None), ("csum", c, b, None, None)]
     if agg.func in ("var", "std"):
         return [
-            ("count", c, None, None, None),
+            ("ncount", c, None, None, None),
             ("csum", c, b, None, None),
             ("csq", c, b, None, None),
         ]
@@ -108,14 +112,14 @@ def _sensitivity(
     replace: bool = False,
 ) -> float:
     if replace:  # one row replaced by another; n is public (diffprivlib's bounded DP)
-        if kind == "count":
+        if kind in ("count", "ncount"):  # public: no missing cell, no cell that is no number
             return 0.0
         if kind == "quantile":  # a rank moves by at most one, m is fixed
             return 1.0
         assert bounds is not None
         width = bounds[1] - bounds[0]
         return width if kind == "csum" else width * width / 4.0  # csq spans h^2
-    if kind == "count":
+    if kind in ("count", "ncount"):  # a person adds at most max_rows cells to a group
         return float(max_rows)
     if kind == "quantile":  # rank utility: one added row moves it by at most max(q, 1 - q)
         assert q is not None
@@ -201,7 +205,7 @@ def allocate(
         elif mechanism == "gaussian":
             comp.delta = delta_gauss / n_gauss
             comp.noise_sensitivity = math.sqrt(max_groups) * comp.sensitivity
-            if comp.kind == "count":
+            if comp.kind in ("count", "ncount"):
                 comp.mechanism = "discrete_gaussian"
                 comp.scale = _noise.discrete_gaussian_sigma(
                     comp.noise_sensitivity, eps_c, comp.delta, max_groups, int(comp.sensitivity)
@@ -212,7 +216,7 @@ def allocate(
                     comp.noise_sensitivity, eps_c, comp.delta
                 )
         else:
-            comp.mechanism = "discrete_laplace" if comp.kind == "count" else "laplace"
+            comp.mechanism = "discrete_laplace" if comp.kind in ("count", "ncount") else "laplace"
             comp.noise_sensitivity = max_groups * comp.sensitivity
             comp.scale = comp.noise_sensitivity / eps_c
     used_delta = delta_sel + (delta_gauss if n_gauss else 0.0)

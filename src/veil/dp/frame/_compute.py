@@ -1,7 +1,8 @@
 """Vectorized per-group statistics and their noisy versions (factorized codes + ``bincount``).
 
-Exact statistics are computed once per column and shared between components: the non-missing
-count, the clamped sum and the centred sum of squares.  The centred sum is derived as
+Exact statistics are computed once per column reading (its cells for ``COUNT(col)``, their
+numbers for the rest) and shared between components: the non-missing count, the clamped sum
+and the centred sum of squares.  The centred sum is derived as
 ``sum - mid * count`` (no extra pass).  Ungrouped queries (``groups is None``) read "any value
 missing?" and the in-bounds sum from one block-wise scan, else use the block-wise clamp-and-sum
 (:mod:`veil._parallel`, threaded when large) instead of ``bincount``.  Missing values are
@@ -139,7 +140,7 @@ class ColumnStats:
 
     def exact(self, kind: str, bounds: tuple[float, float] | None) -> np.ndarray:
         """Exact statistic of a (non-quantile) component kind."""
-        if kind == "count":
+        if kind in ("count", "ncount"):  # the values are the cells, or their numbers
             return self.count()
         assert bounds is not None
         if kind == "sum":

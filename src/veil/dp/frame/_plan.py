@@ -62,12 +62,28 @@ def _check_neighbouring(frame: Any, by: list[str], aggs: dict[str, Agg], neighbo
             "available for ungrouped queries without privacy unit or filter"
         )
     for agg in aggs.values():
-        if agg.column is not None and frame._df[agg.column].isna().any():
+        if agg.column is None:
+            continue
+        if frame._df[agg.column].isna().any():
             raise ConfigError(
                 f"neighbouring='replace' needs column {agg.column!r} without missing values "
                 "(the number of values must be public)"
             )
+        # a sum, mean, variance or quantile takes the cells that read as numbers: their number
+        # is released exactly (sum = n * mid + centred sum), so it must be public too; a text
+        # cell such as 'n/a' would otherwise move the sum by a whole value, not covered by the
+        # noise of the centred sum
+        if agg.func != "count" and np.isnan(frame._values(agg.column, None)).any():
+            raise ConfigError(
+                f"neighbouring='replace' needs column {agg.column!r} without text that is no "
+                f"number (its {agg.func} takes the numbers, and their number must be public)"
+            )
     return True
+
+
+def _numeric_dtype(s: pd.Series) -> bool:
+    """Whether ``s``'s cells are read as numbers by either reading (numbers, booleans)."""
+    return pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype)
 
 
 def _check_listed(frame: Any, aggs: dict[str, Agg]) -> None:
@@ -307,29 +323,31 @@ class QueryPlan:
         n_groups = len(keyframe)
         row_total = None
         noisy: dict[tuple, np.ndarray] = {}
-        stats: dict[str, ColumnStats] = {}
+        stats: dict[tuple[bool, Any], ColumnStats] = {}  # by (read as numbers, column)
         # sums before counts: an ungrouped sum also tells whether the column has missing values
-        order = sorted(self._comps, key=lambda k: k[0] == "count")
+        order = sorted(self._comps, key=lambda k: k[0] in ("count", "ncount"))
         for key in order:
             comp = self._comps[key]
             exact = None
+            column_stats = None
             if comp.column is None:
                 if row_total is None:
                     row_total = row_counts(codes, n_rows, n_groups)
                 exact = row_total
             else:
-                if comp.column not in stats:
-                    numeric = any(  # COUNT(col) alone counts every non-missing cell
-                        c.column == comp.column and c.kind != "count" for c in self._comps.values()
-                    )
+                # COUNT(col) counts the non-missing cells; every other component reads the
+                # cells as numbers (text that is no number is missing), whatever else the
+                # query asks: one column may be read both ways (equal for numeric dtypes)
+                numeric = comp.kind != "count" or _numeric_dtype(frame._df[comp.column])
+                skey = (numeric, comp.column)
+                if skey not in stats:
                     values = frame._values(comp.column, value_rows, numeric=numeric)
-                    stats[comp.column] = ColumnStats(codes, n_groups, values)
+                    stats[skey] = ColumnStats(codes, n_groups, values)
+                column_stats = stats[skey]
                 if comp.kind != "quantile":
-                    exact = stats[comp.column].exact(comp.kind, comp.bounds)
+                    exact = column_stats.exact(comp.kind, comp.bounds)
             integer = comp.column is not None and frame._is_integer(comp.column)
-            noisy[key] = noisy_component(
-                comp, exact, stats.get(comp.column or ""), n_groups, rng, integer
-            )
+            noisy[key] = noisy_component(comp, exact, column_stats, n_groups, rng, integer)
         out = keyframe.reset_index(drop=True).copy()
         if self.private_selection:  # released keys' dtype: from the released keys alone
             out = pd.DataFrame({c: release_column(keyframe[c]) for c in self.by})

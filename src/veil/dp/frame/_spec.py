@@ -49,10 +49,11 @@ class Agg:
         ``count``, ``sum``, ``mean``, ``var``, ``std``, ``median`` or ``quantile``.
     column
         Input column; ``None`` only for ``count`` (= ``COUNT(*)``, rows).  ``count`` of a column
-        counts its non-missing values.  A query reads each column once: when it also takes a
-        sum, mean, variance or quantile of the column, every cell is read as a number and text
-        that is no number (``'n/a'``) is missing for its ``count`` too; alone, ``count``
-        counts such text.
+        counts its non-missing cells, as SQL's ``COUNT(col)``: text that is no number
+        (``'n/a'``) counts, only missing cells (``None``, NaN, a declared missing marker) do
+        not, whatever else the query asks.  A sum, mean, variance or quantile reads each cell
+        as a number, and such text is missing for it: a mean divides by the number of values
+        it averages (its own noisy count), which is then not ``count``'s.
     bounds
         ``(lower, upper)`` clamping bounds, required for all but counts.  Values outside are
         clamped; they are never read from the data.
