@@ -17,7 +17,7 @@ from veil.anonymity._result import AnonymizationResult
 from veil.anonymity._search import LatticeSearch, SearchOutcome
 from veil.errors import ConfigError
 
-__all__ = ["anonymize", "lattice_search", "render_node", "suppression_breakdown"]
+__all__ = ["anonymize", "lattice_search", "render_node", "suppression_breakdown", "original_risk"]
 
 DEFAULT_TIME_LIMIT = 10.0
 #: Share of a time limit given to the greedy refinement before the optimal search.
@@ -119,6 +119,24 @@ def suppression_breakdown(
     return {"by_class_size": hist, "by_model": by_model}
 
 
+def original_risk(df: pd.DataFrame, config: AnonymizationConfig) -> dict[str, Any]:
+    """``risk_before`` of every algorithm: the risk of ``df`` released unchanged.
+
+    The records are grouped as :func:`veil.anonymity.check` and :func:`veil.anonymity.risk`
+    group them, by the cells' typed values (``factorize_typed``: ``True``, ``1`` and ``1.0``
+    are three values, ``'a'`` and ``' a'`` two), the rule the release's own classes
+    (``risk_after``, a release of label texts) are measured with.  It used to be taken from
+    the engines' encodings instead, by the cells' text and the hierarchies' matching rule
+    (``1`` and ``1.0`` one class), so "before" could show fewer, larger classes than checking
+    the original table gives.  Population class sizes (k-map) and the sampling fraction are
+    those :func:`veil.anonymity.risk` derives from ``config``'s population.
+    """
+    from veil.anonymity._risk import risk
+
+    sf = config.sampling_fraction_for(len(df))
+    return risk(df, config.qi_names, population=config.population(), sampling_fraction=sf)
+
+
 def _external(name: str, df: pd.DataFrame, config: AnonymizationConfig) -> AnonymizationResult:
     module, func = {
         "mondrian": ("veil.anonymity._mondrian", "mondrian_anonymize"),
@@ -165,6 +183,7 @@ def anonymize(df: pd.DataFrame, config: AnonymizationConfig) -> AnonymizationRes
     sizes = out.table.sizes[keep]
     pop_after = None if out.table.population is None else out.table.population[keep]
     sf = config.sampling_fraction_for(len(df))
+    risk_before = original_risk(df, config)
     return AnonymizationResult(
         data=release,
         config=config,
@@ -180,7 +199,7 @@ def anonymize(df: pd.DataFrame, config: AnonymizationConfig) -> AnonymizationRes
         utility=all_utilities(enc, out.table, out.evaluation.violating),
         utility_before=original_utilities(enc),
         suppression=suppression_breakdown(out.table, out.evaluation.violating, config.all_models()),
-        risk_before=risk_summary(enc.base.sizes, enc.base.population, sampling_fraction=sf),
+        risk_before=risk_before,
         risk_after=risk_summary(sizes, pop_after, sampling_fraction=sf),
         elapsed=elapsed,
     )

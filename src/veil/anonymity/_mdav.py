@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from veil.anonymity._anonymize import original_risk
 from veil.anonymity._config import AnonymizationConfig
 from veil.anonymity._models import KAnonymity
 from veil.anonymity._objectives import size_utilities
@@ -209,7 +210,7 @@ def mdav_anonymize(df: pd.DataFrame, config: AnonymizationConfig) -> Anonymizati
         data=release,
         config=config,
         algorithm="mdav",
-        risk_before=risk_summary(before, sampling_fraction=sf),
+        risk_before=original_risk(df, config),  # grouped as check() groups the original
         risk_after=risk_summary(sizes, sampling_fraction=sf),
         suppressed=np.zeros(n, dtype=bool),
         partitions=groups,

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from veil.anonymity._anonymize import original_risk
 from veil.anonymity._config import AnonymizationConfig, l_model, t_model
 from veil.anonymity._lattice import combine_keys
 from veil.anonymity._models import KAnonymity, PrivacyModel
@@ -195,7 +196,7 @@ def mondrian_anonymize(df: pd.DataFrame, config: AnonymizationConfig) -> Anonymi
     }
     sf = config.sampling_fraction_for(n)  # no k-map in Mondrian: no population sizes
     before_sizes = original_class_sizes(X)
-    risk_before = risk_summary(before_sizes, sampling_fraction=sf)
+    risk_before = original_risk(df, config)  # grouped as check() groups the original
     utility_before = {  # the original table taken as a release
         "ncp": 0.0,
         "column_ncp": {d.name: 0.0 for d in dims},
