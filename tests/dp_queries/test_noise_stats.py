@@ -239,8 +239,12 @@ def test_replacement_neighbours_sum_noise_and_exact_count() -> None:
     df = pd.DataFrame({"x": np.arange(10, dtype=np.int64)})  # sum 45, no missing values
     pf = PrivateFrame(df, accountant=False, random_state=20)
     plan = pf.plan(n="count", s=("x", "sum", (-2, 8)), epsilon=0.5, neighbouring="replace")
-    kinds = {c.kind: (c.mechanism, c.sensitivity) for c in plan.components}
-    assert kinds == {"count": ("exact", 0.0), "ncount": ("exact", 0.0), "csum": ("laplace", 10.0)}
+    kinds = {(c.kind, c.column): (c.mechanism, c.sensitivity) for c in plan.components}
+    assert kinds == {
+        ("count", None): ("exact", 0.0),  # COUNT(*)
+        ("count", "x"): ("exact", 0.0),  # the sum's count of numbers (x is numeric)
+        ("csum", "x"): ("laplace", 10.0),
+    }
     draws = np.array([plan.execute()[["n", "s"]].to_numpy()[0] for _ in range(1000)])
     assert (draws[:, 0] == 10).all()
     noise = draws[:, 1] - 45.0

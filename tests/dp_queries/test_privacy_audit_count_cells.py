@@ -88,6 +88,29 @@ def test_count_and_mean_are_separate_components_with_count_sensitivity() -> None
     assert sum(c.epsilon for c in plan.components) == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize(
+    "x",
+    [
+        pd.Series([1.0, np.nan, 2.5, 4.0] * 30),
+        pd.Series([1, None, 3, 4] * 30, dtype="Int64"),
+        pd.Series([True, False, False, True] * 30),
+    ],
+    ids=["float", "nullable-int", "bool"],
+)
+def test_count_and_mean_share_one_count_on_a_numeric_column(x: pd.Series) -> None:
+    """On a numeric (or boolean) dtype every non-missing cell is a number: the two counts are
+    equal, so COUNT(x) and AVG(x) share one noisy count (the budget is not split three ways)."""
+    df = pd.DataFrame({"g": np.repeat(list("abc"), 40), "x": x})
+    pf = PrivateFrame(df, accountant=False, random_state=7)
+    grouped = pf.groupby("g", keys=list("abc"))
+    plan = grouped.plan(n=("x", "count"), m=("x", "mean", B), epsilon=1.0)
+    assert sorted(c.kind for c in plan.components) == ["count", "csum"]
+    out = grouped.agg(n=("x", "count"), m=("x", "mean", B), epsilon=HUGE)
+    num = df["x"].astype("float64")
+    assert out["n"].tolist() == num.notna().groupby(df["g"]).sum().tolist()
+    np.testing.assert_allclose(out["m"], num.groupby(df["g"]).mean().to_numpy(), atol=1e-3)
+
+
 def test_replace_neighbours_refuse_text_in_a_summed_column() -> None:
     """Under replacement neighbours a sum is ``n * mid + centred sum`` with ``n`` released
     exactly: a row replaced by 'n/a' moved the sum by a whole value (101) against noise of
