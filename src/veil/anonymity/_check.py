@@ -378,7 +378,7 @@ def check(
         v = m.violating(stats)
         viol_by_model.append((m, v))
         viol_any |= v
-    n_sup = _records(sizes, viol_any)
+    n_sup = _records(sizes, viol_any) if viol_any.any() else 0
     max_sup = max_suppressed_records(suppression_limit, n)
     keep = ~viol_any if n_sup <= max_sup else np.ones(g, dtype=bool)
     for m in all_models:
@@ -395,25 +395,25 @@ def check(
             )
             continue
         v = dict((id(mm), vv) for mm, vv in viol_by_model)[id(m)]
+        n_v = int(np.count_nonzero(v))
         per_model.append(
             {
                 "model": m.describe(),
-                "holds": bool(n_sup <= max_sup) if v.any() else True,
+                "holds": bool(n_sup <= max_sup) if n_v else True,
                 "achieved": m.achieved(stats),
-                "violating_classes": int(np.count_nonzero(v)),
-                "violating_records": _records(sizes, v),
+                "violating_classes": n_v,
+                "violating_records": _records(sizes, v) if n_v else 0,
             }
         )
     holds = all(p["holds"] for p in per_model)
     show = max(int(show), 0)
     first = grouping.first
-    order = _k_smallest(sizes, first, show)
+    order = _k_smallest(sizes, first, show, n)
     n_viol = int(np.count_nonzero(viol_any))
     if order.shape[0] == min(show, n_viol) and viol_any[order].all():
         vidx = order  # the smallest classes all violate: they are the smallest violating ones
     else:
-        left_out = (~viol_any).view(np.uint8).astype(np.int64) << _LEFT_OUT_BIT
-        vidx = _k_smallest(sizes | left_out, first, min(show, n_viol))
+        vidx = _k_smallest(sizes, first, min(show, n_viol), n, viol_any)
     at = first[np.concatenate([order, vidx])]
     values = {col: _take(ser, at) for col, ser in zip(qi, qi_cols)}
     broken = [", ".join(m.name for m, v in viol_by_model if v[i]) for i in vidx.tolist()]
@@ -433,7 +433,7 @@ def _count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-_LEFT_OUT_BIT = 62  # sizes with this bit set belong to classes left out of a selection
+_KEY_ROWS = 1 << 30  # tables up to this many rows order classes by one key (below 2**61)
 
 
 def _records(sizes: np.ndarray, mask: np.ndarray) -> int:
@@ -441,28 +441,33 @@ def _records(sizes: np.ndarray, mask: np.ndarray) -> int:
     return int(np.dot(sizes, mask.view(np.uint8).astype(np.int64)))
 
 
-def _k_smallest(sizes: np.ndarray, first: np.ndarray, show: int) -> np.ndarray:
+def _k_smallest(
+    sizes: np.ndarray, first: np.ndarray, show: int, n: int, among: np.ndarray | None = None
+) -> np.ndarray:
     """The ``show`` smallest classes by (size, first row), in that order, in O(classes).
 
-    Classes whose size has bit ``_LEFT_OUT_BIT`` set are never selected (``show`` must not
-    exceed the number of the others).
+    Only the classes where the boolean ``among`` is true are candidates (default: all; ``show``
+    must not exceed their number).  The first rows are distinct and below ``n`` (the number of
+    rows, at least every size), so ``size * n + first`` orders the classes by (size, first row)
+    with no ties: one partition of that key finds the threshold, and only the ``show`` classes
+    at or below it are sorted.
     """
-    if show == 0:
+    g = sizes.shape[0]
+    if show == 0 or g == 0:
         return np.zeros(0, dtype=np.int64)
-    lo = sizes.min()
-    ties = np.flatnonzero(sizes == lo)
-    if ties.shape[0] >= show:  # usual case: enough classes of the smallest size
-        below = ties[:0]
-    else:  # the show-th smallest size, from the histogram of the sizes
-        real = sizes[sizes < (1 << _LEFT_OUT_BIT)]
-        thr = int(np.searchsorted(np.cumsum(np.bincount(real)), show))
-        below = np.flatnonzero(sizes < thr)  # fewer than ``show``
-        ties = np.flatnonzero(sizes == thr)
-    need = show - below.shape[0]
-    if ties.shape[0] > need:  # the ``need`` tied classes seen first (first rows are distinct)
-        ties = ties[np.argpartition(first[ties], need - 1)[:need]]
-    sel = np.concatenate([below, ties])
-    return sel[np.lexsort((first[sel], sizes[sel]))]
+    if n > _KEY_ROWS:  # size * n + first could reach the marker of left-out classes
+        order = np.lexsort((first, sizes))
+        return (order[among[order]] if among is not None else order)[:show]
+    key = sizes * n
+    key += first
+    if among is not None:
+        key[~among] = 1 << 62  # above every candidate's key
+    if show < g:
+        thr = np.partition(key, show - 1)[show - 1]
+        sel = np.flatnonzero(key <= thr)  # exactly ``show`` classes: the keys are distinct
+    else:
+        sel = np.flatnonzero(key < (1 << 62)) if among is not None else np.arange(g)
+    return sel[np.argsort(key[sel])]
 
 
 def _take(s: pd.Series, at: np.ndarray) -> np.ndarray | Callable[[], np.ndarray]:
