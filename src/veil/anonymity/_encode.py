@@ -183,7 +183,8 @@ def _factorize_values(values: np.ndarray) -> tuple[np.ndarray, int]:
 def factorize_objects(arr: np.ndarray) -> tuple[np.ndarray, int]:
     """Codes of a 1-d object array: identity grouping, then value grouping of the distinct objects.
 
-    Gives exactly the codes of factorizing ``arr`` by value (first-appearance order).
+    Gives exactly the codes of factorizing ``arr`` by value (first-appearance order), as an
+    integer array of any dtype (``uint8`` for a long column of few strings), and the cardinality.
 
     Examples
     --------
@@ -203,7 +204,8 @@ def factorize_objects(arr: np.ndarray) -> tuple[np.ndarray, int]:
         return _factorize_values(arr)
     if n == m:  # the probe was the whole column
         inv, at = head, _some_positions(head, probe.shape[0])
-    elif n < _TABLE_MIN_ROWS:  # one hash table costs less than the address table's steps
+    elif n < _TABLE_MIN_ROWS or ptr.itemsize != 8:  # short (one hash table costs less), or
+        # 32-bit addresses (the table works on 64-bit ones)
         inv, ptrs = factorize_int64(ptr)
         at = _some_positions(inv, ptrs.shape[0])
     else:
