@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from veil.anonymity._class_sizes import ClassSizes, class_sizes
 from veil.anonymity._config import (
     check_k_fits,
     check_suppression_limit,
@@ -341,8 +342,17 @@ def check(
         raise InputError("the table is empty")
     check_k_fits(all_models, n)
     qi_cols = [df[col] for col in qi]
-    grouping = group_columns(qi_cols)
-    g = grouping.n_classes
+    # no model reads a sensitive column or a population: the class sizes are enough (the rows
+    # of a class are looked up for the few classes reported)
+    light: ClassSizes | None = None
+    grouping: Grouping | None = None
+    if not sens and population is None:
+        light = class_sizes(qi_cols)
+        sizes = light.sizes
+    else:
+        grouping = group_columns(qi_cols)
+        sizes = grouping.sizes
+    g = sizes.shape[0]
     for col in ordered_columns(all_models):
         text_order_warning(df[col], col)
     sensitive = {}
@@ -357,18 +367,16 @@ def check(
         )
         sensitive[col] = encode_sensitive(df[col], col, hier)
     pop_sizes, fraction = None, None
-    if population is not None:
-        pop_sizes = _population_sizes(df, population, qi, grouping)
-        fraction = population_fraction(n, len(population))
-    sizes = grouping.sizes
-    stats = ClassStats(
-        sizes,
-        {
+    stats_by_col: dict[str, SensitiveStats] = {}
+    if grouping is not None:
+        if population is not None:
+            pop_sizes = _population_sizes(df, population, qi, grouping)
+            fraction = population_fraction(n, len(population))
+        stats_by_col = {
             name: SensitiveStats.from_pairs(col, grouping.labels, col.codes[grouping.rows], g)
             for name, col in sensitive.items()
-        },
-        pop_sizes,
-    )
+        }
+    stats = ClassStats(sizes, stats_by_col, pop_sizes)
     viol_any = np.zeros(g, dtype=bool)
     per_model = []
     viol_by_model = []
@@ -407,14 +415,8 @@ def check(
         )
     holds = all(p["holds"] for p in per_model)
     show = max(int(show), 0)
-    first = grouping.first
-    order = _k_smallest(sizes, first, show, n)
     n_viol = int(np.count_nonzero(viol_any))
-    if order.shape[0] == min(show, n_viol) and viol_any[order].all():
-        vidx = order  # the smallest classes all violate: they are the smallest violating ones
-    else:
-        vidx = _k_smallest(sizes, first, min(show, n_viol), n, viol_any)
-    at = first[np.concatenate([order, vidx])]
+    order, vidx, at = _shown(light, grouping, viol_any, show, n_viol, n)
     values = {col: _take(ser, at) for col, ser in zip(qi, qi_cols)}
     broken = [", ".join(m.name for m, v in viol_by_model if v[i]) for i in vidx.tolist()]
     return CheckResult(
@@ -426,6 +428,38 @@ def check(
         n_violating=n_viol,
         details=_Details(qi, sizes, pop_sizes, order, vidx, values, broken, fraction),
     )
+
+
+def _shown(
+    light: ClassSizes | None,
+    grouping: Grouping | None,
+    viol_any: np.ndarray,
+    show: int,
+    n_viol: int,
+    n: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ``show`` smallest classes, the ``show`` smallest violating ones, and a row of each.
+
+    Both by (size, first row).  When the first ``m = min(show, n_viol)`` smallest classes all
+    violate, they are the ``m`` smallest violating classes (no violating class comes before
+    them in that order): the usual case, as k-anonymity violations are the smallest classes.
+    """
+    m = min(show, n_viol)
+    if light is not None:
+        picked = light.smallest(show)
+        if picked is not None:
+            order, rows = picked
+            if order.shape[0] >= m and viol_any[order[:m]].all():
+                return order, order[:m], np.concatenate([rows, rows[:m]])
+        grouping = light.grouping()
+    assert grouping is not None
+    first = grouping.first
+    order = _k_smallest(grouping.sizes, first, show, n)
+    if order.shape[0] >= m and viol_any[order[:m]].all():
+        vidx = order[:m]
+    else:
+        vidx = _k_smallest(grouping.sizes, first, m, n, viol_any)
+    return order, vidx, first[np.concatenate([order, vidx])]
 
 
 def _count(n: int, one: str, many: str) -> str:

@@ -411,10 +411,23 @@ def group_rows(cols: list[np.ndarray], cards: list[int], *, consume: bool = Fals
     >>> g.sizes.tolist(), g.first.tolist(), g.ids().tolist()
     ([1, 1, 2], [1, 3, 0], [2, 0, 2, 1])
     """
-    n = cols[0].shape[0]
+    key, space, own = combined_key(cols, cards, consume=consume)
+    return group_key(key, space, own=own)
+
+
+def combined_key(
+    cols: list[np.ndarray], cards: list[int], *, consume: bool = False
+) -> tuple[np.ndarray, int, bool]:
+    """``(key, space, own)``: one integer key a row, equal exactly when the rows' codes are.
+
+    The codes are packed in bit fields (the first column the most significant), in ``int32``
+    while the key fits and every code array is narrow, else ``int64``; past 2**62 the
+    combinations seen so far are renumbered.  ``0 <= key < space``.  ``own``: the key is a new
+    array (or the consumed ``cols[0]``, see :func:`group_rows`), not a view of an input.
+    """
     space = int(cards[0])
-    # with narrow codes (categoricals, Arrow indices): int32 while the key fits (half the
-    # memory traffic), then int64; int64 codes are combined in int64 (no casts); a new array
+    # with narrow codes (categoricals, Arrow indices, object identities): int32 while the key
+    # fits (half the memory traffic), then int64; int64 codes are combined in int64 (no casts)
     narrow = space <= _INT32_SPACE and all(np.asarray(c).dtype.itemsize <= 4 for c in cols[1:])
     key = np.asarray(cols[0])
     # own: key may be modified (a new array of this function's, or a consumable input)
@@ -431,6 +444,16 @@ def group_rows(cols: list[np.ndarray], cards: list[int], *, consume: bool = Fals
             key, own = np.left_shift(key, bits, dtype=dt), True
         np.bitwise_or(key, c, out=key, casting="unsafe")  # 0 <= c < card: no value changes
         space <<= bits
+    return key, space, own
+
+
+def group_key(key: np.ndarray, space: int, *, own: bool = False) -> Grouping:
+    """The classes of the rows by their :func:`combined_key` (modified when ``own``).
+
+    The key and the row number share one ``int64`` (renumbered first if they do not fit), so
+    one sort gives the classes (in key order), the rows of each (ascending) and the sizes.
+    """
+    n = key.shape[0]
     if not own or key.dtype != np.int64:
         key = key.astype(np.int64)
     shift = max(n - 1, 1).bit_length()
@@ -443,14 +466,21 @@ def group_rows(cols: list[np.ndarray], cards: list[int], *, consume: bool = Fals
     rows = key & ((1 << shift) - 1)
     np.right_shift(key.view(np.uint64), np.uint64(shift), out=key.view(np.uint64))  # key >= 0;
     # numpy's in-place shift is vectorized for unsigned integers only (7x faster here)
+    starts, sizes = _runs(key)
+    return Grouping(rows, starts, sizes)
+
+
+def _runs(srt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start and length of each run of equal values of a sorted, non-empty array."""
+    n = srt.shape[0]
     new = np.empty(n, dtype=bool)
     new[0] = True
-    np.not_equal(key[1:], key[:-1], out=new[1:])
+    np.not_equal(srt[1:], srt[:-1], out=new[1:])
     starts = np.flatnonzero(new)
     sizes = np.empty(starts.shape[0], dtype=np.int64)
     np.subtract(starts[1:], starts[:-1], out=sizes[:-1])
     sizes[-1] = n - starts[-1]
-    return Grouping(rows, starts, sizes)
+    return starts, sizes
 
 
 def group_columns(columns: Sequence[pd.Series]) -> Grouping:
