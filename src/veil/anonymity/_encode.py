@@ -261,8 +261,9 @@ def _arrow_codes(s: pd.Series) -> tuple[np.ndarray, int] | None:
     card = len(enc.dictionary)
     idx = enc.indices
     if idx.null_count:
-        idx = idx.fill_null(card)
-    return idx.to_numpy(zero_copy_only=False), card + 1
+        return idx.fill_null(card).to_numpy(zero_copy_only=False), card + 1
+    # no missing value: no code for it (a narrower key in group_rows, same classes and order)
+    return idx.to_numpy(zero_copy_only=False), max(card, 1)
 
 
 def encode_column(s: pd.Series) -> tuple[np.ndarray, int]:
@@ -297,7 +298,8 @@ def encode_codes(s: pd.Series) -> tuple[np.ndarray, int]:
         if codes.size and codes.min() < 0:
             codes = codes.astype(np.int64)
             codes[codes < 0] = n_cat
-        return codes, n_cat + 1
+            return codes, n_cat + 1
+        return codes, max(n_cat, 1)  # no missing value: no code for it
     if isinstance(dtype, np.dtype) and dtype.kind == "O":
         return factorize_objects(s.to_numpy())
     if isinstance(dtype, np.dtype) and dtype.kind in "iub":  # no missing values possible
