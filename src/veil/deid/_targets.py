@@ -30,8 +30,6 @@ def _class_value_counts(
     values: pd.Series,
     reference: pd.Series | None = None,
     as_read: bool = False,
-    *,
-    numbers_read: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(n_classes x n_values) count matrix and the reference distribution over the same values.
 
@@ -44,7 +42,7 @@ def _class_value_counts(
     is that of ``reference`` (of ``values`` when None).  :func:`_t_views` gives the views of
     the ordered distance.
     """
-    return _t_views(codes, values, reference, as_read=as_read, numbers_read=numbers_read)[0]
+    return _t_views(codes, values, reference, as_read=as_read)[0]
 
 
 def _t_views(
