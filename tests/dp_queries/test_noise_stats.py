@@ -242,7 +242,7 @@ def test_replacement_neighbours_sum_noise_and_exact_count() -> None:
     kinds = {(c.kind, c.column): (c.mechanism, c.sensitivity) for c in plan.components}
     assert kinds == {
         ("count", None): ("exact", 0.0),  # COUNT(*)
-        ("count", "x"): ("exact", 0.0),  # the sum's count of numbers (x is numeric)
+        ("ncount", "x"): ("exact", 0.0),  # the sum's count of numbers (on every dtype)
         ("csum", "x"): ("laplace", 10.0),
     }
     draws = np.array([plan.execute()[["n", "s"]].to_numpy()[0] for _ in range(1000)])

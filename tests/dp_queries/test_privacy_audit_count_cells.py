@@ -12,6 +12,9 @@ a broken contribution bound).
 from __future__ import annotations
 
 import contextlib
+import io
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -97,18 +100,69 @@ def test_count_and_mean_are_separate_components_with_count_sensitivity() -> None
     ],
     ids=["float", "nullable-int", "bool"],
 )
-def test_count_and_mean_share_one_count_on_a_numeric_column(x: pd.Series) -> None:
+def test_count_and_mean_on_a_numeric_column(x: pd.Series) -> None:
     """On a numeric (or boolean) dtype every non-missing cell is a number: the two counts are
-    equal, so COUNT(x) and AVG(x) share one noisy count (the budget is not split three ways)."""
+    equal, but they stay two components (the plan never depends on the dtype, see
+    :func:`test_the_plan_does_not_tell_a_text_cell_by_the_dtype`)."""
     df = pd.DataFrame({"g": np.repeat(list("abc"), 40), "x": x})
     pf = PrivateFrame(df, accountant=False, random_state=7)
     grouped = pf.groupby("g", keys=list("abc"))
     plan = grouped.plan(n=("x", "count"), m=("x", "mean", B), epsilon=1.0)
-    assert sorted(c.kind for c in plan.components) == ["count", "csum"]
+    assert sorted(c.kind for c in plan.components) == ["count", "csum", "ncount"]
     out = grouped.agg(n=("x", "count"), m=("x", "mean", B), epsilon=HUGE)
     num = df["x"].astype("float64")
     assert out["n"].tolist() == num.notna().groupby(df["g"]).sum().tolist()
     np.testing.assert_allclose(out["m"], num.groupby(df["g"]).mean().to_numpy(), atol=1e-3)
+
+
+def _plan_shape(x: pd.Series, **query: Any) -> list[tuple]:
+    df = pd.DataFrame({"pid": np.arange(len(x)), "g": ["a", "b"] * (len(x) // 2), "x": x})
+    pf = PrivateFrame(df, privacy_unit="pid", accountant=False, bounds={"x": B})
+    plan = pf.groupby("g", keys=["a", "b"]).plan(epsilon=1.0, **query)
+    acc = plan.accuracy(0.05, group_size=50)
+    return [(c.kind, c.epsilon, c.scale) for c in plan.components] + acc.astype(
+        str
+    ).to_numpy().tolist()
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"n": ("x", "count"), "m": ("x", "mean")},
+        {"n": ("x", "count"), "v": ("x", "var")},
+        {"n": ("x", "count"), "s": ("x", "sum")},
+    ],
+    ids=["count+mean", "count+var", "count+sum"],
+)
+def test_the_plan_does_not_tell_a_text_cell_by_the_dtype(query: dict) -> None:
+    """``D``: 100 persons with whole numbers (``read_csv``: int64); ``D'`` adds one person whose
+    cell is the text 'n/a' (the column is text).  Sharing COUNT(x) and the mean's count on
+    numeric dtypes only gave ``D`` two components and ``D'`` three: the CI half-widths (and
+    noise scales, printed by ``veil query`` and its dry run) told with certainty whether some
+    person's cell is text.  The plan must be the same for both."""
+    ints = pd.Series(np.arange(100) % 9, dtype=np.int64)
+    text = pd.Series([*ints.tolist(), "n/a", "n/a"], dtype=object)  # two rows: even groups
+    assert _plan_shape(ints, **query) == _plan_shape(text, **query)
+    for other in (ints.astype(float), ints.astype("Int64"), ints.astype(object)):
+        assert _plan_shape(other, **query) == _plan_shape(ints, **query)
+
+
+def test_cli_dry_run_does_not_tell_a_text_cell(tmp_path: Path) -> None:
+    """The same through ``veil query --dry-run`` (no budget spent): one person's 'unknown'
+    age turns the column to text, and used to change the printed noise scale of COUNT(age)."""
+    from veil.cli.main import main
+
+    ages = [str(20 + i % 50) for i in range(200)]
+    printed = []
+    for extra in ([], ["unknown"]):
+        path = tmp_path / f"t{len(extra)}.csv"
+        path.write_text("age\n" + "\n".join(ages + extra) + "\n")
+        sql = "SELECT COUNT(age) AS n, AVG(age) AS m FROM data"
+        argv = ["query", str(path), sql, "--epsilon", "1", "--bounds", "age=0:100"]
+        with contextlib.redirect_stdout(io.StringIO()) as buf:
+            assert main([*argv, "--dry-run", "--group-size", "100"]) == 0
+        printed.append(buf.getvalue())
+    assert printed[0] == printed[1]
 
 
 def test_replace_neighbours_refuse_text_in_a_summed_column() -> None:

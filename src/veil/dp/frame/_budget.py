@@ -6,10 +6,12 @@ per-group noisy statistics: ``count`` (rows, or non-missing cells of a column: `
 ``sum`` (clamped values), ``csum`` (values centred on the middle of their bounds), ``csq``
 (squared centred values, re-centred) and ``quantile`` (exponential mechanism).  Components
 shared by several outputs (``AVG(age)`` and ``VAR(age)`` use the same ``ncount``) are computed
-once.  On a column whose dtype reads every cell as a number (numbers, booleans) the two counts
-are equal and ``COUNT(age)`` and ``AVG(age)`` share one ``count``; on a text column they do
-not (``'n/a'`` is a non-missing cell but no number), so each is noised (a person changes each
-by at most ``max_rows`` per group).
+once.  ``COUNT(age)`` next to ``AVG(age)`` is two components (``count`` and ``ncount``, each
+noised: a person changes each by at most ``max_rows`` per group) whatever the column's dtype:
+the two are equal on a column of numbers, but the dtype is inferred from every person's cells
+(one person's ``'n/a'`` keeps ``read_csv``'s column as text), so a plan that shared them on
+numeric dtypes only released, through its noise scales and CI half-widths, whether some person
+has a text cell.  The components, their budget and noise depend on the query alone.
 
 Budget.  The query's epsilon is split: ``selection_fraction * epsilon`` for private partition
 selection (only when keys are not public), the rest evenly over the components.  With
@@ -33,7 +35,6 @@ Example
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -82,30 +83,24 @@ class Component:
         return math.nan
 
 
-def output_components(
-    agg: Agg, replace: bool = False, numeric: Collection[str] = ()
-) -> list[tuple]:
-    """Keys of the components an output column is computed from.
+def output_components(agg: Agg, replace: bool = False) -> list[tuple]:
+    """Keys of the components an output column is computed from (never from the data).
 
     Under replacement neighbours (``replace``: the row count is public) a sum is
     ``n * mid + centred sum``, whose sensitivity ``hi - lo`` beats ``max(|lo|, |hi|)``.
-    ``numeric`` names the columns whose dtype reads every cell as a number (numbers,
-    booleans): their non-missing cells are their numbers, so ``COUNT(col)`` and a mean's
-    count are one component (one noisy count, not two).
     """
     b, c = agg.bounds, agg.column
-    n_kind = "count" if c in numeric else "ncount"
     if agg.func == "count":
         return [("count", c, None, None, None)]
     if agg.func == "sum":
         if replace:
-            return [(n_kind, c, None, None, None), ("csum", c, b, None, None)]
+            return [("ncount", c, None, None, None), ("csum", c, b, None, None)]
         return [("sum", c, b, None, None)]
     if agg.func == "mean":
-        return [(n_kind, c, None, None, None), ("csum", c, b, None, None)]
+        return [("ncount", c, None, None, None), ("csum", c, b, None, None)]
     if agg.func in ("var", "std"):
         return [
-            (n_kind, c, None, None, None),
+            ("ncount", c, None, None, None),
             ("csum", c, b, None, None),
             ("csq", c, b, None, None),
         ]
@@ -143,17 +138,12 @@ def _sensitivity(
 
 
 def build_components(
-    aggs: dict[str, Agg],
-    *,
-    max_rows: int,
-    replace: bool = False,
-    numeric: Collection[str] = (),
+    aggs: dict[str, Agg], *, max_rows: int, replace: bool = False
 ) -> dict[tuple, Component]:
-    """Unique components needed by the outputs, in first-use order (``numeric``: see
-    :func:`output_components`)."""
+    """Unique components needed by the outputs, in first-use order."""
     comps: dict[tuple, Component] = {}
     for agg in aggs.values():
-        for key in output_components(agg, replace, numeric):
+        for key in output_components(agg, replace):
             if key not in comps:
                 kind, column, bounds, q, candidates = key
                 # a candidate list leaves the quantile's sensitivity unchanged: the midrank score
@@ -242,14 +232,13 @@ def halfwidths(
     alpha: float,
     counts: np.ndarray | float | None,
     replace: bool = False,
-    numeric: Collection[str] = (),
 ) -> np.ndarray | float:
     """CI half-width of an output at level ``1 - alpha`` (union bound over its components).
 
     ``counts`` is the (noisy) number of values per group, needed for means and variances;
     ``None`` gives NaN for them.  Quantiles always give NaN (their error depends on the data).
     """
-    keys = output_components(agg, replace, numeric)
+    keys = output_components(agg, replace)
     k = max(sum(comps[key].mechanism != "exact" for key in keys), 1)
     hw = [comps[key].halfwidth(alpha / k) for key in keys]
     if agg.func in ("count", "sum"):

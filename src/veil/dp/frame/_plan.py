@@ -197,13 +197,9 @@ class QueryPlan:
         self.max_groups = max_groups
         self.max_rows = max_rows
         self.private_selection = bool(by) and keys is None
-        # columns whose cells are all read as numbers: COUNT(col) and a mean share one count
-        self._numeric = frozenset(
-            a.column for a in aggs.values() if a.column and _numeric_dtype(frame._df[a.column])
-        )
-        self._comps = build_components(
-            aggs, max_rows=max_rows, replace=self.replace, numeric=self._numeric
-        )
+        # from the query alone: never from the columns' dtypes, which read_csv infers from
+        # every person's cells (see veil.dp.frame._budget)
+        self._comps = build_components(aggs, max_rows=max_rows, replace=self.replace)
         self.eps_selection, self.delta_selection, self.epsilon, self.delta = allocate(
             self._comps,
             epsilon=epsilon,
@@ -260,12 +256,12 @@ class QueryPlan:
             raise ConfigError(f"group_size must be a positive number, got {group_size}")
         rows = []
         for name, agg in self.aggs.items():
-            comps = [self._comps[k] for k in output_components(agg, self.replace, self._numeric)]
+            comps = [self._comps[k] for k in output_components(agg, self.replace)]
             counts = None
             if group_size is not None:
                 cnt = comps[0]
                 counts = max(float(group_size) - cnt.halfwidth(alpha / len(comps)), 1.0)
-            hw = halfwidths(agg, self._comps, alpha, counts, self.replace, self._numeric)
+            hw = halfwidths(agg, self._comps, alpha, counts, self.replace)
             note = ""
             rank_hw = math.nan
             if agg.func in ("median", "quantile"):
@@ -358,11 +354,11 @@ class QueryPlan:
         if self.private_selection:  # released keys' dtype: from the released keys alone
             out = pd.DataFrame({c: release_column(keyframe[c]) for c in self.by})
         for name, agg in self.aggs.items():
-            parts = [noisy[k] for k in output_components(agg, self.replace, self._numeric)]
+            parts = [noisy[k] for k in output_components(agg, self.replace)]
             out[name] = finish_output(agg.func, agg.bounds, parts)
             if with_ci:
                 counts = parts[0] if agg.func in ("mean", "var", "std") else None
-                hw = halfwidths(agg, self._comps, alpha, counts, self.replace, self._numeric)
+                hw = halfwidths(agg, self._comps, alpha, counts, self.replace)
                 out[f"{name}_ci"] = np.broadcast_to(np.asarray(hw, dtype=np.float64), len(out))
         if self.private_selection and self.by:
             out = _sort_keys(out, self.by)
