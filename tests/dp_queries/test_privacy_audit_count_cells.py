@@ -165,6 +165,23 @@ def test_cli_dry_run_does_not_tell_a_text_cell(tmp_path: Path) -> None:
     assert printed[0] == printed[1]
 
 
+@pytest.mark.parametrize("func", ["count", "mean"])
+def test_replace_neighbours_refuse_a_nan_that_is_not_missing(func: str) -> None:
+    """``double[pyarrow]`` keeps NaN apart from null (``isna`` is False), yet the numbers read
+    it as missing: under replacement neighbours COUNT(x) was released exactly as ``n - 1``
+    (no noise), telling that some row holds NaN.  Refused like a missing value."""
+    pa = pytest.importorskip("pyarrow")
+    x = pd.Series(pd.arrays.ArrowExtensionArray(pa.array([1.0, float("nan"), 3.0, 4.0])))
+    assert not x.isna().any()  # the case: pandas does not call it missing
+    pf = PrivateFrame(pd.DataFrame({"x": x}), accountant=False, random_state=8)
+    spec = ("x", func) if func == "count" else ("x", func, B)
+    with pytest.raises(ConfigError, match="without missing values"):
+        pf.plan(n=spec, epsilon=1.0, neighbouring="replace")
+    x_full = pd.Series(pd.arrays.ArrowExtensionArray(pa.array([1.0, 2.0, 3.0, 4.0])))
+    full = PrivateFrame(pd.DataFrame({"x": x_full}), accountant=False, random_state=8)
+    assert full.agg(n=("x", "count"), epsilon=1.0, neighbouring="replace")["n"].tolist() == [4]
+
+
 def test_replace_neighbours_refuse_text_in_a_summed_column() -> None:
     """Under replacement neighbours a sum is ``n * mid + centred sum`` with ``n`` released
     exactly: a row replaced by 'n/a' moved the sum by a whole value (101) against noise of

@@ -61,19 +61,30 @@ def _check_neighbouring(frame: Any, by: list[str], aggs: dict[str, Agg], neighbo
             "neighbouring='replace' (public row count, diffprivlib's bounded DP) is only "
             "available for ungrouped queries without privacy unit or filter"
         )
+    checked: set[tuple[str, bool]] = set()
     for agg in aggs.values():
         if agg.column is None:
             continue
-        if frame._df[agg.column].isna().any():
+        s = frame._df[agg.column]
+        # the values each count is computed from (execute's reading): COUNT(col) counts the
+        # non-missing cells, a sum, mean, variance or quantile the cells that read as numbers;
+        # both counts are released exactly (sum = n * mid + centred sum), so each must be the
+        # public row count.  A numeric dtype reads its cells as numbers either way, so a NaN
+        # that pandas does not call missing (double[pyarrow], pandas 2's Float64) drops out of
+        # COUNT(col) too; a text cell such as 'n/a' would move the sum by a whole value, not
+        # covered by the noise of the centred sum
+        numeric = agg.func != "count" or _numeric_dtype(s)
+        if (agg.column, numeric) in checked:
+            continue
+        checked.add((agg.column, numeric))
+        missing = bool(s.isna().any())
+        no_number = not missing and numeric and np.isnan(frame._values(agg.column, None)).any()
+        if missing or (no_number and _numeric_dtype(s)):
             raise ConfigError(
                 f"neighbouring='replace' needs column {agg.column!r} without missing values "
                 "(the number of values must be public)"
             )
-        # a sum, mean, variance or quantile takes the cells that read as numbers: their number
-        # is released exactly (sum = n * mid + centred sum), so it must be public too; a text
-        # cell such as 'n/a' would otherwise move the sum by a whole value, not covered by the
-        # noise of the centred sum
-        if agg.func != "count" and np.isnan(frame._values(agg.column, None)).any():
+        if no_number:
             raise ConfigError(
                 f"neighbouring='replace' needs column {agg.column!r} without text that is no "
                 f"number (its {agg.func} takes the numbers, and their number must be public)"
