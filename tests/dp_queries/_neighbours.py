@@ -21,6 +21,8 @@ from scipy import stats
 from veil.dp.frame import PrivateFrame
 from veil.dp.frame import _plan as plan_module
 
+from ..dp_core._audit import audit
+
 PERSON = 999  # the privacy unit that tells D' from D
 
 
@@ -93,3 +95,16 @@ def certified_excess(xs: list, ys: list, epsilon: float, alpha: float = 1e-6) ->
         hi_y = stats.beta.ppf(1 - a, ky + 1, m - ky) if ky < m else 1.0
         worst = max(worst, lo_x - np.exp(epsilon) * hi_y)
     return float(worst)
+
+
+def worst_over_cuts(a: np.ndarray, b: np.ndarray, edges: Any, min_count: int = 200) -> float:
+    """Largest audited loss (:func:`tests.dp_core._audit.audit`) over the buckets ``edges``
+    and over the two halves cut at each inner edge, both directions (-inf: none audited)."""
+    edges = np.asarray(edges, dtype=float)
+    families = [edges] + [np.array([edges[0], t, edges[-1]]) for t in edges[1:-1]]
+    found = [-np.inf]
+    for bins in families:
+        for x, y in ((a, b), (b, a)):
+            with contextlib.suppress(ValueError):  # no bucket with min_count draws in both
+                found.append(audit(x, y, bins, min_count))
+    return max(found)

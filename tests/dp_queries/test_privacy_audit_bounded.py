@@ -11,14 +11,11 @@ must stay below epsilon.  The same audit must exceed epsilon when the bounding s
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 import pandas as pd
 import pytest
 
-from ..dp_core._audit import audit
-from ._neighbours import releases, unbounded, with_person
+from ._neighbours import releases, unbounded, with_person, worst_over_cuts
 
 pytestmark = pytest.mark.filterwarnings("ignore::veil.errors.InsecureRandomWarning")
 RUNS = 1200  # per table: ~1.5 s each
@@ -60,14 +57,7 @@ def totals(case: str, df: pd.DataFrame, seed: int, runs: int) -> np.ndarray:
 
 def worst(case: str, a: np.ndarray, b: np.ndarray, min_count: int = 200) -> float:
     """Audit over the case's buckets and over the half-lines cut at each bucket edge."""
-    edges = np.asarray(CASES[case][-1], dtype=float)
-    families = [edges] + [np.array([-INF, t, INF]) for t in edges[1:-1]]
-    found = [-np.inf]
-    for bins in families:
-        for x, y in ((a, b), (b, a)):
-            with contextlib.suppress(ValueError):  # no bucket with min_count draws in both
-                found.append(audit(x, y, bins, min_count))
-    return max(found)
+    return worst_over_cuts(a, b, CASES[case][-1], min_count)
 
 
 @pytest.mark.parametrize("case", list(CASES))

@@ -23,8 +23,7 @@ import pytest
 from veil.dp.frame import Agg, PrivateFrame
 from veil.errors import ConfigError
 
-from ..dp_core._audit import audit
-from ._neighbours import releases, unbounded, with_person
+from ._neighbours import releases, unbounded, with_person, worst_over_cuts
 
 pytestmark = pytest.mark.filterwarnings("ignore::veil.errors.InsecureRandomWarning")
 
@@ -219,14 +218,7 @@ def count_totals(df: pd.DataFrame, seed: int, runs: int) -> np.ndarray:
 
 
 def worst(a: np.ndarray, b: np.ndarray, min_count: int = 200) -> float:
-    edges = np.asarray(BINS, dtype=float)
-    families = [edges] + [np.array([-INF, t, INF]) for t in edges[1:-1]]
-    found = [-np.inf]
-    for bins in families:
-        for x, y in ((a, b), (b, a)):
-            with contextlib.suppress(ValueError):  # no bucket with min_count draws in both
-                found.append(audit(x, y, bins, min_count))
-    return max(found)
+    return worst_over_cuts(a, b, BINS, min_count)
 
 
 def _count_epsilon() -> float:
