@@ -198,3 +198,20 @@ def test_negative_zero_in_any_float_holding_column_is_written_as_zero(
     assert text[:5].nunique() == 1  # the class of five zeros reads as one value
     assert float(text[0]) == 0.0 and not text[5:].isin([text[0]]).any()
     assert np.signbit(float(df["x"].astype(object)[2]))  # the caller's frame is not modified
+
+
+def test_negative_zero_text_is_kept(tmp_path: Path) -> None:
+    """Only float cells are rewritten: the text '-0.0' (in a text or a mixed object column,
+    where it is a string, not a float) and integers keep what they hold."""
+    df = pd.DataFrame(
+        {
+            "mixed": pd.Series(["-0.0", -0.0, 3, "-0"], dtype=object),
+            "text": pd.Series(["-0.0", "0.0", "a", "-0"], dtype=object),
+            "ints": pd.Series([0, -0, -1, 2], dtype=np.int64),
+        }
+    )
+    path = write(df, tmp_path / "rel.csv")
+    text = pd.read_csv(path, dtype=str, keep_default_na=False)
+    assert text["mixed"].tolist() == ["-0.0", "0.0", "3", "-0"]
+    assert text["text"].tolist() == ["-0.0", "0.0", "a", "-0"]
+    assert text["ints"].tolist() == ["0", "0", "-1", "2"]
