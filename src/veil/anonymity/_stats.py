@@ -146,9 +146,17 @@ def _is_ordered_categorical(ser: pd.Series) -> bool:
     return isinstance(ser.dtype, pd.CategoricalDtype) and bool(ser.dtype.ordered)
 
 
-def _text_order(ustr: np.ndarray) -> tuple[np.ndarray, bool]:
+def _text_order(ustr: np.ndarray, missing_cells: bool = False) -> tuple[np.ndarray, bool]:
     """The order of a text column's distinct texts for the ordered distance, and whether it is
     the numeric one.
+
+    ``missing_cells``: the last text is that of the missing cells (``"nan"``, appended by
+    :func:`as_str_values`); the release shows them as the empty text (what :func:`veil.io.write`
+    and :meth:`pandas.DataFrame.to_csv` write), so they take the place of ``""`` in the order,
+    just after a written ``""`` (a text reader ordered them among the ``n`` texts before: not
+    the order of the file it reads).  The file shows a missing cell and a written ``""`` alike;
+    they stay two neighbouring values here (not merged: a release written with another missing
+    marker shows them apart).
 
     When every text is a number or read as missing (:func:`number_values`: pandas' default CSV
     reader then reads the column back as numbers), the texts follow their numbers (``"9"`` before
@@ -157,6 +165,8 @@ def _text_order(ustr: np.ndarray) -> tuple[np.ndarray, bool]:
     text order (lexicographic).
     """
     text = ustr.astype(str)
+    if missing_cells:
+        text[-1] = ""
     num = number_values(ustr)
     if num is None:
         return np.argsort(text, kind="stable"), False
@@ -370,7 +380,9 @@ def encode_sensitive(
         labels = np.array([str(u) for u in as_str_values(uniq)[1]], dtype=object)
     else:
         codes, ustr = as_str_values(ser)
-        order, text_numbers = _text_order(ustr)
+        # missing cells: the last text, "nan" (a cheap test first: most columns have none)
+        missing_cells = bool(len(ustr)) and ustr[-1] == "nan" and bool(ser.isna().any())
+        order, text_numbers = _text_order(ustr, missing_cells)
         rank = np.empty_like(order)
         rank[order] = np.arange(len(order))
         codes = rank[codes].astype(np.int64)
