@@ -353,8 +353,6 @@ def check(
         grouping = group_columns(qi_cols)
         sizes = grouping.sizes
     g = sizes.shape[0]
-    for col in ordered_columns(all_models):
-        text_order_warning(df[col], col)
     sensitive = {}
     for col in sens:
         hier = next(
@@ -366,6 +364,8 @@ def check(
             None,
         )
         sensitive[col] = encode_sensitive(df[col], col, hier)
+    for col in ordered_columns(all_models):
+        text_order_warning(df[col], col, sensitive[col])
     pop_sizes, fraction = None, None
     stats_by_col: dict[str, SensitiveStats] = {}
     if grouping is not None:

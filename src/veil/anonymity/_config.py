@@ -333,9 +333,10 @@ class AnonymizationConfig:
         Warns (once per column) when an ordered-distance t-closeness model would order a
         non-numeric column's values as text (see :func:`text_order_warning`).
         """
+        out = {c: encode_sensitive(df[c], c, self.sensitive_hierarchy(c)) for c in self.sensitive}
         for c in self.ordered_columns():
-            text_order_warning(df[c], c)
-        return {c: encode_sensitive(df[c], c, self.sensitive_hierarchy(c)) for c in self.sensitive}
+            text_order_warning(df[c], c, out[c])
+        return out
 
     def ordered_columns(self) -> list[str]:
         """Sensitive columns of the ordered-distance t-closeness models (each once)."""

@@ -175,18 +175,26 @@ def _text_order(ustr: np.ndarray, missing_cells: bool = False) -> tuple[np.ndarr
     return np.lexsort((text, value, missing)), True
 
 
-def text_order_warning(values: pd.Series, name: str) -> None:
+def text_order_warning(
+    values: pd.Series, name: str, encoded: SensitiveColumn | None = None
+) -> None:
     """Warn that the ordered t-closeness distance will order ``values`` as text.
 
     Called once per :func:`veil.anonymity.check` / :func:`veil.anonymity.anonymize` call for a
     non-numeric sensitive column that is not an ordered pandas Categorical and whose texts are
-    not all numbers (those are ordered as numbers: :func:`_text_order`).
+    not all numbers (those are ordered as numbers: :func:`_text_order`).  ``encoded``: the
+    column's :func:`encode_sensitive` (without a hierarchy), which already says whether its
+    texts are numbers (saves a second pass over the column).
     """
     ser = pd.Series(values, copy=False)
     numeric = pd.api.types.is_numeric_dtype(ser.dtype) and not pd.api.types.is_bool_dtype(ser.dtype)
     if numeric or _is_ordered_categorical(ser):
         return
-    if number_values(as_str_values(ser)[1]) is not None:  # texts of numbers: numeric order
+    if encoded is not None and encoded.hierarchy is None:
+        numbers = encoded.text_numbers
+    else:
+        numbers = number_values(as_str_values(ser)[1]) is not None
+    if numbers:  # texts of numbers: numeric order
         return
     warnings.warn(
         f"t-closeness with the ordered distance on non-numeric column {name!r}: its values are "
