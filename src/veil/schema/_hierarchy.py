@@ -190,14 +190,22 @@ def lookup_texts(
             if j < 0 and number_text(t) == t.strip():
                 if (True, None) not in stripped:  # the numbers' index, on the first need
                     stripped[(True, None)] = -1
-                    for v, c in index.items():
-                        num = number_text(v)
-                        if num is not None:  # a number written twice, two codes: neither
-                            if stripped.setdefault((True, num), c) != c:
-                                stripped[(True, num)] = -1
+                    stripped.update({(True, k): c for k, c in _number_index(index).items()})
                 j = stripped.get((True, t.strip()), -1)
         out.append(j)
     return np.asarray(out, dtype=np.int64), stripped
+
+
+def _number_index(index: Mapping[str, int]) -> dict[str, int]:
+    """Code of each key written as a number or boolean, under the text of that number
+    (:func:`~veil.schema._text_values.number_text`); ``-1`` for a number written twice with
+    two different codes (it matches neither)."""
+    out: dict[str, int] = {}
+    for v, c in index.items():
+        num = number_text(v)
+        if num is not None and out.setdefault(num, c) != c:
+            out[num] = -1
+    return out
 
 
 def as_str_values(values: Any) -> tuple[np.ndarray, np.ndarray]:
