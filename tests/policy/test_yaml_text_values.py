@@ -234,3 +234,32 @@ privacy: {k: 0x2, suppression_limit: 0.50}
     assert policy.privacy is not None and policy.privacy.k == 2
     assert policy.privacy.suppression_limit == 0.5
     assert policy.columns["a"].operators[0].params()["bins"] == [0.0, 1.5, 10.0]
+
+
+@pytest.mark.parametrize(
+    ("cell", "key"),
+    [
+        ("1301", "01301"),  # a ZIP with its leading zero is another identifier
+        ("01301", "1301"),
+        (1301, "01301"),
+        ("1.0", "1"),  # a text cell matches a number key only by the number's own text
+        (True, "1"),  # booleans and numbers are different values
+        (1, "true"),
+        (False, "0"),
+        (0, "false"),
+        (float("nan"), "0"),
+        (31, "0x1F"),  # YAML 1.1's other integers are texts now, not numbers
+        (750, "12:30"),
+        (1000, "1_000"),
+        (15, "017"),
+        (float("inf"), ".inf"),
+        (1.5, "1,5"),
+        ("1.5", "1.5.0"),
+    ],
+)
+def test_number_fallback_matches_no_other_value(cell, key) -> None:
+    """A cell never takes the leaf of a key that is another value (it is reported missing)."""
+    h = Hierarchy.from_mapping({key: ["a", "*"], "zz": ["b", "*"]})
+    assert len(h.missing(pd.Series([cell], dtype=object))) == 1
+    with pytest.raises(InputError, match="missing from"):
+        h.generalize(pd.Series([cell], dtype=object), 1)
