@@ -96,6 +96,10 @@ class SensitiveColumn:
         True for a text column whose texts are all numbers (missing cells aside): its codes
         follow the numeric order (:func:`encode_sensitive`), as a reader who reads the column
         back as numbers orders it.
+    written_as
+        Like ``read_as``, for a text column holding both missing cells and the text ``""``:
+        the release writes the missing cells as ``""``, so a reader of its texts sees one value
+        (:meth:`as_written`; the ordered distance takes the larger, as for ``read_as``).
 
     Examples
     --------
@@ -124,6 +128,7 @@ class SensitiveColumn:
     hierarchy: Hierarchy | None = None
     read_as: np.ndarray | None = None
     text_numbers: bool = False
+    written_as: np.ndarray | None = None
 
     @property
     def n_values(self) -> int:
@@ -132,12 +137,20 @@ class SensitiveColumn:
     @cached_property
     def as_read(self) -> SensitiveColumn:
         """The column over the values a reader may see (``read_as`` applied); self without."""
-        if self.read_as is None:
+        return self._merged(self.read_as)
+
+    @cached_property
+    def as_written(self) -> SensitiveColumn:
+        """The column over the texts the release shows (``written_as`` applied); self without."""
+        return self._merged(self.written_as)
+
+    def _merged(self, to: np.ndarray | None) -> SensitiveColumn:
+        if to is None:
             return self
-        m = int(self.read_as.max()) + 1
+        m = int(to.max()) + 1
         first = np.full(m, -1, dtype=np.int64)
-        first[self.read_as[::-1]] = np.arange(len(self.read_as) - 1, -1, -1)
-        codes = self.read_as[self.codes]
+        first[to[::-1]] = np.arange(len(to) - 1, -1, -1)
+        codes = to[self.codes]
         freq = np.bincount(codes, minlength=m).astype(np.float64) / max(len(codes), 1)
         return SensitiveColumn(self.name, codes, self.labels[first], freq)
 
@@ -401,8 +414,20 @@ def encode_sensitive(
         freq = np.bincount(codes, minlength=len(labels)).astype(np.float64) / max(n, 1)
         if len(seen) == len(labels):  # every written text is a value of its own to a reader
             read_as = None
+        written_as = None
+        empty = np.flatnonzero(ustr[:-1] == "") if missing_cells else ()
+        if len(empty):  # missing cells are written "": one value with that text in the file
+            key = ident.copy()
+            key[rank[len(ustr) - 1]] = rank[empty[0]]
+            written_as = pd.factorize(key)[0].astype(np.int64)  # the order kept
         return SensitiveColumn(
-            name, codes, labels, freq, read_as=read_as, text_numbers=text_numbers
+            name,
+            codes,
+            labels,
+            freq,
+            read_as=read_as,
+            text_numbers=text_numbers,
+            written_as=written_as,
         )
     n = len(codes)
     freq = np.bincount(codes, minlength=len(labels)).astype(np.float64)
@@ -453,12 +478,17 @@ class SensitiveStats:
 
         ``self`` when every written text is a value of its own (the common case).
         """
-        read_as = self.column.read_as
-        if read_as is None:
+        return self._merged(self.column.read_as, self.column.as_read)
+
+    def as_written(self) -> SensitiveStats:
+        """The counts over the texts the release shows (:attr:`SensitiveColumn.written_as`)."""
+        return self._merged(self.column.written_as, self.column.as_written)
+
+    def _merged(self, to: np.ndarray | None, col: SensitiveColumn) -> SensitiveStats:
+        if to is None:
             return self
-        col = self.column.as_read
         m = col.n_values
-        key = self.cls * m + read_as[self.val]
+        key = self.cls * m + to[self.val]
         nz, inv = np.unique(key, return_inverse=True)
         cnt = np.bincount(inv.ravel(), weights=self.cnt, minlength=len(nz))
         return SensitiveStats(col, nz // m, nz % m, np.rint(cnt).astype(np.int64))

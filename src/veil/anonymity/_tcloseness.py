@@ -144,12 +144,17 @@ class TCloseness(PrivacyModel):
         neighbours drops one term of eq. 2's sum but divides by ``m'-1`` instead of ``m-1``,
         so either view may give the larger distance (unlike the equal distance, where merging
         never adds any): the claim ``<= t`` must hold for both readers, so it is made on the
-        larger.
+        larger.  Likewise a column holding missing cells and the text ``""``: the release
+        writes both as ``""``, one value to a reader of its texts (``as_written``).
         """
         ss = self._sens(stats)
         d = emd(ss, stats.sizes, self.distance)
         col = ss.column
-        if self.distance == "ordered" and col.text_numbers and col.read_as is not None:
+        if self.distance != "ordered":
+            return d
+        if col.written_as is not None:  # missing cells and "" texts: one text in the file
+            d = np.maximum(d, emd(ss.as_written(), stats.sizes, "ordered"))
+        if col.text_numbers and col.read_as is not None:
             d = np.maximum(d, emd(ss.as_read(), stats.sizes, "ordered"))
         return d
 

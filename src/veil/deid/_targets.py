@@ -51,13 +51,15 @@ def _t_views(
     reference: pd.Series | None = None,
     *,
     as_read: bool = False,
-    numbers_read: bool = False,
+    ordered: bool = False,
 ) -> list[tuple[np.ndarray, np.ndarray]]:
-    """:func:`_class_value_counts`, and with ``numbers_read`` on a text column of numbers
-    whose texts a reader merges (``"1"`` and ``"1.0"``), also the counts over the numbers read.
+    """:func:`_class_value_counts`, and with ``ordered`` also the counts over the other views
+    of a text column the ordered distance measures: the texts the file shows (missing cells
+    and ``""`` one text) and, on a text column of numbers whose texts a reader merges (``"1"``
+    and ``"1.0"``), the numbers read.
 
-    The engine's ordered distance on such a column is the larger of the two
-    (:meth:`~veil.anonymity.TCloseness.distances`): the check measures both.
+    The engine's ordered distance is the largest of them
+    (:meth:`~veil.anonymity.TCloseness.distances`): the check measures them all.
     """
     v = values.reset_index(drop=True)
     n_rel = len(v)
@@ -78,7 +80,9 @@ def _t_views(
         # other texts in text order; pandas 3 reads text as the str dtype, not object
         col = encode_sensitive(v, "sensitive")
         views.append((col.as_read if as_read else col).codes)
-        if numbers_read and not as_read and col.text_numbers and col.read_as is not None:
+        if ordered and not as_read and col.written_as is not None:
+            views.append(col.as_written.codes)
+        if ordered and not as_read and col.text_numbers and col.read_as is not None:
             views.append(col.as_read.codes)
     else:
         try:
@@ -210,7 +214,7 @@ def verify_targets(
         ref = reference[col] if name == "t" and col in reference.columns else None
         distance = str(spec.get("distance", "equal")).lower() if name == "t" else ""
         views = _t_views(
-            codes, release[col], ref, as_read=name == "l", numbers_read=distance == "ordered"
+            codes, release[col], ref, as_read=name == "l", ordered=distance == "ordered"
         )
         counts, q = views[0]
         if name == "l":
@@ -226,8 +230,8 @@ def verify_targets(
                     "note": "hierarchical distance is checked by the engine only",
                 }
                 continue
-            # a text column of numbers: the larger of the distances over the written texts
-            # and over the numbers a reader reads (as the engine: TCloseness.distances)
+            # the ordered distance on text: the largest over the texts, the texts the file
+            # shows and the numbers a reader reads (as the engine: TCloseness.distances)
             achieved = max(_t_value(c, qv, distance) for c, qv in views)
             out["t"] = {
                 "target": spec,
