@@ -240,6 +240,17 @@ MISSING_POOLS = [
 ]
 
 
+def _missing_table(rng: np.random.Generator, pool: list) -> pd.DataFrame:
+    """24 records: QIs g (4 values) and z (2), sensitive s drawn from ``pool``."""
+    return pd.DataFrame(
+        {
+            "g": rng.choice(list("wxyz"), 24).tolist(),
+            "s": pd.Series([pool[i] for i in rng.integers(0, len(pool), 24)], dtype=object),
+            "z": rng.integers(0, 2, 24),
+        }
+    )
+
+
 @pytest.mark.parametrize("pool", MISSING_POOLS)
 @pytest.mark.parametrize(("algorithm", "options"), ALGOS)
 def test_releases_with_missing_cells_hold_ordered_t_for_the_file_readers(algorithm, options, pool):
@@ -249,13 +260,7 @@ def test_releases_with_missing_cells_hold_ordered_t_for_the_file_readers(algorit
     lattice = algorithm in LATTICE
     qi = {"g": Hierarchy.flat(list("wxyz")), "z": Hierarchy.flat([0, 1])} if lattice else ["g", "z"]
     for _ in range(6):
-        df = pd.DataFrame(
-            {
-                "g": rng.choice(list("wxyz"), 24).tolist(),
-                "s": pd.Series([pool[i] for i in rng.integers(0, len(pool), 24)], dtype=object),
-                "z": rng.integers(0, 2, 24),
-            }
-        )
+        df = _missing_table(rng, pool)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # text ordered as text warns
             audit(
@@ -282,13 +287,7 @@ def test_policy_releases_with_missing_cells_hold_ordered_t_for_the_file_readers(
     privacy = {"k": 2, "t": {"column": "s", "t": 0.2, "distance": "ordered"}}
     met = 0
     for _ in range(8):
-        df = pd.DataFrame(
-            {
-                "g": rng.choice(list("wxyz"), 24).tolist(),
-                "s": pd.Series([pool[i] for i in rng.integers(0, len(pool), 24)], dtype=object),
-                "z": rng.integers(0, 2, 24),
-            }
-        )
+        df = _missing_table(rng, pool)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # text ordered as text warns
             release, report = apply(df, _policy(hier, "s", privacy))
