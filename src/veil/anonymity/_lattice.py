@@ -28,6 +28,22 @@ from veil.schema._hierarchy import Hierarchy
 __all__ = ["EncodedTable", "ClassTable", "combine_keys"]
 
 _MAX_KEY = 1 << 62
+#: Odd 64-bit multiplier (2**64 / golden ratio, Knuth): ``key * _MIX`` is a bijection of the
+#: 64-bit integers, ``_UNMIX`` its inverse modulo 2**64.
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+_UNMIX = np.uint64(pow(0x9E3779B97F4A7C15, -1, 1 << 64))
+
+
+def factorize_packed(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`factorize_int64` of bit-packed class keys, exactly (same inverse and uniques).
+
+    pandas' int64 hash mostly looks at the low bits, which hold only the first QI's field of a
+    packed key; hashing ``key * _MIX`` (a bijection, so equal keys stay equal and distinct
+    keys distinct) spreads every field over the high bits, then the uniques are mapped back.
+    """
+    mixed = np.multiply(key.view(np.uint64), _MIX).view(np.int64)
+    inv, uniq = factorize_int64(mixed)
+    return inv, np.multiply(uniq.view(np.uint64), _UNMIX).view(np.int64)
 
 
 def combine_keys(cols: list[np.ndarray], cards: list[int]) -> tuple[np.ndarray, int | None]:
@@ -125,6 +141,8 @@ class EncodedTable:
             self.row_class, base_key = factorize_int64(key)
             nb = len(base_key)
             self.shifts, self.masks = shifts, masks
+            #: The QI whose bit field is the highest (its codes need no mask).
+            self._top_field = int(np.argmax(shifts))
         else:
             key, space = combine_keys(self.row_codes, [len(h) for h in self.hier])
             self.row_class, nb = group_keys(key, space)
@@ -149,6 +167,7 @@ class EncodedTable:
                 self.population_codes.append(c)
         self._maps: dict[tuple[int, int, int], np.ndarray] = {}
         self._shifted: dict[tuple[int, int], np.ndarray] = {}
+        self._deltas: dict[tuple[int, int, int], np.ndarray] = {}
         n_levels = sum(h.height for h in self.hier)
         self._shift_ok = self.keyed and nb * n_levels * 8 <= 256 << 20
         self._cards = [[h.n_labels(lv) for lv in range(h.height)] for h in self.hier]
@@ -213,21 +232,20 @@ class EncodedTable:
         if any(d < s for s, d in zip(src.levels, levels)):
             raise ValueError("rollup target must be more general than the source")
         changed = [a for a, (s, d) in enumerate(zip(src.levels, levels)) if d != s]
-        if src is self.base and src.key is not None and len(changed) > 1 and self._shift_ok:
-            # from the base: sum of cached, pre-shifted generalized code columns
-            key = None
-            for a, lv in enumerate(levels):
-                part = self._base_shifted(a, lv)
-                key = part if key is None else key + part
-            inv, new_key = factorize_int64(key)
-            g = len(new_key)
-            codes = None
-        elif src.key is not None:
+        if src.key is not None:
+            # generalizing QI a adds (new code - old code) << shift to its bit field
             key = src.key
-            for a in changed:
-                c = src.code(a)
-                key = key + ((self.level_map(a, src.levels[a], levels[a])[c] - c) << self.shifts[a])
-            inv, new_key = factorize_int64(key)
+            from_base = src is self.base and self._shift_ok
+            for i, a in enumerate(changed):
+                if from_base:  # cached per base class
+                    part = self._base_delta(a, levels[a])
+                else:
+                    part = self._delta(a, src.levels[a], levels[a])[self._field(src.key, a)]
+                if i:
+                    key += part
+                else:
+                    key = key + part
+            inv, new_key = factorize_packed(key)
             g = len(new_key)
             codes = None
         else:
@@ -253,15 +271,29 @@ class EncodedTable:
             t.population = self._population_sizes(t)
         return t, inv
 
-    def _base_shifted(self, a: int, level: int) -> np.ndarray:
-        """Level-``level`` codes of QI ``a`` for the base classes, shifted into their bit field."""
+    def _field(self, key: np.ndarray, a: int) -> np.ndarray:
+        """Codes of QI ``a`` in the packed ``key`` (no mask for the top field, no shift at 0)."""
+        sh = int(self.shifts[a])
+        if a == self._top_field:
+            return key >> sh
+        return (key >> sh) & self.masks[a] if sh else key & self.masks[a]
+
+    def _delta(self, a: int, src: int, dst: int) -> np.ndarray:
+        """Per level-``src`` code of QI ``a``: (level-``dst`` code - code) << its shift."""
+        k = (a, src, dst)
+        d = self._deltas.get(k)
+        if d is None:
+            m = self.level_map(a, src, dst).astype(np.int64)
+            d = (m - np.arange(m.shape[0], dtype=np.int64)) << self.shifts[a]
+            self._deltas[k] = d
+        return d
+
+    def _base_delta(self, a: int, level: int) -> np.ndarray:
+        """``_delta(a, 0, level)`` of every base class (cached)."""
         k = (a, level)
         arr = self._shifted.get(k)
         if arr is None:
-            c = self.base.code(a)
-            if level:
-                c = self.level_map(a, 0, level)[c].astype(np.int64)
-            arr = c << self.shifts[a]
+            arr = self._delta(a, 0, level)[self._field(self.base.key, a)]
             self._shifted[k] = arr
         return arr
 
