@@ -94,6 +94,14 @@ class ClassTable:
         k = self.key if rows is None else self.key[rows]
         return (k >> self.shifts[a]) & self.masks[a]
 
+    def codes_at(self, rows: np.ndarray) -> list[np.ndarray]:
+        """Codes of every QI for the classes ``rows`` (one gather of the packed keys)."""
+        if self._codes is not None:
+            return [c[rows] for c in self._codes]
+        assert self.key is not None and self.shifts is not None and self.masks is not None
+        k = self.key[rows]
+        return [(k >> sh) & m for sh, m in zip(self.shifts, self.masks)]
+
     @property
     def codes(self) -> list[np.ndarray]:
         if self._codes is None:

@@ -106,8 +106,8 @@ class _Separable(Objective):
             sizes = t.sizes[vi].astype(np.float64)
             n_sup = float(sizes.sum())
             cell = np.zeros(vi.size)
-            for a, lv in enumerate(t.levels):
-                cell += self.cells[a][lv][t.code(a, vi)]
+            for a, (lv, c) in enumerate(zip(t.levels, t.codes_at(vi))):
+                cell += self.cells[a][lv][c]
             total += n_sup * self.full_sum - float(sizes @ cell)
         return total / self.norm
 

@@ -90,6 +90,12 @@ class LatticeSearch:
         self._single = models[0] if len(models) == 1 and not models[0].table_level else None
         self.n_checked = 0
         self._cache_levels = np.zeros((4096, len(enc.heights)), dtype=np.int64)
+        # levels packed in fields of w bits (top bit of each a guard) when they fit in 62 bits
+        w = max(int(h) - 1 for h in enc.heights).bit_length() + 1
+        self._lv_shifts = [w * a for a in range(len(enc.heights))]
+        fits = w * len(enc.heights) <= 62
+        self._guard = sum(1 << (sh + w - 1) for sh in self._lv_shifts) if fits else 0
+        self._cache_packed = np.zeros(4096, dtype=np.int64)
         self._cache_classes = np.zeros(4096, dtype=np.int64)
         self._reset_cache()
         #: Most classes (summed over cached nodes) kept for roll-ups, besides the base.
@@ -111,7 +117,12 @@ class LatticeSearch:
         if t is not None:
             return t
         m = self._cache_n
-        ok = (self._cache_levels[:m] <= np.asarray(levels)).all(axis=1)
+        if self._guard:  # packed levels: a field keeps its guard bit iff cached <= target
+            g = self._guard
+            tgt = sum(lv << sh for lv, sh in zip(levels, self._lv_shifts)) + g
+            ok = ((tgt - self._cache_packed[:m]) & g) == g
+        else:
+            ok = (self._cache_levels[:m] <= np.asarray(levels)).all(axis=1)
         i = int(np.argmin(np.where(ok, self._cache_classes[:m], _BIG)))
         src = self._cache_tables[i]
         if i == 0 and self.hubs and sum(levels) >= 3:
@@ -133,6 +144,8 @@ class LatticeSearch:
             self._reset_cache()
             m = self._cache_n
         self._cache_levels[m] = levels
+        if self._guard:
+            self._cache_packed[m] = sum(lv << sh for lv, sh in zip(levels, self._lv_shifts))
         self._cache_classes[m] = t.n_classes
         self._cache_tables.append(t)
         self._cache_n = m + 1
@@ -144,6 +157,7 @@ class LatticeSearch:
         base = self.enc.base
         self.cache = {base.levels: base}
         self._cache_levels[0] = base.levels
+        self._cache_packed[0] = 0
         self._cache_classes[0] = base.n_classes
         self._cache_tables = [base]
         self._cache_n = 1
@@ -252,26 +266,31 @@ class LatticeSearch:
         if late():
             return self._fallback(incumbent)
 
+        strides_l = [int(x) for x in strides]
+        tops = [int(h) - 1 for h in enc.heights]
+        rank = np.empty(len(nodes), dtype=np.int64)  # position of each node in ``order``
+        rank[order] = np.arange(len(nodes))
+        if len(nodes) <= _LIST_NODES:  # Python lists: fast scalar access in the path loops
+            nodes_l: Any = nodes.tolist()
+            rank_l: Any = rank.tolist()
+            order_l: Any = order.tolist()
+        else:  # converting millions of rows costs seconds; index the arrays instead
+            nodes_l, rank_l, order_l = _Rows(nodes), rank, order
+
         def successors(idx: int) -> np.ndarray:
-            m = ge[0][nodes[idx, 0]].copy()
+            lv = nodes_l[idx]
+            m = ge[0][lv[0]].copy()
             for a in range(1, q):
-                m &= ge[a][nodes[idx, a]]
+                m &= ge[a][lv[a]]
             return m
 
         def predecessors(idx: int) -> np.ndarray:
-            m = le[0][nodes[idx, 0]].copy()
+            lv = nodes_l[idx]
+            m = le[0][lv[0]].copy()
             for a in range(1, q):
-                m &= le[a][nodes[idx, a]]
+                m &= le[a][lv[a]]
             return m
 
-        strides_l = [int(x) for x in strides]
-        tops = [int(h) - 1 for h in enc.heights]
-        if len(nodes) <= _LIST_NODES:  # Python lists: fast scalar access in the path loops
-            nodes_l: Any = nodes.tolist()
-            lb_l: Any = lb.tolist()
-            tie_l: Any = tie.tolist()
-        else:  # converting millions of rows costs seconds; index the arrays instead
-            nodes_l, lb_l, tie_l = _Rows(nodes), lb, tie
         status = np.zeros(len(nodes), dtype=np.int8)
         visited = np.zeros(len(nodes), dtype=bool)
         dyn = np.zeros(len(nodes))  # best dynamic lower bound inherited from predecessors
@@ -309,7 +328,7 @@ class LatticeSearch:
             if visited[idx]:
                 return bool(holds[idx])
             visited[idx] = True
-            levels = tuple(int(x) for x in nodes[idx])
+            levels = tuple(nodes_l[idx])
             t, ev, mono_fail = self.evaluate(levels)
             if ev.holds:
                 if self.all_mono:
@@ -362,14 +381,18 @@ class LatticeSearch:
             cur = int(idx)
             while True:
                 lv = nodes_l[cur]
-                cand = [
-                    cur + strides_l[a]
-                    for a in range(q)
-                    if lv[a] < tops[a] and status[cur + strides_l[a]] != _ANON
-                ]
-                if not cand:
+                # cheapest by (lb, tie), i.e. first in ``order``
+                r = min(
+                    (
+                        rank_l[cur + strides_l[a]]
+                        for a in range(q)
+                        if lv[a] < tops[a] and status[cur + strides_l[a]] != _ANON
+                    ),
+                    default=-1,
+                )
+                if r < 0:
                     break
-                cur = min(cand, key=lambda c: (lb_l[c], tie_l[c]))
+                cur = int(order_l[r])
                 path.append(cur)
             lo, hi = -1, len(path)  # path[lo] fails (monotone part), path[hi] holds
             for i, p in enumerate(path):
