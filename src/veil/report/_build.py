@@ -154,7 +154,12 @@ def build_report(
     ['age', 'zip']
     """
     from veil import __version__
+    from veil.io._signed_zero import positive_zeros
 
+    # the release as it is written: -0.0 is printed 0 there, so a label or an edge of -0.0
+    # here would tell which released zeros came from negative values (a negative income
+    # rounded to 0)
+    release = positive_zeros(release)
     targets = policy.privacy
     k = targets.k if targets is not None and targets.k else DEFAULT_K
     qis = [c for c, r in roles.items() if r is Role.QUASI]
