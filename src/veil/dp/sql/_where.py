@@ -111,6 +111,36 @@ def _numeric_values(s: pd.Series) -> np.ndarray | None:
     return s.to_numpy(dtype=np.float64, na_value=np.nan)
 
 
+_FLOAT_EXACT = 2**53  # every integer of smaller magnitude is a float64
+
+
+def _beyond_float(a: np.ndarray) -> np.ndarray:
+    """Rows whose number may be rounded by a float64 comparison (magnitude ``>= 2^53``)."""
+    with np.errstate(invalid="ignore"):
+        return (a >= _FLOAT_EXACT) | (a <= -_FLOAT_EXACT)
+
+
+def _exact_rows(value: np.ndarray, rows: np.ndarray, op: str, left: pd.Series, right: object):
+    """Recompute ``value`` on ``rows`` from each cell's canonical value, exactly (in place).
+
+    numpy compares an integer with a float (``int64`` against ``float64`` columns, or a nullable
+    ``Int64`` column read as float64) after rounding the integer to float64: ``2^53 + 1`` then
+    equals ``2^53``.  The cell-by-cell path (text and object columns) compares the Python
+    values exactly, so a row's result beyond ``2^53`` followed the columns' dtypes, which one
+    person's text cell in either column changes -- a WHERE that kept or dropped *another*
+    person's row.  Only those rows are redone; ``right`` is a column or a canonical literal.
+    """
+    idx = np.flatnonzero(rows)
+    if idx.size == 0:
+        return
+    lv = left.iloc[idx].tolist()
+    if isinstance(right, pd.Series):
+        rv = [canonical(v) for v in right.iloc[idx].tolist()]
+    else:
+        rv = [right] * idx.size
+    value[idx] = [compare(canonical(a), op, b)[0] for a, b in zip(lv, rv)]
+
+
 class _Cells:
     """Per-column canonical values, computed once per evaluation: numbers vectorized, other
     columns factorized so that :func:`canonical` runs once per distinct value."""
@@ -158,8 +188,9 @@ def _column_vs_literal(cells: _Cells, name: str, op: str, lit: object, n: int) -
             return np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
         known = ~b
         with np.errstate(invalid="ignore"):
-            value = _NP_OPS[op](a, lit)
-        return np.asarray(value, dtype=bool) & known, known
+            value = np.asarray(_NP_OPS[op](a, lit), dtype=bool)
+        _exact_rows(value, _beyond_float(a), op, cells.df[name], lit)
+        return value & known, known
     value_u = np.zeros(len(b) + 1, dtype=bool)  # last slot: missing cells (code -1)
     known_u = np.zeros(len(b) + 1, dtype=bool)
     for i, c in enumerate(b):
@@ -183,6 +214,8 @@ def _tri_compare(cells: _Cells, left: Operand, op: str, right: Operand) -> _Tri:
         known = ~(lb | rb)
         with np.errstate(invalid="ignore"):
             value = np.asarray(_NP_OPS[op](la, ra), dtype=bool)
+        big = _beyond_float(la) | _beyond_float(ra)
+        _exact_rows(value, big, op, df[left.name], df[right.name])
         return value & known, known
     # a column of text (or other objects) on either side: compare once per distinct pair of
     # canonical values present in the rows (missing is the last slot of each side, None)
