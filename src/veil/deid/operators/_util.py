@@ -144,7 +144,11 @@ def map_uniques(
 
 
 def canonical_str(value: Any) -> str:
-    """Canonical text of a cell value, so that ``17``, ``17.0`` and ``"17"`` agree."""
+    """Canonical text of a cell value, so that ``17``, ``17.0`` and ``"17"`` agree.
+
+    A date read as ``Timestamp("1980-01-02")`` and the text ``"1980-01-02"`` agree too; a
+    time of day is kept (``isoformat``).
+    """
     if isinstance(value, str):
         return value
     if isinstance(value, (bool, np.bool_)):
@@ -159,6 +163,11 @@ def canonical_str(value: Any) -> str:
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
     if isinstance(value, pd.Timestamp):
+        # a date (midnight, no time zone) is its ISO date text: veil.io reads a column into
+        # dates only when every cell parses, so "1980-01-02" is a Timestamp in one file and
+        # text in another, and the two must give one pseudonym (one fake, one mask)
+        if value.tzinfo is None and value == value.normalize():
+            return value.date().isoformat()
         return value.isoformat()
     return str(value)
 
