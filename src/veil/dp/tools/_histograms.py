@@ -4,13 +4,16 @@ Privacy unit: one record, neighbours differ by adding or removing it (each recor
 at most one bin, so the count vector has L1 sensitivity 1; under replacement it is 2, i.e.
 the guarantee is ``2 epsilon``).  Counts get exact geometric noise and are projected onto
 ``>= 0``.  Weighted histograms need an explicit ``weight_bound``: weights are clipped to
-``[-B, B]`` and the (FP-safe Laplace) noise is calibrated on ``B`` — diffprivlib ignores the
-weights in the noise, which is not private.  Bin edges must be public: ``range`` (or explicit
+``[-B, B]`` (or a given ``[low, high]``) and the (FP-safe Laplace) noise is calibrated on the
+bound's magnitude — diffprivlib ignores the weights in the noise, which is not private.  Weighted
+sums are projected onto ``>= 0`` only for a declared ``low >= 0``, never because the data's
+weights happen to be non-negative (that released whether some record's weight was negative).  Bin edges must be public: ``range`` (or explicit
 edges) is required and never read from the data.
 """
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any
 
@@ -57,31 +60,54 @@ def _check_sample(sample: Any, name: str) -> np.ndarray:
     return arr
 
 
-def _weights(weights: Any, weight_bound: Any, n: int, name: str) -> tuple[np.ndarray | None, float]:
+def _weights(
+    weights: Any, weight_bound: Any, n: int, name: str
+) -> tuple[np.ndarray | None, float, bool]:
+    """Clipped weights, the sensitivity they give, and whether the noisy sums are projected
+    onto ``>= 0``.
+
+    The projection is decided by the public ``weight_bound`` alone: ``B`` (weights in
+    ``[-B, B]``) never projects, ``(low, high)`` with ``low >= 0`` does.  Projecting whenever
+    *this data's* weights were all ``>= 0`` released whether some record had a negative weight:
+    without it a bin's release can be negative, with it never, an event of probability 0 on
+    one table and about 1/2 on its neighbour (an unbounded privacy loss).
+    """
     if weights is None:
-        return None, 1.0
+        return None, 1.0, True
     if weight_bound is None:
         raise ConfigError(
             f"{name}: weights change the sensitivity; pass weight_bound=B (weights are clipped "
             "to [-B, B] and the noise calibrated on B), or drop the weights"
         )
-    b = as_float("weight_bound", weight_bound)
-    if not b > 0:
-        raise ConfigError(f"{name}: weight_bound must be positive")
+    if isinstance(weight_bound, (tuple, list)):
+        if len(weight_bound) != 2:
+            raise ConfigError(f"{name}: weight_bound must be B or (low, high)")
+        lo, hi = (as_float("weight_bound", v) for v in weight_bound)
+        if not (lo <= hi and max(abs(lo), abs(hi)) > 0):
+            raise ConfigError(f"{name}: weight_bound (low, high) needs low <= high, not both 0")
+    else:
+        hi = as_float("weight_bound", weight_bound)
+        if not hi > 0:
+            raise ConfigError(f"{name}: weight_bound must be positive")
+        lo = -hi
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise ConfigError(f"{name}: weight_bound must be finite")
     w = np.asarray(weights, dtype=np.float64).ravel()
     if w.size != n or not np.isfinite(w).all():
         raise InputError(f"{name}: weights must be finite, one per record")
-    return np.clip(w, -b, b), b
+    return np.clip(w, lo, hi), max(abs(lo), abs(hi)), lo >= 0
 
 
-def _noisy(hist: np.ndarray, eps: float, w: np.ndarray | None, b: float, rng: Any) -> np.ndarray:
+def _noisy(
+    hist: np.ndarray, eps: float, w: np.ndarray | None, b: float, nonneg: bool, rng: Any
+) -> np.ndarray:
     if w is None:
         noisy = hist.astype(np.int64) + discrete_laplace(
             Fraction(1) / Fraction(eps), hist.size, rng
         ).reshape(hist.shape)
         return np.maximum(noisy, 0)
     out = laplace_fp(hist, b / eps, rng, sensitivity=b)
-    return np.maximum(out, 0.0) if np.all(w >= 0) else out
+    return np.maximum(out, 0.0) if nonneg else out
 
 
 def _density(hist: np.ndarray, edges: list[np.ndarray]) -> np.ndarray:
@@ -121,8 +147,11 @@ def histogram(
         Needs ``weight_bound``.
     density : bool, optional
     random_state, accountant : see :mod:`veil.dp.tools`
-    weight_bound : float, optional
-        Public bound on ``|weight|``.
+    weight_bound : float or (float, float), optional
+        Public bound on the weights: ``B`` clips them to ``[-B, B]``, ``(low, high)`` to
+        ``[low, high]``; the noise is calibrated on the larger magnitude.  The noisy sums are
+        projected onto ``>= 0`` only when ``low >= 0`` (a public choice, never one read from
+        the weights).
 
     Returns
     -------
@@ -147,14 +176,14 @@ def histogram(
             "histogram: range=(low, high) (or explicit bin edges) is required; it is never "
             "read from the data"
         )
-    w, b = _weights(weights, weight_bound, arr.size, "histogram")
+    w, b, nonneg = _weights(weights, weight_bound, arr.size, "histogram")
     try:  # validate the public binning on no data before charging the budget
         np.histogram_bin_edges(np.empty(0), bins=bins, range=range)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"histogram: {exc}") from None
     spend(accountant, eps)
     hist, edges = np.histogram(arr, bins=bins, range=range, weights=w)
-    noisy = _noisy(hist, eps_value, w, b, resolve_rng(random_state))  # group privacy: a row
+    noisy = _noisy(hist, eps_value, w, b, nonneg, resolve_rng(random_state))  # group privacy: a row
     if density:
         return _density(noisy, [edges]), edges
     return noisy, edges
@@ -203,14 +232,14 @@ def histogramdd(
         )
     if range is not None and (len(range) != dims or any(r is None for r in range)):
         raise ConfigError(f"histogramdd: range needs one (low, high) per dimension ({dims})")
-    w, b = _weights(weights, weight_bound, arr.shape[0], "histogramdd")
+    w, b, nonneg = _weights(weights, weight_bound, arr.shape[0], "histogramdd")
     try:  # validate the public binning on no data before charging the budget
         np.histogramdd(np.empty((0, dims)), bins=bins, range=range)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"histogramdd: {exc}") from None
     spend(accountant, eps)
     hist, edges = np.histogramdd(arr, bins=bins, range=range, weights=w)
-    noisy = _noisy(hist, eps, w, b, resolve_rng(random_state))
+    noisy = _noisy(hist, eps, w, b, nonneg, resolve_rng(random_state))
     if density:
         return _density(noisy, list(edges)), list(edges)
     return noisy, list(edges)
