@@ -13,7 +13,10 @@ compares each cell through a canonical value computed from that cell alone:
 * text: stripped ``true`` / ``false`` (any case) -> ``1`` / ``0``; text that reads as a number
   (``int(s)`` or ``float(s)`` without ``_``, not NaN) -> that number as above; any other text
   stays the text (case and spaces kept);
-* anything else (timestamps, ...) stays itself.
+* ``Decimal`` / ``Fraction`` -> numbers as above; ``datetime`` / ``numpy.datetime64`` ->
+  ``pandas.Timestamp`` (``timedelta`` -> ``pandas.Timedelta``): values Python calls equal get
+  one canonical value (:func:`_other`);
+* anything else stays itself.
 
 So ``True``, ``'True'``, ``'true'``, ``1``, ``1.0`` and ``'1'`` are one value, and ``30``,
 ``30.0``, ``'30'`` and ``'30.0'`` another: whatever dtype the column was inferred as, the same
@@ -37,6 +40,8 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import operator
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -59,7 +64,7 @@ def _is_missing(value: Any) -> bool:
         return True
     try:
         return bool(pd.isna(value)) if np.ndim(value) == 0 else False
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, ArithmeticError):  # Decimal('sNaN'): InvalidOperation
         return False
 
 
@@ -102,7 +107,43 @@ def canonical(value: Any) -> Any:
         return int(value)
     if isinstance(value, (float, np.floating)):
         return _number(float(value))
-    return None if _is_missing(value) else value
+    if isinstance(value, Decimal):  # before the missing test: pd.isna raises on sNaN
+        return _other(value)
+    if _is_missing(value):
+        return None
+    return _other(value)
+
+
+def _other(value: Any) -> Any:
+    """Canonical value of a cell that is no text, boolean, integer, float or missing value.
+
+    ``Decimal`` and ``Fraction`` are numbers (integral -> ``int``, else the ``float``);
+    ``datetime`` and ``numpy.datetime64`` are ``pandas.Timestamp`` (``timedelta`` likewise
+    ``pandas.Timedelta``).  Python calls ``Decimal('30') == 30`` and
+    ``datetime(2020, 1, 1) == Timestamp('2020-01-01')``, so a factorization keeps such cells
+    in one group labelled by whichever comes *first*: one person's ``Decimal('30')`` ahead of
+    the other persons' ``30`` changed the released key's type, the key column's dtype and the
+    rows' order.  One canonical value per equal pair makes the label the cell's value alone.
+    """
+    if isinstance(value, Decimal):
+        if value.is_nan():  # NaN and sNaN: missing
+            return None
+        if value.is_infinite():
+            return float(value)
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, Fraction):
+        return int(value) if value.denominator == 1 else _number(float(value))
+    if isinstance(value, (_dt.datetime, np.datetime64)):
+        try:
+            return pd.Timestamp(value)
+        except (ValueError, OverflowError):  # outside Timestamp's range: as it is
+            return value
+    if isinstance(value, (_dt.timedelta, np.timedelta64)):
+        try:
+            return pd.Timedelta(value)
+        except (ValueError, OverflowError):
+            return value
+    return value
 
 
 def _kind(value: Any) -> str:
