@@ -93,8 +93,12 @@ def test_numeric_and_object_columns_give_the_same_rows(seed: int) -> None:
     num = pd.DataFrame(
         {"i": ints.astype(np.int64), "f": floats, "k": pd.array(ints.tolist(), dtype="Int64")}
     )
+    num["t"] = [str(v) for v in (ints + rng.integers(-1, 2, n))]  # text: compared exactly
     obj = num.astype(object)
     for op in ("=", "<>", "<", "<=", ">", ">="):
-        for cond in (f"i {op} f", f"k {op} f", f"k {op} i", f"f {op} 9007199254740993"):
+        for cond in (
+            f"i {op} f", f"k {op} f", f"k {op} i", f"f {op} 9007199254740993", f"k {op} t",
+            f"t {op} f",
+        ):  # fmt: skip
             e = parse_condition(cond)
             assert evaluate(e, num).tolist() == evaluate(e, obj).tolist(), cond

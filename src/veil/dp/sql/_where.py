@@ -174,7 +174,9 @@ class _Cells:
         kind, a, b = self.get(name)
         if kind == "obj":
             return a, b
-        codes, uniques = pd.factorize(a, use_na_sentinel=True)  # NaN -> -1
+        # the column's own values, not the float64 reading of a nullable Int64 column (which
+        # rounds beyond 2^53, while the same cells in an object column compare exactly)
+        codes, uniques = pd.factorize(_column(self.df, name), use_na_sentinel=True)  # NA -> -1
         return np.asarray(codes, dtype=np.int64), [canonical(v) for v in uniques.tolist()]
 
 
