@@ -21,6 +21,23 @@ from typing import Any
 from veil.cli._read_options import add_read_options, read_options
 
 
+def _random_row_order(release: Any) -> Any:
+    """``release`` with its rows in a random order drawn from the operating system's entropy.
+
+    A k-anonymous release written in the input's row order is open to Sweeney's *unsorted
+    matching attack* (Sweeney, "k-anonymity: a model for protecting privacy", 2002, section
+    4): whoever knows the input's order (sorted by name, id or date; another release of the
+    same input) links every record to its person by position.  The order is not drawn from
+    the policy's seed, which may be known: a seeded order could be replayed.
+    """
+    import secrets
+
+    import numpy as np
+
+    rng = np.random.default_rng(secrets.randbits(128))
+    return release.iloc[rng.permutation(len(release))]
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "anonymize",
@@ -233,6 +250,8 @@ def run(args: argparse.Namespace) -> int:
         report["input"]["file"] = inp.name
         report["release"]["file"] = release_path.name
         html = render_html(report)
+        if policy.privacy is not None:
+            release = _random_row_order(release)
 
     # output_folder: DIR and its missing parents are created only now, and all of those
     # removed again if anything below fails (the file outputs of the other commands too)
