@@ -73,7 +73,11 @@ class LogisticRegression(DPClassifierMixin, ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
-    classes_, coef_, intercept_, epsilon_spent_, n_iter_
+    classes_, coef_, intercept_, epsilon_spent_
+    n_iter_ : numpy.ndarray
+        Newton iterations per binary problem: a function of the training rows that the privacy
+        proof (which covers the minimiser only) does not cover, as in diffprivlib and
+        scikit-learn's own attribute; not private, do not publish it.
     calibration_ : veil.ml._objpert.Calibration
         The regulariser and noise rate used for each binary problem, with the two terms of the
         privacy bound (``eps_jacobian + eps_noise <= epsilon / n_models``).

@@ -366,9 +366,11 @@ def minimise_perturbed_logistic(
             w = w - step
             _, grad, q = _value_and_grad(Z, s, b, reg, w)
         if np.max(np.abs(grad)) > gtol:
+            # the text names no value of the run (the gradient left, the solver's message):
+            # they are functions of the data that the noise does not cover
             warnings.warn(
-                f"the solver stopped at max|grad| = {np.max(np.abs(grad)):.3g} > {gtol:g} "
-                f"({res.message}): the privacy proof assumes the exact minimiser",
+                f"the solver stopped above max|grad| <= {gtol:g}: the privacy proof assumes "
+                "the exact minimiser",
                 ConvergenceWarning,
                 stacklevel=user_stacklevel(),
             )
