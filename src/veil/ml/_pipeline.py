@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from sklearn.pipeline import Pipeline
 from sklearn.utils.metaestimators import available_if
 
-from veil.errors import ConfigError
+from veil._checks import user_stacklevel
+from veil.errors import ConfigError, PrivacyLeakWarning
 from veil.ml._base import DPEstimatorMixin, check_privacy_params
 from veil.ml._budget import resolve_accountant
 
@@ -28,6 +30,57 @@ def _last_has(*attrs: str, passthrough: bool = False) -> Any:
         return False
 
     return check
+
+
+def _public_step(est: Any) -> bool:
+    """Whether a non-DP step learns nothing from the rows it is fitted on: stateless
+    scikit-learn transformers, and encoders whose categories are listed (public)."""
+    from sklearn.preprocessing import (
+        Binarizer,
+        FunctionTransformer,
+        Normalizer,
+        OneHotEncoder,
+        OrdinalEncoder,
+        PolynomialFeatures,
+    )
+
+    if est is None or (isinstance(est, str) and est in ("passthrough", "drop")):
+        return True
+    if isinstance(est, (Binarizer, FunctionTransformer, Normalizer, PolynomialFeatures)):
+        return True  # row by row, or the number of features only (the public schema)
+    if isinstance(est, (OneHotEncoder, OrdinalEncoder)):
+        p = est.get_params(deep=False)
+        return (
+            not isinstance(p.get("categories"), str)  # a list, not "auto"
+            and p.get("min_frequency") is None
+            and p.get("max_categories") is None
+        )
+    return False
+
+
+def _data_fitted_steps(steps: Sequence[tuple[str, Any]], prefix: str = "") -> list[str]:
+    """Names of the steps (nested ones as ``outer__inner``) that are neither DP estimators
+    nor :func:`_public_step`: what they learn from the rows -- the categories found (hence the
+    next step's ``n_features_in_`` and the model's shape), a mean, a non-private model -- is
+    released with the pipeline outside its privacy guarantee."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion
+
+    found: list[str] = []
+    for name, est in steps:
+        full = f"{prefix}{name}"
+        if _is_dp(est) or _public_step(est):
+            continue
+        if isinstance(est, Pipeline):
+            found += _data_fitted_steps(est.steps, f"{full}__")
+        elif isinstance(est, FeatureUnion):
+            found += _data_fitted_steps(est.transformer_list, f"{full}__")
+        elif isinstance(est, ColumnTransformer):
+            parts = [(n, t) for n, t, _ in est.transformers] + [("remainder", est.remainder)]
+            found += _data_fitted_steps(parts, f"{full}__")
+        else:
+            found.append(full)
+    return found
 
 
 def _is_dp(est: Any) -> bool:
@@ -97,8 +150,24 @@ class PrivatePipeline(Pipeline):
     ((epsilon=1.0, delta=0.0), (3,))
     """
 
+    def _warn_data_fitted(self) -> None:
+        """:class:`~veil.errors.PrivacyLeakWarning` naming the non-DP steps fitted on the data
+        (:func:`_data_fitted_steps`); a function of the pipeline's configuration only."""
+        names = _data_fitted_steps(self.steps)
+        if names:
+            warnings.warn(
+                f"pipeline step(s) {names} are not differentially private and are fitted on "
+                "the data: what they learn (categories found, and so the model's number of "
+                "features; a mean; a whole non-private model) is released outside the privacy "
+                "guarantee. Give them public parameters (e.g. OneHotEncoder(categories=[...])) "
+                "or use veil.ml steps",
+                PrivacyLeakWarning,
+                stacklevel=user_stacklevel(),
+            )
+
     def _check_budget(self) -> None:
-        """Raise :class:`BudgetError` unless every accountant can pay for its DP steps."""
+        """Raise :class:`BudgetError` unless every accountant can pay for its DP steps;
+        then warn about non-DP steps fitted on the data (:meth:`_warn_data_fitted`)."""
         totals: dict[int, list[Any]] = {}
         # DP steps only (also nested ones): passthrough and scikit-learn's own ``epsilon``
         # (SVR's loss parameter) are no budget
@@ -115,6 +184,7 @@ class PrivatePipeline(Pipeline):
             entry[2] += delta
         for acc, eps, delta in totals.values():
             acc.check(eps, delta)
+        self._warn_data_fitted()
 
     def fit(self, X: Any, y: Any = None, **params: Any) -> PrivatePipeline:
         """Check the whole budget, then fit the steps (see :meth:`Pipeline.fit`)."""
@@ -146,7 +216,9 @@ def make_private_pipeline(
     (a private ``StandardScaler`` in a ``ColumnTransformer`` or an inner ``Pipeline``), gets
     ``epsilon * w_i / sum(w)``, in step order; other steps (e.g. a plain ``OneHotEncoder`` on
     public categories, or scikit-learn's ``SVR``, whose ``epsilon`` is a loss parameter) are
-    left alone.  Sequential composition: the whole fit costs ``epsilon``.  (A meta-estimator
+    left alone -- and ``fit`` warns (:class:`~veil.errors.PrivacyLeakWarning`) about those
+    that learn from the rows (``OneHotEncoder()`` finding the categories, which sets the next
+    step's number of features; a scikit-learn scaler or model).  Sequential composition: the whole fit costs ``epsilon``.  (A meta-estimator
     that fits clones of a DP estimator, such as ``BaggingClassifier``, spends its share once
     per clone; its accountant sees every spend.)
     The result is a :class:`PrivatePipeline`: ``fit`` checks the whole budget with the
