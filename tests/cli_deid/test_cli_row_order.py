@@ -4,7 +4,7 @@ Sweeney (2002, "k-anonymity: a model for protecting privacy", section 4, *unsort
 attack*): tuples released in the order of the input let whoever knows that order (a file
 sorted by name, id or admission date; another release of the same input) link each released
 record to its person by position alone, whatever the generalization.  The remedy is to
-release the rows in a random order.
+release the rows in a random order: ``privacy.row_order: random``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ from veil.cli.main import main
 N = 60
 
 
-def _run(tmp_path: Path, name: str, seed: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _run(
+    tmp_path: Path, name: str, seed: str | None = None, shuffle: bool = True
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     src = tmp_path / "t.csv"
     # sorted by the (secret) name: the attacker knows the order of the input
     df = pd.DataFrame(
@@ -36,7 +38,7 @@ def _run(tmp_path: Path, name: str, seed: str | None = None) -> tuple[pd.DataFra
         "  name: {role: identifier, operator: drop}\n"
         "  age: {role: quasi, operator: {name: generalize, bins: [0, 40, 100]}}\n"
         "  s: {role: sensitive}\n"
-        "privacy:\n  k: 5\n"
+        f"privacy:\n  k: 5\n{'  row_order: random' if shuffle else ''}\n"
     )
     out = tmp_path / name
     argv = ["anonymize", str(src), "--policy", str(pol), "--out", str(out)]
@@ -60,3 +62,9 @@ def test_the_order_is_not_a_function_of_the_seed(tmp_path: Path, seed: str) -> N
     _, b = _run(tmp_path, "b", seed)
     assert a["s"].tolist() != b["s"].tolist()  # equal with probability 1/60!
     assert sorted(a["s"]) == sorted(b["s"])
+
+
+def test_default_keeps_the_input_order(tmp_path: Path) -> None:
+    """Documented: without ``row_order: random`` the release keeps the input's order."""
+    df, release = _run(tmp_path, "o", shuffle=False)
+    assert release["s"].tolist() == df["s"].tolist()

@@ -250,7 +250,7 @@ def run(args: argparse.Namespace) -> int:
         report["input"]["file"] = inp.name
         report["release"]["file"] = release_path.name
         html = render_html(report)
-        if policy.privacy is not None:
+        if policy.privacy is not None and policy.privacy.raw.get("row_order") == "random":
             release = _random_row_order(release)
 
     # output_folder: DIR and its missing parents are created only now, and all of those

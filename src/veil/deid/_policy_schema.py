@@ -170,6 +170,7 @@ PRIVACY = Record(
         "population": Field(_str),
         "utility_target": Field(_str),
         "suppressed": _choice("drop", "mask"),
+        "row_order": _choice("input", "random"),
         "options": Field(lambda v: None if isinstance(v, Mapping) else "must be a mapping"),
     }
 )
