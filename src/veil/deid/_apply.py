@@ -97,6 +97,28 @@ def _enforce(
     return out, masked
 
 
+def _drop_unused_categories(release: pd.DataFrame) -> pd.DataFrame:
+    """``release`` without the categories of its Categorical columns that no record holds.
+
+    A Categorical keeps every category of the input: the value of a record removed by a
+    ``suppress`` condition or the privacy engine, or of a quasi-identifier masked to ``*``,
+    stayed among them, and Parquet writes the categories as the column's dictionary, so the
+    written release named a value that no released cell shows.
+    """
+    cats = [
+        c
+        for c in release.columns
+        if isinstance(release[c].dtype, pd.CategoricalDtype)
+        and len(release[c].cat.categories) > release[c].nunique(dropna=True)
+    ]
+    if not cats:
+        return release
+    out = release.copy(deep=False)
+    for c in cats:
+        out[c] = release[c].cat.remove_unused_categories()
+    return out
+
+
 def apply(
     df: pd.DataFrame,
     policy: Policy | Mapping[str, Any] | str | os.PathLike[str],
@@ -306,6 +328,7 @@ def apply(
         release = release.reset_index(drop=True)
     elif not isinstance(df.index, pd.RangeIndex) or not df.index.equals(pd.RangeIndex(len(df))):
         release = release.set_axis(df.index[np.asarray(release.index, dtype=np.int64)], axis=0)
+    release = _drop_unused_categories(release)
     release.attrs = {k: v for k, v in df.attrs.items() if k == "veil_source"}
     tick("done", total, total)
     return ApplyResult(release, report, dict(ctx.artifacts))
