@@ -185,7 +185,8 @@ def _first_non_numeric_column(X: Any) -> int | None:
 
 
 def check_target(est: Any, y: Any, n: int, *, classification: bool) -> np.ndarray:
-    """Validate the target: 1-D, ``n`` values, finite; class labels for classifiers."""
+    """Validate the target: 1-D, ``n`` values, finite; class labels for classifiers (the type
+    of the estimator's public ``classes`` when given, else of ``y``)."""
     if y is None:
         raise InputError(f"{type(est).__name__} requires y to be passed, but the target y is None")
     from sklearn.utils.validation import column_or_1d
@@ -200,8 +201,13 @@ def check_target(est: Any, y: Any, n: int, *, classification: bool) -> np.ndarra
     if classification:
         from sklearn.utils.multiclass import check_classification_targets
 
+        # with public classes, their type is checked, not y's: y's type (binary, multiclass or
+        # "continuous") follows its values, so one person's declared label 0.5 among 0s and 1s
+        # made the fit fail on one table and succeed on its neighbour; resolve_classes then
+        # refuses any label outside the classes
+        given = getattr(est, "classes", None)
         try:
-            check_classification_targets(ya)
+            check_classification_targets(ya if given is None else np.asarray(given))
         except ValueError as exc:
             raise InputError(str(exc)) from None
     return ya
