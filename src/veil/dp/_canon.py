@@ -133,6 +133,8 @@ def _other(value: Any) -> Any:
         return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, Fraction):
         return int(value) if value.denominator == 1 else _number(float(value))
+    if isinstance(value, (pd.Timestamp, pd.Timedelta)):  # already canonical (the common case)
+        return value
     if isinstance(value, (_dt.datetime, np.datetime64)):
         try:
             return pd.Timestamp(value)
