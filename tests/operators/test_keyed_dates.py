@@ -54,3 +54,16 @@ def test_dates_with_a_time_keep_their_time() -> None:
         "t"
     ]
     assert out.iloc[1] == text.iloc[0]
+
+
+def test_numbers_are_hashed_as_read_documented(tmp_path: Path) -> None:
+    """docs/operators.md: a column read as numbers hashes ``1.5``, one read as text ``1.50``."""
+    a = tmp_path / "a.csv"
+    a.write_text("id\n1.50\n2\n")
+    b = tmp_path / "b.csv"
+    b.write_text("id\n1.50\nx7\n")
+    op = get_operator("pseudonymize", {})
+    pa = op.apply(read(a), "id", ctx())["id"]
+    pb = op.apply(read(b), "id", ctx())["id"]
+    assert pa.iloc[0] != pb.iloc[0]
+    assert pa.iloc[0] == op.apply(pd.DataFrame({"id": ["1.5"]}), "id", ctx())["id"].iloc[0]
