@@ -62,3 +62,19 @@ def test_written_parquet_does_not_hold_a_removed_records_value(tmp_path: Path) -
     assert b"Isiolo" not in written.read_bytes()
     back = pq.read_table(written).to_pandas()
     assert back["diag"].astype(str).tolist() == ["flu"] * 3
+
+
+def test_masked_quasi_identifier_leaves_no_category() -> None:
+    """``suppressed: mask`` writes ``*`` over the lone record's town: the town must not stay
+    among the categories (the Parquet dictionary) either."""
+    df = pd.DataFrame({"town": pd.Categorical(["Lamu"] * 6 + ["Isiolo"]), "s": list(range(7))})
+    policy = {
+        "columns": {
+            "town": {"role": "quasi", "hierarchy": {"Lamu": "Coast", "Isiolo": "North"}},
+            "s": "sensitive",
+        },
+        "privacy": {"k": 2, "algorithm": "optimal", "suppression_limit": 0.2, "suppressed": "mask"},
+    }
+    release, _ = apply(df, policy)
+    assert release["town"].tolist() == ["Lamu"] * 6 + ["*"]  # the premise: one record masked
+    assert "Isiolo" not in list(release["town"].cat.categories)
