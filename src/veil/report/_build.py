@@ -21,6 +21,10 @@ __all__ = ["build_report", "MAX_PLOTS", "DEFAULT_K"]
 
 MAX_PLOTS = 12
 DEFAULT_K = 5
+#: operators that replace each value by an image of it (a pseudonym, a token, a fake, a mask):
+#: the release keeps the input's frequencies, so the input's value counts next to the
+#: release's counts per replacement pair them up (the mapping, without the key)
+REPLACING = frozenset({"pseudonymize", "tokenize", "fake", "mask"})
 
 
 def _distributions(
@@ -29,13 +33,24 @@ def _distributions(
     columns: list[str],
     factors: tuple[Factors, Factors] | None = None,
     min_count: int = DEFAULT_K,
+    withheld: Collection[str] = (),
 ) -> dict[str, Any]:
     """Input and release distributions of ``columns``.  The input's small cells are protected
     (``min_count``, the policy's k): the report may travel with the release, and the input's
-    rare values, minimum and maximum are exactly what the release hides."""
+    rare values, minimum and maximum are exactly what the release hides.
+
+    ``withheld``: columns whose input side is not shown (``original`` None,
+    ``original_withheld`` true): a column whose values a :data:`REPLACING` operator replaced
+    keeps its frequencies, so its input value counts beside the release's counts per
+    pseudonym (token, fake, mask) would give the mapping (a frequency-matching attack).
+    """
     fo, fr = factors if factors is not None else (Factors(original), Factors(release))
     out: dict[str, Any] = {}
     for col in columns[:MAX_PLOTS]:
+        if col in withheld:
+            after = distribution(release[col], factorized=fr(col)) if col in release else None
+            out[col] = {"original": None, "original_withheld": True, "release": after}
+            continue
         before = distribution(original[col], factorized=fo(col), min_count=min_count)
         after = None
         if col in release.columns:
@@ -219,5 +234,16 @@ def build_report(
             "after": risk_indicators(release, qis, k, factors=fr),
         },
         "information_loss": loss,
-        "distributions": _distributions(shown, release, plotted, (fs, fr), k),
+        "distributions": _distributions(
+            shown,
+            release,
+            plotted,
+            (fs, fr),
+            k,
+            withheld={
+                c
+                for c, spec in policy.columns.items()
+                if any(op.name in REPLACING for op in spec.operators)
+            },
+        ),
     }

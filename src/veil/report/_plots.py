@@ -13,10 +13,16 @@ from typing import Any
 __all__ = ["distribution_png"]
 
 
-def _draw(ax: Any, d: dict[str, Any] | None, title: str, color: str) -> None:
+def _draw(
+    ax: Any,
+    d: dict[str, Any] | None,
+    title: str,
+    color: str,
+    empty: str = "column not in the release",
+) -> None:
     ax.set_title(title, fontsize=9)
     if d is None:
-        ax.text(0.5, 0.5, "column not in the release", ha="center", va="center", fontsize=9)
+        ax.text(0.5, 0.5, empty, ha="center", va="center", fontsize=9)
         ax.set_axis_off()
         return
     if d["kind"] == "numeric":
@@ -49,7 +55,14 @@ def distribution_png(column: str, dist: dict[str, Any]) -> str:
     fig = Figure(figsize=(8.5, 2.9), dpi=80)
     FigureCanvasAgg(fig)
     left, right = fig.subplots(1, 2)
-    _draw(left, dist.get("original"), f"{column}: original", "#7a8fa6")
+    _draw(
+        left,
+        dist.get("original"),
+        f"{column}: original",
+        "#7a8fa6",
+        # a replaced column: input counts beside the release's would pair values with pseudonyms
+        "withheld (values replaced)" if dist.get("original_withheld") else "not shown",
+    )
     _draw(right, dist.get("release"), f"{column}: release", "#2f7d5b")
     fig.subplots_adjust(left=0.07, right=0.98, top=0.88, bottom=0.32, wspace=0.22)
     buf = io.BytesIO()
