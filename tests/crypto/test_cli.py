@@ -61,3 +61,45 @@ def test_keygen_refused_bits_leave_no_folder(
     err = capsys.readouterr().err.strip()
     assert err.startswith("veil: error:") and "\n" not in err
     assert not out.exists()
+
+
+def test_keygen_never_replaces_a_key_written_after_the_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # another keygen (or a person) puts a private key in place while this one is writing:
+    # without --force it must stay, not be renamed over (the early exists() check is not enough)
+    import os
+
+    out = tmp_path / "keys"
+    out.mkdir()
+    theirs = out / "paillier_private.json"
+    real_fsync = os.fsync
+
+    def fsync_then_race(fd: int) -> None:
+        real_fsync(fd)
+        if (out / "paillier_public.json").exists() and not theirs.exists():
+            theirs.write_text("someone else's key")
+
+    monkeypatch.setattr(os, "fsync", fsync_then_race)
+    assert main(["crypto", "keygen", "--bits", "512", "--insecure", "--out", str(out)]) == 2
+    assert "already exists" in capsys.readouterr().err
+    assert theirs.read_text() == "someone else's key"
+    assert not [p.name for p in out.iterdir() if p.name.startswith(".")]  # no temp file left
+
+
+def test_keygen_does_not_replace_a_dangling_symlink(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a key file symlinked to a volume that is not mounted yet: Path.exists() is False, but
+    # the name is taken and replacing it without --force would lose the link
+    out = tmp_path / "keys"
+    out.mkdir()
+    link = out / "paillier_private.json"
+    link.symlink_to(tmp_path / "vault" / "paillier_private.json")
+    assert main(["crypto", "keygen", "--bits", "512", "--insecure", "--out", str(out)]) == 2
+    assert "already exists" in capsys.readouterr().err
+    assert link.is_symlink()
+    assert (
+        main(["crypto", "keygen", "--bits", "512", "--insecure", "--out", str(out), "--force"]) == 0
+    )
+    assert not link.is_symlink() and stat.S_IMODE(link.stat().st_mode) == 0o600

@@ -9,6 +9,7 @@ overwritten unless ``--force`` is given.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 import tempfile
@@ -19,7 +20,13 @@ from veil.errors import ConfigError
 
 
 def _atomic_write(path: Path, text: str, mode: int, force: bool) -> None:
-    if path.exists() and not force:
+    """Write ``text`` to ``path`` atomically with permissions ``mode``.
+
+    Without ``force`` the file is put in place with :func:`os.link`, which fails if ``path``
+    exists at that moment (also a file created after the early check, or a dangling symlink,
+    which :meth:`Path.exists` does not see): an existing key is never replaced unasked.
+    """
+    if os.path.lexists(path) and not force:
         raise ConfigError(f"{path} already exists (use --force to overwrite)")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
@@ -28,7 +35,21 @@ def _atomic_write(path: Path, text: str, mode: int, force: bool) -> None:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        if force:
+            os.replace(tmp, path)
+        else:
+            try:
+                os.link(tmp, path)  # atomic, and refuses an existing name
+            except FileExistsError:
+                raise ConfigError(f"{path} already exists (use --force to overwrite)") from None
+            except OSError as exc:  # a file system without hard links: check, then rename
+                if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
+                    raise
+                if os.path.lexists(path):
+                    raise ConfigError(f"{path} already exists (use --force to overwrite)") from None
+                os.replace(tmp, path)
+            else:
+                os.unlink(tmp)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -53,7 +74,7 @@ def _keygen(args: argparse.Namespace) -> int:
     if problem is not None:
         raise ConfigError(f"--out {out}: {problem}")
     for name in ("paillier_private.json", "paillier_public.json"):
-        if (out / name).exists() and not args.force:
+        if os.path.lexists(out / name) and not args.force:
             raise ConfigError(f"{out / name} already exists (use --force to overwrite)")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", InsecureKeyWarning)
