@@ -146,7 +146,7 @@ class PaillierPublicKey:
     @property
     def fingerprint(self) -> str:
         """Short public identifier of the key (SHA-256 of ``n``, 16 hex digits)."""
-        return hashlib.sha256(str(int(self.n)).encode()).hexdigest()[:16]
+        return hashlib.sha256(str(self.n).encode()).hexdigest()[:16]  # mpz: no digit limit
 
     def check_ciphertext(self, ciphertext: object) -> Any:
         """Validate a ciphertext given from outside; returns it as an ``mpz``.

@@ -10,6 +10,7 @@ Ciphertexts derived by homomorphic operations are re-randomized before being wri
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from .._errors import CryptoError
@@ -24,14 +25,18 @@ _SCHEME = "veil-paillier"
 _VERSION = 1
 
 
+_DECIMAL = re.compile(r"[+-]?[0-9]+")
+
+
 def _int(doc: dict[str, Any], key: str) -> int:
+    # gmpy2 parses the digits: int(text) refuses more than 4,300 digits (CPython's limit
+    # against quadratic conversions), which a ciphertext modulo n^2 exceeds from ~7,150-bit keys
     value = doc.get(key)
     if not isinstance(value, str):
         raise CryptoError(f"field {key!r} must be a decimal string")
-    try:
-        return int(value, 10)
-    except ValueError:
-        raise CryptoError(f"field {key!r} is not a decimal integer") from None
+    if _DECIMAL.fullmatch(value.strip()) is None:
+        raise CryptoError(f"field {key!r} is not a decimal integer")
+    return int(require_gmpy2().mpz(value.strip(), 10))
 
 
 def _small_int(doc: dict[str, Any], key: str) -> int:
