@@ -87,7 +87,15 @@ def test_float_homomorphic_laws(keys, a: float, b: float, k: float) -> None:  # 
     assert sk.decrypt(ea) == pytest.approx(a, abs=2.0**-53)  # fixed point, 52 fractional bits
     assert sk.decrypt(ea + pk.encrypt(b)) == pytest.approx(a + b, abs=2.0**-50)
     assert sk.decrypt(ea + b) == pytest.approx(a + b, abs=2.0**-50)
-    assert sk.decrypt(ea * k) == pytest.approx(a * k, rel=1e-12, abs=1e-9)
+    if k == 0 or abs(k) >= 2.0**-29:  # every multiplier the 52-bit public scale holds well
+        assert sk.decrypt(ea * k) == pytest.approx(a * k, rel=1e-12, abs=1e-9)
+    else:  # a tiny one: refused, or (a power of two, say) still exact -- never silently 0
+        try:
+            got = sk.decrypt(ea * k)
+        except CryptoError:
+            pass
+        else:
+            assert got == pytest.approx(a * k, rel=2.0**-24, abs=1e-9)
     assert sk.decrypt(pk.encrypt(3) + ea) == pytest.approx(3 + a, abs=2.0**-50)
 
 
@@ -161,3 +169,16 @@ def test_keys_never_leak_in_repr(keys) -> None:  # type: ignore[no-untyped-def]
     pk, sk = keys
     for text in (repr(sk), str(sk), repr(pk.encrypt(3))):
         assert str(sk.p) not in text and str(sk.q) not in text
+
+
+def test_tiny_float_multipliers_are_refused_not_rounded_to_zero(keys) -> None:  # type: ignore[no-untyped-def]
+    # the multiplier is encoded at the fixed public scale 2**-52 (a scale chosen from its value
+    # would leak its magnitude): 1e-20 became 0, so encrypt(1e25) / 1e20 decrypted to 0.0
+    pk, sk = keys
+    big = pk.encrypt(1e25)
+    for op in (lambda: big / 1e20, lambda: pk.encrypt(3.0) * 1e-17, lambda: 5e-324 * big):
+        with pytest.raises(CryptoError, match="multiplier"):
+            op()
+    assert sk.decrypt(pk.encrypt(2**40) * 2.0**-45) == 2.0**-5  # exact at the scale: kept
+    got = sk.decrypt(big / 1e7)  # relative encoding error 5.8e-10 < 2**-24: accepted
+    assert got == pytest.approx(1e18, rel=2.0**-24)

@@ -29,6 +29,9 @@ __all__ = ["EncryptedNumber", "encode_scalar", "FLOAT_FRAC_BITS"]
 
 #: Default fixed-point fractional bits for floats (the resolution of float64 near 1.0).
 FLOAT_FRAC_BITS = 52
+#: Largest relative error of a float multiplier's fixed-point encoding (float32 precision):
+#: with ``FLOAT_FRAC_BITS`` it admits ``|k| >= ~2**-29``; smaller multipliers are refused.
+_MAX_MULTIPLIER_ERROR = Fraction(1, 1 << 24)
 
 
 def encode_scalar(value: object, frac_bits: int | None = None) -> tuple[int, int]:
@@ -198,6 +201,20 @@ class EncryptedNumber:
         if not isinstance(other, (int, float, np.integer, np.floating, np.bool_)):
             return NotImplemented
         k, s = encode_scalar(other, None)
+        if (
+            s
+            and other != 0
+            and abs(Fraction(k, 1 << s) - Fraction(float(other)))
+            > abs(Fraction(float(other))) * _MAX_MULTIPLIER_ERROR
+        ):
+            # the fixed public scale (never chosen from the value, which would leak its
+            # magnitude) cannot hold a tiny multiplier: x * 1e-17 would decrypt to 0 and
+            # encrypt(1e25) / 1e20 to 0.0 instead of 1e5, without any error
+            raise CryptoError(
+                f"a float multiplier this small loses its precision in fixed point with {s} "
+                "fractional bits (relative error above 2**-24); multiply by an "
+                "integer, or scale the decrypted result instead"
+            )
         gmp = require_gmpy2()
         pk = self.public_key
         base = self._c if k >= 0 else gmp.invert(self._c, pk.nsquare)
