@@ -131,3 +131,25 @@ def test_replay_check_covers_every_ciphertext(keys) -> None:  # type: ignore[no-
     rerandomised.obfuscate()
     total = aggregate([va, vb, rerandomised], pk)
     assert decrypt_aggregate(sk, total).tolist() == (2 * a + b).tolist()
+
+
+def test_pickled_derived_ciphertexts_are_rerandomized(keys) -> None:  # type: ignore[no-untyped-def]
+    # dumps re-randomizes c^k before writing it; a pickle (multiprocessing, a cache, a socket)
+    # carried c^k as computed, so whoever holds c finds a small weight k by trying c^1, c^2, ...
+    import pickle
+
+    import numpy as np
+
+    pk, sk = keys
+    nsq = int(pk.nsquare)
+    x = pk.encrypt(5)
+    c = int(x.ciphertext())
+    v = pk.encrypt_vector(np.array([1.0, -2.0]))
+    cv = [int(ct) for ct in v.ciphertexts]
+    for proto in range(pickle.HIGHEST_PROTOCOL + 1):
+        y = pickle.loads(pickle.dumps(x * 7, protocol=proto))
+        assert all(pow(c, k, nsq) != int(y._c) for k in range(1, 100))
+        assert sk.decrypt(y) == 35
+        w = pickle.loads(pickle.dumps(v * 3, protocol=proto))
+        assert all(pow(cv[0], k, nsq) != int(w.ciphertexts[0]) for k in range(1, 100))
+        assert sk.decrypt_vector(w).tolist() == [3.0, -6.0]

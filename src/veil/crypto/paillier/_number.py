@@ -107,6 +107,10 @@ class EncryptedNumber:
         return obj
 
     def __getstate__(self) -> tuple[Any, ...]:
+        # like dumps: a derived ciphertext is re-randomized before it leaves the process
+        # (a pickled c^k next to c would give away a small plaintext multiplier k)
+        if not self._obfuscated:
+            self.obfuscate()
         return (self.public_key, self._c, self.scale, self.bound, self._obfuscated)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:

@@ -212,6 +212,13 @@ class EncryptedVector:
         if not 1 <= self.n_terms <= spec.max_parties:
             raise CryptoError(f"n_terms must lie in [1, {spec.max_parties}]")
 
+    def __getstate__(self) -> dict[str, Any]:
+        # like dumps: derived ciphertexts are re-randomized before they leave the process
+        # (pickled c^k next to c would give away a small integer weight k)
+        if not self._obfuscated:
+            self.obfuscate()
+        return dict(self.__dict__)
+
     @property
     def size(self) -> int:
         """Number of values."""
