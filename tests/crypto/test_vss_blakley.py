@@ -285,3 +285,20 @@ def test_blakley_two_of_three_needed_shares_are_uniform_on_a_small_field() -> No
         shares = blakley_share([secret] * 30_000, 3, 4, prime=p)
         cells = np.array(shares[0].offsets) * p + np.array(shares[3].offsets)
         assert stats.chisquare(np.bincount(cells, minlength=p * p)).pvalue > ALPHA
+
+
+def test_blakley_refuses_malformed_hyperplanes() -> None:
+    # a normal with a coordinate too many shifted the offset columns: two such shares
+    # "reconstructed" a 38-digit number instead of 5, without error; a short one raised
+    # IndexError, and an empty one passed the redundancy check of extra shares
+    sh = blakley_share(5, 2, 4)
+    long_normal = dataclasses.replace(sh[3], normal=(*sh[3].normal, 7))
+    short_normal = dataclasses.replace(sh[3], normal=sh[3].normal[:1])
+    empty = dataclasses.replace(sh[3], normal=(), offsets=(0,))
+    out_of_field = dataclasses.replace(sh[3], offsets=(sh[3].offsets[0] + sh[3].prime,))
+    vector = dataclasses.replace(sh[3], scalar=False)
+    for bad in (long_normal, short_normal, empty, out_of_field, vector):
+        for combo in ([bad, sh[1]], [sh[0], bad], [sh[0], sh[1], bad]):
+            with pytest.raises(CryptoError, match="is malformed"):
+                blakley_reconstruct(combo)
+    assert blakley_reconstruct([sh[0], sh[3]]) == 5

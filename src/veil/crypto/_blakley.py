@@ -170,6 +170,12 @@ def blakley_share(
     ]
 
 
+def _residues(share: BlakleyShare, p: int) -> bool:
+    """Whether the share's normal and offsets are integers in ``[0, p)``."""
+    values = (*share.normal, *share.offsets)
+    return all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < p for v in values)
+
+
 def blakley_reconstruct(shares: Sequence[BlakleyShare]) -> int | list[int]:
     """Intersect ``threshold`` hyperplanes and return the first coordinate(s).
 
@@ -207,6 +213,9 @@ def blakley_reconstruct(shares: Sequence[BlakleyShare]) -> int | list[int]:
             first.sharing_id,
         ):
             raise CryptoError(f"share {s.index} belongs to a different sharing")
+    for s in shares:  # a malformed hyperplane would shift the columns: garbage, not an error
+        if s.scalar != first.scalar or len(s.normal) != t or not _residues(s, p):
+            raise CryptoError(f"share {s.index} is malformed (not a hyperplane of this sharing)")
     if len({s.index for s in shares}) != len(shares):
         raise CryptoError("a share index is given twice")
     if len(shares) < t:
