@@ -138,7 +138,9 @@ def make_private(
     module, optimizer, data_loader
         The usual PyTorch objects.  The optimizer must update the module's parameters; the
         data loader must have a map-style ``dataset`` and a ``batch_size`` (its expected
-        batch size: ``sample_rate = batch_size / len(dataset)``).
+        batch size: ``sample_rate = batch_size / len(dataset)``), and draw from every record
+        (``shuffle=True`` or ``False``; any other sampler is a ``ConfigError``, since that
+        rate would not be the rate of its batches).
     max_grad_norm : float
         Per-sample clipping bound ``C``.
     noise_multiplier : float, optional

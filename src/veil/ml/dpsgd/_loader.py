@@ -80,12 +80,32 @@ def loader_rate(data_loader: DataLoader) -> tuple[Dataset, int, float]:
     """``(dataset, n, q)`` of a ``DataLoader``: its size ``n`` and ``q = min(1, batch_size / n)``.
 
     The sample rate the accountant charges for the loader's batches (Poisson-sampled at ``q``,
-    or fixed-size batches of ``batch_size``).
+    or fixed-size batches of ``batch_size``).  It is the rate of the loader's batches only when
+    its sampler draws from every record of the dataset, each at most once per pass: a
+    ``SequentialSampler`` or a ``RandomSampler`` without replacement.  Any other sampler is a
+    :class:`~veil.errors.ConfigError`: a ``SubsetRandomSampler`` over ``m < n`` records puts
+    each of them in a batch with probability ``batch_size / m > q`` (and Poisson sampling
+    over the dataset would train on the records it leaves out), a sampler with replacement
+    can put one record in a batch twice (sensitivity ``2 C``).
     """
     dataset = data_loader.dataset
     n = dataset_size(dataset)
     if data_loader.batch_size is None:
         raise ConfigError("the data loader must have a batch_size (no custom batch_sampler)")
+    sampler = data_loader.sampler
+    if type(sampler) not in (SequentialSampler, RandomSampler) or getattr(
+        sampler, "replacement", False
+    ):
+        raise ConfigError(
+            f"the data loader draws with a {type(sampler).__name__}"
+            f"{' with replacement' if getattr(sampler, 'replacement', False) else ''}, but the "
+            f"sample rate batch_size / len(dataset) = {data_loader.batch_size} / {n} holds only "
+            "for a loader that draws every record of its dataset once per pass: records that "
+            "sampler leaves out (a held-out split, withdrawn consent) would be trained on by "
+            "Poisson sampling, or the records it keeps sampled more often than accounted; pass "
+            "a loader over exactly the training records (torch.utils.data.Subset) with "
+            "shuffle=True or False"
+        )
     return dataset, n, min(1.0, int(data_loader.batch_size) / n)
 
 
@@ -226,15 +246,7 @@ class PoissonLoader:
             raise ConfigError(
                 f"expected a torch.utils.data.DataLoader, got {type(data_loader).__name__}"
             )
-        dataset, _, sample_rate = loader_rate(data_loader)
-        if type(data_loader.sampler) not in (SequentialSampler, RandomSampler):
-            raise ConfigError(
-                f"the data loader draws with a {type(data_loader.sampler).__name__}, but Poisson "
-                "sampling draws from every record of its dataset, so records that sampler leaves "
-                "out (a held-out split, withdrawn consent) would be trained on; pass a loader "
-                "over exactly the training records (torch.utils.data.Subset) with shuffle=True "
-                "or False"
-            )
+        dataset, _, sample_rate = loader_rate(data_loader)  # refuses custom samplers
         return cls(
             dataset,
             sample_rate,

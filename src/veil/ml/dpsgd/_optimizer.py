@@ -206,6 +206,7 @@ class DPOptimizer(torch.optim.Optimizer):
         self.data_loader = data_loader
         self._loader_seen = 0 if data_loader is None else data_loader.batches_yielded
         self._next_chunk: tuple[int, int] | None = None  # expected (logical batch, chunk)
+        self._released: int | None = None  # logical batch of the latest noisy step
 
     # torch.optim.Optimizer interface, delegated --------------------------------------------
     @property
@@ -257,6 +258,17 @@ class DPOptimizer(torch.optim.Optimizer):
         self._our_grads.clear()
 
     def _check_foreign_grads(self) -> None:
+        # a parameter frozen when this optimizer was built has no per-sample capture; once
+        # unfrozen, its ordinary batch gradient would be stepped unclipped and unnoised
+        owned = {id(p) for p in self.grads.params}
+        for group in self.original_optimizer.param_groups:
+            if any(id(p) not in owned and p.grad is not None for p in group["params"]):
+                raise ConfigError(
+                    "a parameter of the optimizer has a gradient but no per-sample capture (it "
+                    "was frozen when the DP optimizer was built and unfrozen since): its update "
+                    "would be neither clipped nor noised; build a new private model and "
+                    "optimizer after changing which parameters train.  No update was made"
+                )
         for p in self.grads.params:
             if p.grad is None:
                 continue
@@ -312,6 +324,14 @@ class DPOptimizer(torch.optim.Optimizer):
         if ident is None:
             return
         logical, k = ident
+        if logical == self._released:
+            raise ConfigError(
+                "this Poisson batch was already used for a noisy step: a second step on the "
+                "same batch (another backward pass over it) releases the same records' "
+                "gradients again, which the accountant, charging one independently sampled "
+                "batch per step, does not cover; take the next batch of the loader.  No update "
+                "was made"
+            )
         expected = self._next_chunk
         if (expected is None and k != 0) or (expected is not None and ident != expected):
             self._acc.clear()
@@ -382,6 +402,8 @@ class DPOptimizer(torch.optim.Optimizer):
             self._our_grads[id(p)] = (p.grad, p.grad._version)
         self._acc.clear()
         self._units = 0
+        if self.signal.batch is not None:
+            self._released = self.signal.batch[0]
         self.original_optimizer.step()
         for p in self.grads.params:
             self._our_grads[id(p)] = (p.grad, p.grad._version)  # type: ignore[union-attr]
