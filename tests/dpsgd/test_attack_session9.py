@@ -222,3 +222,64 @@ def test_noise_of_std_sigma_c_reaches_every_trainable_parameter_only() -> None:
         assert stats.kstest(z, stats.norm(scale=sigma * clip).cdf).pvalue > ALPHA, n
     for a, b in zip(frozen, net.frozen.parameters()):
         assert torch.equal(a, b)
+
+
+def test_make_private_warns_when_steps_are_not_fed_by_its_poisson_loader() -> None:
+    from veil.ml.dpsgd import FixedBatchAccountingWarning
+
+    data = _data()
+    net = nn.Linear(3, 2)
+    mine = DataLoader(data, batch_size=10, shuffle=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model, opt, loader = make_private(
+            net,
+            torch.optim.SGD(net.parameters(), lr=0.1),
+            mine,
+            max_grad_norm=1.0,
+            noise_multiplier=1.0,
+            max_physical_batch_size=4,  # virtual steps: one step per chunk is fed
+            secure_rng=False,
+            seed=2,
+        )
+    # the caller's own (fixed, shuffled) batches are not what the Poisson bound covers
+    with pytest.warns(FixedBatchAccountingWarning, match="not fed the next batch") as rec:
+        for x, y in mine:
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+    assert len([w for w in rec if w.category is FixedBatchAccountingWarning]) == 1  # once
+    steps = opt.steps
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FixedBatchAccountingWarning)
+        for x, y in loader:
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+    assert opt.steps == steps + len(loader)
+
+
+def test_a_step_that_fails_in_the_wrapped_optimizer_is_still_accounted() -> None:
+    class Failing(torch.optim.SGD):
+        def step(self, closure: object = None) -> None:  # type: ignore[override]
+            raise RuntimeError("disk full")
+
+    net = nn.Linear(3, 2)
+    data = _data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model, opt, loader = make_private(
+            net,
+            Failing(net.parameters(), lr=0.1),
+            DataLoader(data, batch_size=10),
+            max_grad_norm=1.0,
+            noise_multiplier=1.0,
+            secure_rng=False,
+            seed=4,
+        )
+    x, y = next(iter(loader))
+    nn.functional.cross_entropy(model(x), y).backward()
+    with pytest.raises(RuntimeError, match="disk full"):
+        opt.step()
+    assert net.weight.grad is not None  # the noisy gradient was released to the caller ...
+    assert len(opt.accountant.history) == 1 and opt.get_epsilon(1e-5) > 0  # ... and charged

@@ -207,6 +207,7 @@ class DPOptimizer(torch.optim.Optimizer):
         self._loader_seen = 0 if data_loader is None else data_loader.batches_yielded
         self._next_chunk: tuple[int, int] | None = None  # expected (logical batch, chunk)
         self._released: int | None = None  # logical batch of the latest noisy step
+        self._on_fed: Callable[[int], None] | None = None  # make_private's Poisson check
 
     # torch.optim.Optimizer interface, delegated --------------------------------------------
     @property
@@ -264,10 +265,9 @@ class DPOptimizer(torch.optim.Optimizer):
         for group in self.original_optimizer.param_groups:
             if any(id(p) not in owned and p.grad is not None for p in group["params"]):
                 raise ConfigError(
-                    "a parameter of the optimizer has a gradient but no per-sample capture (it "
-                    "was frozen when the DP optimizer was built and unfrozen since): its update "
-                    "would be neither clipped nor noised; build a new private model and "
-                    "optimizer after changing which parameters train.  No update was made"
+                    "a parameter of the optimizer has a gradient but no per-sample capture "
+                    "(frozen when the DP optimizer was built, unfrozen since): build a new "
+                    "private model and optimizer.  No update was made"
                 )
         for p in self.grads.params:
             if p.grad is None:
@@ -326,11 +326,9 @@ class DPOptimizer(torch.optim.Optimizer):
         logical, k = ident
         if logical == self._released:
             raise ConfigError(
-                "this Poisson batch was already used for a noisy step: a second step on the "
-                "same batch (another backward pass over it) releases the same records' "
-                "gradients again, which the accountant, charging one independently sampled "
-                "batch per step, does not cover; take the next batch of the loader.  No update "
-                "was made"
+                "this Poisson batch was already used for a noisy step; a second step on it is "
+                "not the independently sampled batch the accountant charges: take the next "
+                "batch of the loader.  No update was made"
             )
         expected = self._next_chunk
         if (expected is None and k != 0) or (expected is not None and ident != expected):
@@ -352,6 +350,8 @@ class DPOptimizer(torch.optim.Optimizer):
         self._check_foreign_grads()
         bsz = self.grads.batch_size()
         self._check_fed_by_loader(bsz)
+        if self._on_fed is not None:
+            self._on_fed(bsz)
         self._check_chunk_order()
         scale = self._scale(bsz)
         n_units = self.num_microbatches
@@ -404,14 +404,16 @@ class DPOptimizer(torch.optim.Optimizer):
         self._units = 0
         if self.signal.batch is not None:
             self._released = self.signal.batch[0]
-        self.original_optimizer.step()
-        for p in self.grads.params:
-            self._our_grads[id(p)] = (p.grad, p.grad._version)  # type: ignore[union-attr]
+        # account before the wrapped step: the noisy gradients are released (in p.grad, and
+        # partly in the parameters) even if that step raises
         if self.sample_rate is not None:
             self.accountant.step(
                 noise_multiplier=self.noise_multiplier, sample_rate=self.sample_rate
             )
         self.steps += 1
+        self.original_optimizer.step()
+        for p in self.grads.params:
+            self._our_grads[id(p)] = (p.grad, p.grad._version)  # type: ignore[union-attr]
         return loss
 
     def get_epsilon(self, delta: float | None = None) -> float:
