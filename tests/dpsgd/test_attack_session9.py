@@ -283,3 +283,27 @@ def test_a_step_that_fails_in_the_wrapped_optimizer_is_still_accounted() -> None
         opt.step()
     assert net.weight.grad is not None  # the noisy gradient was released to the caller ...
     assert len(opt.accountant.history) == 1 and opt.get_epsilon(1e-5) > 0  # ... and charged
+
+
+@pytest.mark.parametrize(("sigma", "steps"), [(0.25, 300), (1.0, 10), (5.0, 1)])
+def test_pld_without_subsampling_bounds_the_exact_gaussian_epsilon(
+    sigma: float, steps: int
+) -> None:
+    # q = 1: the composed mechanism is one Gaussian with mu = sqrt(steps) / sigma, whose exact
+    # curve is delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (Balle & Wang
+    # 2018).  The wide loss range of (0.25, 300) made the PLD conversion overflow (crash).
+    import math
+
+    from scipy.optimize import brentq
+
+    delta, mu = 1e-5, math.sqrt(steps) / sigma
+
+    def gap(eps: float) -> float:
+        tail = stats.norm.cdf(-eps / mu + mu / 2)
+        return tail - math.exp(eps + stats.norm.logcdf(-eps / mu - mu / 2)) - delta
+
+    exact = brentq(gap, 0.0, mu * mu + 20 * mu, xtol=1e-10)
+    h = 1e-3  # grid width: rounding up adds at most steps * h
+    acc = PLDAccountant(value_discretization=h)
+    acc.step(noise_multiplier=sigma, sample_rate=1.0, steps=steps)
+    assert exact <= acc.get_epsilon(delta) <= exact + steps * h + 1e-6

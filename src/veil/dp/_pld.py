@@ -91,17 +91,19 @@ class _PMF:
             return math.inf
         losses = (self.offset + np.arange(len(self.probs))) * self.h
         p = self.probs
-        # suffix sums over j >= i of p_j and p_j e^{-l_j} (shifted to avoid overflow)
+        # suffix sums over j >= i of p_j, and log of those of p_j e^{shift - l_j} (in log
+        # space: over a wide loss range, e.g. q = 1 and many steps, e^{shift - l} overflows)
         shift = losses[-1]
         s1 = np.cumsum(p[::-1])[::-1]
-        s2 = np.cumsum((p * np.exp(shift - losses))[::-1])[::-1]
-        # delta at eps = l_{i-1} uses the bins j >= i
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            d_at = s1[1:] - np.exp(losses[:-1] - shift) * s2[1:] + self.inf_mass
+            log_s2 = np.logaddexp.accumulate((np.log(p) + shift - losses)[::-1])[::-1]
+            # delta at eps = l_{i-1} uses the bins j >= i
+            d_at = s1[1:] - np.exp(losses[:-1] - shift + log_s2[1:]) + self.inf_mass
         ok = np.flatnonzero(d_at <= delta)
         k = int(ok[0]) if len(ok) else len(p) - 1  # eps in (l_{k-1}, l_k]; bins j >= k count
         num = s1[k] + self.inf_mass - delta
-        eps = shift + math.log(num / s2[k]) if num > 0 and s2[k] > 0 else float(losses[k])
+        finite = num > 0 and np.isfinite(log_s2[k])
+        eps = shift + math.log(num) - float(log_s2[k]) if finite else float(losses[k])
         low = float(losses[k - 1]) if k > 0 else -math.inf
         return float(max(min(max(eps, low), float(losses[k])), 0.0))
 
