@@ -201,7 +201,7 @@ def _swap_in(staged: Path, out_dir: Path, names: list[str]) -> None:
 def run(args: argparse.Namespace) -> int:
     from veil.deid import Policy, apply
     from veil.errors import InputError, UnsatisfiableError
-    from veil.io import folder_problem, output_folder, read_table, same_file, write, write_json
+    from veil.io import check_folder, output_folder, read_table, same_file, write, write_json
     from veil.report import render_html
 
     policy = Policy.from_yaml(args.policy)
@@ -212,9 +212,7 @@ def run(args: argparse.Namespace) -> int:
     out_dir = Path(args.out)
     if out_dir.exists() and not out_dir.is_dir():
         raise InputError(f"--out must be a folder, but {out_dir} is a file")
-    problem = folder_problem(out_dir)  # checked now; the folder is created only when writing
-    if problem is not None:
-        raise InputError(f"--out {out_dir}: {problem}")
+    check_folder(out_dir, f"--out {out_dir}")  # checked now; created only when writing
     release_path = out_dir / inp.name
     if release_path.exists() and same_file(release_path, inp):
         raise InputError(

@@ -58,7 +58,7 @@ def _atomic_write(path: Path, text: str, mode: int, force: bool) -> None:
 
 def _keygen(args: argparse.Namespace) -> int:
     from veil.crypto.paillier import InsecureKeyWarning, dumps, generate_paillier_keypair
-    from veil.io import folder_problem, output_folder
+    from veil.io import check_folder, output_folder
 
     if args.bits < 2048 and not args.insecure:
         raise ConfigError(
@@ -70,9 +70,8 @@ def _keygen(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} exists and is not a directory")
-    problem = folder_problem(out)  # a missing folder is created after the key is made
-    if problem is not None:
-        raise ConfigError(f"--out {out}: {problem}")
+    # a missing folder is created after the key is made
+    check_folder(out, f"--out {out}", ConfigError)
     for name in ("paillier_private.json", "paillier_public.json"):
         if os.path.lexists(out / name) and not args.force:
             raise ConfigError(f"{out / name} already exists (use --force to overwrite)")

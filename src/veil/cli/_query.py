@@ -236,7 +236,7 @@ def _check_out(args: argparse.Namespace) -> None:
     i.e. a second release)."""
     from pathlib import Path
 
-    from veil.io import folder_problem, same_file
+    from veil.io import check_folder, same_file
 
     target = Path(args.out)
     if not str(args.out).strip():
@@ -245,9 +245,8 @@ def _check_out(args: argparse.Namespace) -> None:
         raise ConfigError("--out names the input file: refusing to overwrite the input")
     if target.is_dir():
         raise ConfigError(f"--out {args.out}: is a folder, not a file")
-    problem = folder_problem(target.parent)  # a missing folder is created when writing
-    if problem is not None:
-        raise ConfigError(f"--out {args.out}: {problem}")
+    # a missing folder is created when writing
+    check_folder(target.parent, f"--out {args.out}", ConfigError)
 
 
 def _check_bounds(sql: str, bounds: dict[str, tuple[float, float]]) -> None:

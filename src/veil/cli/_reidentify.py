@@ -50,16 +50,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from veil.deid._keys import key_loader
     from veil.deid.operators import detokenize_frame
-    from veil.io import folder_problem, read, same_file, write
+    from veil.io import check_folder, read, same_file, write
 
     columns = [c.strip() for c in args.columns.split(",") if c.strip()]
     if not columns:
         raise ConfigError("--columns needs at least one column name")
     if same_file(args.release, args.out):
         raise InputError(f"refusing to overwrite the release {args.release}; choose another --out")
-    problem = folder_problem(Path(args.out).parent)  # a missing folder is created when writing
-    if problem is not None:
-        raise InputError(f"--out {args.out}: {problem}")
+    # a missing folder is created when writing
+    check_folder(Path(args.out).parent, f"--out {args.out}")
     contexts: dict[str, str] = {}
     for item in args.context:
         col, sep, name = item.partition("=")

@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     from veil.deid import scan
     from veil.deid._scan_draft import draft_yaml
     from veil.errors import ConfigError, InputError
-    from veil.io import atomic_write, folder_problem, read, same_file
+    from veil.io import atomic_write, check_folder, read, same_file
 
     if args.k < 1:
         raise ConfigError("--k must be at least 1")
@@ -80,9 +80,7 @@ def run(args: argparse.Namespace) -> int:
             "choose another --policy-out"
         )
     if args.policy_out:  # a missing folder is created when writing, as anonymize's --out
-        problem = folder_problem(Path(args.policy_out).parent)
-        if problem is not None:
-            raise InputError(f"--policy-out {args.policy_out}: {problem}")
+        check_folder(Path(args.policy_out).parent, f"--policy-out {args.policy_out}")
     opts = read_options(args)
     df = read(args.input, **opts)
     if not opts.get("names") and not df.attrs.get("veil_source", {}).get("header", True):

@@ -12,7 +12,7 @@ Examples
 'a;b\\n1;x\\n2;y\\n'
 """
 
-from veil.io._folders import folder_problem, output_folder
+from veil.io._folders import check_folder, folder_problem, output_folder
 from veil.io._read import SourceFormat, read, read_table
 from veil.io._write import atomic_write, same_file, write, write_json
 
@@ -24,6 +24,7 @@ __all__ = [
     "atomic_write",
     "write_json",
     "same_file",
+    "check_folder",
     "folder_problem",
     "output_folder",
 ]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from veil.errors import InputError
 
-__all__ = ["folder_problem", "output_folder"]
+__all__ = ["check_folder", "folder_problem", "output_folder"]
 
 
 def folder_problem(folder: str | os.PathLike[str]) -> str | None:
@@ -38,6 +38,32 @@ def folder_problem(folder: str | os.PathLike[str]) -> str | None:
     if p.is_symlink() and not p.exists():
         return f"{p} is a broken link"
     return f"{p} is not a folder" if p.exists() else f"{p} does not exist"
+
+
+def check_folder(
+    folder: str | os.PathLike[str], label: str, error: type[Exception] = InputError
+) -> None:
+    """Raise ``error("{label}: {problem}")`` when :func:`folder_problem` finds one.
+
+    The check every command runs on its output folder before any work (``veil anonymize``,
+    ``veil query``, ``veil reidentify``, ``veil scan``, ``veil crypto keygen``), and
+    :func:`output_folder` before creating it.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "file.csv").write_text("a\\n")
+    >>> check_folder(d / "new", "--out")
+    >>> try:
+    ...     check_folder(d / "file.csv" / "sub", "--out x")
+    ... except InputError as exc:
+    ...     str(exc).startswith("--out x: ")
+    True
+    """
+    problem = folder_problem(folder)
+    if problem is not None:
+        raise error(f"{label}: {problem}")
 
 
 @contextlib.contextmanager
@@ -71,9 +97,7 @@ def output_folder(folder: str | os.PathLike[str]) -> Iterator[Path]:
     ['a']
     """
     target = Path(folder) if str(folder) else Path(".")
-    problem = folder_problem(target)
-    if problem is not None:
-        raise InputError(f"cannot create the output folder {target}: {problem}")
+    check_folder(target, f"cannot create the output folder {target}")
     missing = []
     p = target
     while not p.is_dir() and p.parent != p:
