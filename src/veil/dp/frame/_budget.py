@@ -46,6 +46,10 @@ from veil.errors import ConfigError
 
 __all__ = ["Component", "build_components", "allocate", "output_components", "halfwidths"]
 
+#: Component kinds that count cells (``count``: non-missing cells, ``ncount``: cells that read
+#: as numbers): integer-valued, sensitivity ``max_rows``, discrete noise.
+COUNT_KINDS = frozenset({"count", "ncount"})
+
 
 @dataclass
 class Component:
@@ -115,14 +119,14 @@ def _sensitivity(
     replace: bool = False,
 ) -> float:
     if replace:  # one row replaced by another; n is public (diffprivlib's bounded DP)
-        if kind in ("count", "ncount"):  # public: no missing cell, no cell that is no number
+        if kind in COUNT_KINDS:  # public: no missing cell, no cell that is no number
             return 0.0
         if kind == "quantile":  # a rank moves by at most one, m is fixed
             return 1.0
         assert bounds is not None
         width = bounds[1] - bounds[0]
         return width if kind == "csum" else width * width / 4.0  # csq spans h^2
-    if kind in ("count", "ncount"):  # a person adds at most max_rows cells to a group
+    if kind in COUNT_KINDS:  # a person adds at most max_rows cells to a group
         return float(max_rows)
     if kind == "quantile":  # rank utility: one added row moves it by at most max(q, 1 - q)
         assert q is not None
@@ -208,7 +212,7 @@ def allocate(
         elif mechanism == "gaussian":
             comp.delta = delta_gauss / n_gauss
             comp.noise_sensitivity = math.sqrt(max_groups) * comp.sensitivity
-            if comp.kind in ("count", "ncount"):
+            if comp.kind in COUNT_KINDS:
                 comp.mechanism = "discrete_gaussian"
                 comp.scale = _noise.discrete_gaussian_sigma(
                     comp.noise_sensitivity, eps_c, comp.delta, max_groups, int(comp.sensitivity)
@@ -219,7 +223,7 @@ def allocate(
                     comp.noise_sensitivity, eps_c, comp.delta
                 )
         else:
-            comp.mechanism = "discrete_laplace" if comp.kind in ("count", "ncount") else "laplace"
+            comp.mechanism = "discrete_laplace" if comp.kind in COUNT_KINDS else "laplace"
             comp.noise_sensitivity = max_groups * comp.sensitivity
             comp.scale = comp.noise_sensitivity / eps_c
     used_delta = delta_sel + (delta_gauss if n_gauss else 0.0)

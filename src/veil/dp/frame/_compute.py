@@ -23,7 +23,7 @@ import numpy as np
 from veil._parallel import clamped_sum, scan_moments
 from veil.dp._rng import BitSource
 from veil.dp.frame import _noise
-from veil.dp.frame._budget import Component
+from veil.dp.frame._budget import COUNT_KINDS, Component
 from veil.dp.frame._quantile import dp_quantiles
 
 __all__ = ["ColumnStats", "row_counts", "noisy_component", "finish_output"]
@@ -140,7 +140,7 @@ class ColumnStats:
 
     def exact(self, kind: str, bounds: tuple[float, float] | None) -> np.ndarray:
         """Exact statistic of a (non-quantile) component kind."""
-        if kind in ("count", "ncount"):  # the values are the cells, or their numbers
+        if kind in COUNT_KINDS:  # the values are the cells, or their numbers
             return self.count()
         assert bounds is not None
         if kind == "sum":

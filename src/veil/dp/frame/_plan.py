@@ -26,6 +26,7 @@ from veil.dp._canon import release_column
 from veil.dp.frame import _noise
 from veil.dp.frame._bounding import bound_contributions, persons_per_group
 from veil.dp.frame._budget import (
+    COUNT_KINDS,
     Component,
     allocate,
     build_components,
@@ -338,7 +339,7 @@ class QueryPlan:
         noisy: dict[tuple, np.ndarray] = {}
         stats: dict[tuple[bool, Any], ColumnStats] = {}  # by (read as numbers, column)
         # sums before counts: an ungrouped sum also tells whether the column has missing values
-        order = sorted(self._comps, key=lambda k: k[0] in ("count", "ncount"))
+        order = sorted(self._comps, key=lambda k: k[0] in COUNT_KINDS)
         for key in order:
             comp = self._comps[key]
             exact = None
