@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
+import yaml
 
 from veil.cli.main import main
 from veil.deid import apply
@@ -51,10 +52,7 @@ def test_written_parquet_does_not_hold_a_removed_records_value(tmp_path: Path) -
     src = tmp_path / "in.parquet"
     _frame().to_parquet(src)
     pol = tmp_path / "p.yaml"
-    pol.write_text(
-        "columns:\n  name: {role: identifier, operator: drop}\n  diag: {role: sensitive}\n"
-        f"  town: {{role: insensitive}}\nsuppress: [\"diag == '{SECRET}'\"]\n"
-    )
+    pol.write_text(yaml.safe_dump(POLICY))  # the policy apply() is given above, as YAML
     out = tmp_path / "out"
     assert main(["anonymize", str(src), "--policy", str(pol), "--out", str(out)]) == 0
     written = out / "in.parquet"
