@@ -228,10 +228,11 @@ def sniff_format(
             delim = delim.strip()  # ', ' means ',' with skipped initial spaces
         else:
             raise InputError(f"the delimiter must be one character, got {delimiter!r}")
-    n_fields, n_spaced, n_two = _spaces_after_delimiters("\n".join(lines), delim)
+    text = "\n".join(lines)
+    n_fields, n_spaced, n_two = _spaces_after_delimiters(text, delim)
     spaced = n_fields > 0 and n_spaced >= 0.9 * n_fields
     one_space = spaced and n_two == 0
-    rows = list(csv.reader(io.StringIO("\n".join(lines)), delimiter=delim, skipinitialspace=spaced))
+    rows = list(csv.reader(io.StringIO(text), delimiter=delim, skipinitialspace=spaced))
     return TextFormat(
         encoding,
         delim,

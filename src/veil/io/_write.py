@@ -297,8 +297,7 @@ def _pandas_csv(df: pd.DataFrame, lay: SourceFormat) -> str:
     if lay.spacing and df.shape[1] > 1:
         return head + _spaced_csv(df, lay)
     quoting = csv.QUOTE_NONNUMERIC if _lone_missing(df, lay) else _csv_quoting(lay)
-    body = df
-    text = body.to_csv(
+    text = df.to_csv(
         sep=lay.delimiter,
         index=False,
         header=False,
