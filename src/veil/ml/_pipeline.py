@@ -218,9 +218,9 @@ def make_private_pipeline(
     public categories, or scikit-learn's ``SVR``, whose ``epsilon`` is a loss parameter) are
     left alone -- and ``fit`` warns (:class:`~veil.errors.PrivacyLeakWarning`) about those
     that learn from the rows (``OneHotEncoder()`` finding the categories, which sets the next
-    step's number of features; a scikit-learn scaler or model).  Sequential composition: the whole fit costs ``epsilon``.  (A meta-estimator
-    that fits clones of a DP estimator, such as ``BaggingClassifier``, spends its share once
-    per clone; its accountant sees every spend.)
+    step's number of features; a scikit-learn scaler or model).  Sequential composition: the
+    whole fit costs ``epsilon``.  (A meta-estimator that fits clones of a DP estimator, such as
+    ``BaggingClassifier``, spends its share once per clone; its accountant sees every spend.)
     The result is a :class:`PrivatePipeline`: ``fit`` checks the whole budget with the
     accountant(s) before any step runs, so a budget that cannot pay for every step spends
     nothing and fits nothing.

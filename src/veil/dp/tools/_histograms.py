@@ -7,8 +7,9 @@ the guarantee is ``2 epsilon``).  Counts get exact geometric noise and are proje
 ``[-B, B]`` (or a given ``[low, high]``) and the (FP-safe Laplace) noise is calibrated on the
 bound's magnitude — diffprivlib ignores the weights in the noise, which is not private.  Weighted
 sums are projected onto ``>= 0`` only for a declared ``low >= 0``, never because the data's
-weights happen to be non-negative (that released whether some record's weight was negative).  Bin edges must be public: ``range`` (or explicit
-edges) is required and never read from the data.
+weights happen to be non-negative (that released whether some record's weight was
+negative).  Bin edges must be public: ``range`` (or explicit edges) is required and never read
+from the data.
 """
 
 from __future__ import annotations
