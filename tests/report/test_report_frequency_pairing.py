@@ -64,3 +64,29 @@ def test_generalized_column_keeps_its_input_distribution() -> None:
     _, rep = apply(df, pol)
     assert rep["distributions"]["diag"]["original"]["labels"] == ["flu", "asthma", "HIV", "cancer"]
     assert "original_withheld" not in rep["distributions"]["diag"]
+
+
+def test_a_registered_operator_that_replaces_values_has_its_input_withheld() -> None:
+    """The withholding follows the operator's ``replaces_values``, not a list of names: an
+    operator registered by the user that maps each value to another is covered too."""
+    from veil.deid.operators._base import _REGISTRY, Operator, register
+
+    @register
+    class Reverse(Operator):
+        name = "test_reverse_text"
+        replaces_values = True
+
+        def apply(self, df: pd.DataFrame, column: str | None, ctx: object) -> pd.DataFrame:
+            out = df.copy()
+            out[column] = out[column].str[::-1]
+            return out
+
+    try:
+        df = pd.DataFrame({"age": [30 + i % 5 for i in range(len(DIAG))], "diag": DIAG})
+        pol = {"columns": {"age": "quasi", "diag": {"role": "sensitive", "operator": Reverse.name}}}
+        release, rep = apply(df, pol)
+        assert release["diag"].iloc[0] == "VIH"  # the premise: values replaced one to one
+        assert rep["distributions"]["diag"]["original_withheld"] is True
+        assert rep["distributions"]["diag"]["original"] is None
+    finally:
+        del _REGISTRY[Reverse.name]

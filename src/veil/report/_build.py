@@ -21,10 +21,6 @@ __all__ = ["build_report", "MAX_PLOTS", "DEFAULT_K"]
 
 MAX_PLOTS = 12
 DEFAULT_K = 5
-#: operators that replace each value by an image of it (a pseudonym, a token, a fake, a mask):
-#: the release keeps the input's frequencies, so the input's value counts next to the
-#: release's counts per replacement pair them up (the mapping, without the key)
-REPLACING = frozenset({"pseudonymize", "tokenize", "fake", "mask"})
 
 
 def _distributions(
@@ -40,7 +36,8 @@ def _distributions(
     rare values, minimum and maximum are exactly what the release hides.
 
     ``withheld``: columns whose input side is not shown (``original`` None,
-    ``original_withheld`` true): a column whose values a :data:`REPLACING` operator replaced
+    ``original_withheld`` true): a column whose values an operator with
+    :attr:`~veil.deid.operators.Operator.replaces_values` replaced
     keeps its frequencies, so its input value counts beside the release's counts per
     pseudonym (token, fake, mask) would give the mapping (a frequency-matching attack).
     """
@@ -243,7 +240,7 @@ def build_report(
             withheld={
                 c
                 for c, spec in policy.columns.items()
-                if any(op.name in REPLACING for op in spec.operators)
+                if any(op.replaces_values for op in spec.operators)
             },
         ),
     }

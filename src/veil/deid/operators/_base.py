@@ -159,6 +159,10 @@ class Operator(ABC):
     name: ClassVar[str]
     #: True when the operator works on the whole table (drops rows, renames columns, ...).
     table_level: ClassVar[bool] = False
+    #: True when the operator replaces each value by an image of it (a pseudonym, a token, a
+    #: fake, a mask): the release keeps the input's frequencies, so the report withholds the
+    #: column's input distribution (its counts beside the release's would give the mapping).
+    replaces_values: ClassVar[bool] = False
 
     def __init__(self, **params: Any) -> None:
         if params:

@@ -133,6 +133,7 @@ class Fake(Operator):
     """
 
     name = "fake"
+    replaces_values = True
 
     def __init__(
         self,

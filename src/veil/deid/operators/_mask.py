@@ -132,6 +132,7 @@ class Mask(Operator):
     """
 
     name = "mask"
+    replaces_values = True
 
     def __init__(
         self,

@@ -143,6 +143,7 @@ class Pseudonymize(Operator):
     """
 
     name = "pseudonymize"
+    replaces_values = True
 
     def __init__(
         self,

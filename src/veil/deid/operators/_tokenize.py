@@ -252,6 +252,7 @@ class Tokenize(Operator):
     """
 
     name = "tokenize"
+    replaces_values = True
 
     def __init__(self, prefix: str = "", context: str | None = None, pad: int = 0) -> None:
         if not isinstance(prefix, str) or (context is not None and not isinstance(context, str)):
