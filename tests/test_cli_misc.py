@@ -107,3 +107,14 @@ def test_usage_errors_are_one_line(capsys):
         lines = err.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("veil: error: "), (argv, err)
         assert "--help" in lines[0] and "usage:" not in err
+
+
+def test_check_with_names_does_not_say_the_columns_are_col_n(tmp_path, capsys) -> None:
+    """A headerless file named by ``--names``: a misspelt --qi column is not answered with
+    'its columns are named col_1..col_n' (they are the names given)."""
+    p = tmp_path / "raw.data"
+    p.write_text("".join(f"{20 + i % 7}, {'FM'[i % 2]}, x\n" for i in range(40)))
+    rc = main(["check", str(p), "--names", "age,sex,y", "--qi", "agex,sex", "--k", "2"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "agex" in err
+    assert "col_1" not in err and "no header row" not in err

@@ -91,10 +91,11 @@ def _read(path: str, args: argparse.Namespace, *, names: bool = True) -> Any:
 
 
 def _hint_headerless(df: Any, qi: list[str], args: argparse.Namespace) -> None:
-    """A headerless file's columns are ``col_1..col_n``: say so when --qi names others."""
+    """A headerless file's columns are ``col_1..col_n``: say so when --qi names others
+    (not when ``--names`` named them: the check's own unknown-column error says it then)."""
     from veil.errors import InputError
 
-    if df.attrs.get("veil_source", {}).get("header", True):
+    if args.names or df.attrs.get("veil_source", {}).get("header", True):
         return
     missing = [c for c in qi if c not in df.columns]
     if missing:
