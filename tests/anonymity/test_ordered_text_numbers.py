@@ -298,3 +298,26 @@ def test_policy_releases_with_missing_cells_hold_ordered_t_for_the_file_readers(
         assert fig["t_ordered"] <= 0.2 + 1e-9, fig
         assert fig.get("t_ordered_numbers", 0.0) <= 0.2 + 1e-9, fig
     assert met  # the policy met its targets on some tables: the assertions ran
+
+
+# ------------------------- booleans written in mixed case: a reader reads them as booleans
+
+
+def test_ordered_t_on_mixed_case_booleans_holds_for_a_reader_of_booleans() -> None:
+    """pandas' default reader reads ``"False"``/``"false"`` as one boolean; the ordered
+    distance must hold for that reader too (merging neighbours can raise it), not only over
+    the written texts.  The reader's figure is that of the same table with the texts
+    lower-cased (one text per boolean)."""
+    s = ["False", "false", "False", "false", "True", "true", "True", "true"]
+    df = pd.DataFrame({"q": list("AAAABBBB"), "s": s})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # text order warning
+        got = check(df, "q", t={"s": 0.3}, t_distance="ordered").models[0]["achieved"]
+        reader = check(df.assign(s=df.s.str.lower()), "q", t={"s": 0.3}, t_distance="ordered")
+    want = reader.models[0]["achieved"]
+    assert want > 0.3  # the reader sees each class hold one boolean of two
+    assert got >= want - 1e-12
+    targets = type("T", (), {"k": None, "l": None, "suppression_limit": None})()
+    targets.t = {"column": "s", "t": 0.3, "distance": "ordered"}
+    out = verify_targets(df, ["q"], targets)
+    assert out["t"]["achieved"] >= want - 1e-12 and not out["t"]["met"]

@@ -134,8 +134,9 @@ class TCloseness(PrivacyModel):
             )
 
     def distances(self, stats: ClassStats) -> np.ndarray:
-        """EMD of every class; on a text column of numbers with the ordered distance, the
-        larger of the EMDs over the written texts and over the numbers a reader reads.
+        """EMD of every class; on a text column whose texts a reader merges (texts of one
+        number, of one boolean, read as missing) with the ordered distance, the larger of the
+        EMDs over the written texts and over the values a reader reads (``as_read``).
 
         The texts of such a column are in numeric order (:func:`~veil.anonymity.encode_sensitive`), texts of
         one number (``"1"``, ``"1.0"``) next to each other.  A reader who keeps the texts
@@ -144,8 +145,11 @@ class TCloseness(PrivacyModel):
         neighbours drops one term of eq. 2's sum but divides by ``m'-1`` instead of ``m-1``,
         so either view may give the larger distance (unlike the equal distance, where merging
         never adds any): the claim ``<= t`` must hold for both readers, so it is made on the
-        larger.  Likewise a column holding missing cells and the text ``""``: the release
-        writes both as ``""``, one value to a reader of its texts (``as_written``).
+        larger.  The same holds for any merge of neighbours: ``"False"`` and ``"false"``,
+        one boolean to pandas' reader (in a class of only those two, 0.17 over the four texts
+        but 0.5 over the two booleans).  Likewise a column holding missing cells and the text
+        ``""``: the release writes both as ``""``, one value to a reader of its texts
+        (``as_written``).
         """
         ss = self._sens(stats)
         d = emd(ss, stats.sizes, self.distance)
@@ -154,7 +158,7 @@ class TCloseness(PrivacyModel):
             return d
         if col.written_as is not None:  # missing cells and "" texts: one text in the file
             d = np.maximum(d, emd(ss.as_written(), stats.sizes, "ordered"))
-        if col.text_numbers and col.read_as is not None:
+        if col.read_as is not None:  # texts a reader takes for one value
             d = np.maximum(d, emd(ss.as_read(), stats.sizes, "ordered"))
         return d
 

@@ -55,8 +55,8 @@ def _t_views(
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """:func:`_class_value_counts`, and with ``ordered`` also the counts over the other views
     of a text column the ordered distance measures: the texts the file shows (missing cells
-    and ``""`` one text) and, on a text column of numbers whose texts a reader merges (``"1"``
-    and ``"1.0"``), the numbers read.
+    and ``""`` one text) and, on a text column whose texts a reader merges (``"1"`` and ``"1.0"``,
+    ``"True"`` and ``"true"``), the values read.
 
     The engine's ordered distance is the largest of them
     (:meth:`~veil.anonymity.TCloseness.distances`): the check measures them all.
@@ -82,7 +82,7 @@ def _t_views(
         views.append((col.as_read if as_read else col).codes)
         if ordered and not as_read and col.written_as is not None:
             views.append(col.as_written.codes)
-        if ordered and not as_read and col.text_numbers and col.read_as is not None:
+        if ordered and not as_read and col.read_as is not None:
             views.append(col.as_read.codes)
     else:
         try:
