@@ -149,12 +149,12 @@ def information_loss(
         s0 = original[col]
         f0 = fo(col)
         d0 = len(f0[1])
-        m0, sd0 = _moments(s0)
         if col not in release.columns:
             cols[name] = {"dropped": True, "changed_share": 1.0, "distinct_before": d0,
                           "distinct_after": 0, "distinct_reduction": 1.0 if d0 else 0.0,
                           "mean_before": None, "std_before": None, "mean_after": None, "std_after": None}  # fmt: skip
             continue
+        m0, sd0 = _moments(s0)  # not for a dropped column: its before figures are withheld
         s1 = release[col]
         if pos is None and _same_data(s0, s1):  # a column no operator touched
             fr.put(col, f0)
