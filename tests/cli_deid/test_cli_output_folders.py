@@ -67,7 +67,7 @@ def test_query_failed_write_removes_the_folders_it_created(
     assert sorted(os.listdir(tmp_path)) == ["t.csv"]
 
 
-@pytest.mark.parametrize("cmd", ["query", "anonymize", "scan", "keygen"])
+@pytest.mark.parametrize("cmd", ["query", "anonymize", "scan", "keygen", "reidentify"])
 def test_a_path_through_a_file_is_refused_first(
     cmd: str, table: Path, policy: Path, tmp_path: Path, capsys
 ) -> None:
@@ -80,6 +80,7 @@ def test_a_path_through_a_file_is_refused_first(
         "anonymize": ["anonymize", str(table), "--policy", str(policy), "--out", str(out)],
         "scan": ["scan", str(table), "--policy-out", str(out / "p.yaml")],
         "keygen": ["crypto", "keygen", "--bits", "1024", "--insecure", "--out", str(out)],
+        "reidentify": ["reidentify", str(table), "--columns", "city", "--out", str(out / "o.csv")],
     }[cmd]
     assert main(argv) == 2
     cap = capsys.readouterr()
