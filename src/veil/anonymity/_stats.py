@@ -148,11 +148,16 @@ class SensitiveColumn:
         if to is None:
             return self
         m = int(to.max()) + 1
-        first = np.full(m, -1, dtype=np.int64)
-        first[to[::-1]] = np.arange(len(to) - 1, -1, -1)
         codes = to[self.codes]
         freq = np.bincount(codes, minlength=m).astype(np.float64) / max(len(codes), 1)
-        return SensitiveColumn(self.name, codes, self.labels[first], freq)
+        return SensitiveColumn(self.name, codes, self.labels[_first_of(to, m)], freq)
+
+
+def _first_of(to: np.ndarray, m: int) -> np.ndarray:
+    """Position of the first entry of ``to`` equal to each of ``0..m-1``."""
+    first = np.full(m, -1, dtype=np.int64)
+    first[to[::-1]] = np.arange(len(to) - 1, -1, -1)
+    return first
 
 
 def _is_ordered_categorical(ser: pd.Series) -> bool:
@@ -320,8 +325,7 @@ def _merged_by_key(
     remap, uniq = pd.factorize(key)
     if len(uniq) == len(ustr):
         return codes, ustr
-    first = np.full(len(uniq), -1, dtype=np.int64)
-    first[remap[::-1]] = np.arange(len(ustr) - 1, -1, -1)  # first text of each key
+    first = _first_of(remap, len(uniq))  # first text of each key
     return remap[codes].astype(np.int64), ustr[first]
 
 
