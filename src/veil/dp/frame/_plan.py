@@ -74,7 +74,7 @@ def _check_neighbouring(frame: Any, by: list[str], aggs: dict[str, Agg], neighbo
         # that pandas does not call missing (double[pyarrow], pandas 2's Float64) drops out of
         # COUNT(col) too; a text cell such as 'n/a' would move the sum by a whole value, not
         # covered by the noise of the centred sum
-        numeric = agg.func != "count" or _numeric_dtype(s)
+        numeric = _reads_numbers(agg.func, s)
         if (agg.column, numeric) in checked:
             continue
         checked.add((agg.column, numeric))
@@ -96,6 +96,13 @@ def _check_neighbouring(frame: Any, by: list[str], aggs: dict[str, Agg], neighbo
 def _numeric_dtype(s: pd.Series) -> bool:
     """Whether ``s``'s cells are read as numbers by either reading (numbers, booleans)."""
     return pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype)
+
+
+def _reads_numbers(kind: str, s: pd.Series) -> bool:
+    """Whether an aggregate or component of ``kind`` reads column ``s``'s cells as numbers:
+    everything but ``COUNT(col)``, and that one too on a numeric or boolean dtype, where the
+    two readings are equal (so both share one reading of the column)."""
+    return kind != "count" or _numeric_dtype(s)
 
 
 def _check_listed(frame: Any, aggs: dict[str, Agg]) -> None:
@@ -352,7 +359,7 @@ class QueryPlan:
                 # COUNT(col) counts the non-missing cells; every other component reads the
                 # cells as numbers (text that is no number is missing), whatever else the
                 # query asks: one column may be read both ways (equal for numeric dtypes)
-                numeric = comp.kind != "count" or _numeric_dtype(frame._df[comp.column])
+                numeric = _reads_numbers(comp.kind, frame._df[comp.column])
                 skey = (numeric, comp.column)
                 if skey not in stats:
                     values = frame._values(comp.column, value_rows, numeric=numeric)
