@@ -130,9 +130,15 @@ def _other(value: Any) -> Any:
             return None
         if value.is_infinite():
             return float(value)
-        return int(value) if value == value.to_integral_value() else float(value)
+        # a tiny non-integral Decimal reads as the float 0.0: _number makes it 0, as 0.0 is
+        return int(value) if value == value.to_integral_value() else _number(float(value))
     if isinstance(value, Fraction):
-        return int(value) if value.denominator == 1 else _number(float(value))
+        if value.denominator == 1:
+            return int(value)
+        try:
+            return _number(float(value))
+        except OverflowError:  # beyond float64 (float(Decimal) gives inf there): +-inf
+            return math.inf if value > 0 else -math.inf
     if isinstance(value, (pd.Timestamp, pd.Timedelta)):  # already canonical (the common case)
         return value
     if isinstance(value, (_dt.datetime, np.datetime64)):

@@ -1,0 +1,38 @@
+"""Canonical values of extreme ``Decimal`` / ``Fraction`` cells (veil.dp._canon).
+
+A ``Fraction`` beyond float64 raised ``OverflowError`` in :func:`canonical`, so one person's
+cell made a query fail that ran without it; a tiny non-integral ``Decimal`` became the float
+``0.0`` while a float cell ``0.0`` becomes the int ``0``: two equal canonical values of two
+types, so a factorization labelled the merged group by whichever came first.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from fractions import Fraction
+
+import pandas as pd
+
+from veil.dp import PrivateFrame
+from veil.dp._canon import canonical
+
+
+def test_fraction_beyond_float_reads_as_infinite() -> None:
+    assert canonical(Fraction(10**400, 3)) == math.inf
+    assert canonical(Fraction(-(10**400), 7)) == -math.inf
+    assert canonical(Fraction(7, 2)) == 3.5
+
+
+def test_tiny_decimal_has_the_type_of_the_equal_float() -> None:
+    a, b = canonical(Decimal("1.5e-400")), canonical(0.0)
+    assert a == b
+    assert type(a) is type(b)
+
+
+def test_query_runs_with_a_huge_fraction_cell() -> None:
+    base = [1.0, 2.0, 3.0] * 20
+    df = pd.DataFrame({"x": pd.Series([*base, Fraction(10**400, 3)], dtype=object)})
+    pf = PrivateFrame(df, bounds={"x": (0.0, 10.0)}, accountant=False, random_state=0)
+    out = pf.agg(s=("x", "sum"), epsilon=1e6)
+    assert abs(float(out["s"].iloc[0]) - (sum(base) + 10.0)) < 1.0  # clamped to the bound
