@@ -164,9 +164,11 @@ def _is_ordered_categorical(ser: pd.Series) -> bool:
     return isinstance(ser.dtype, pd.CategoricalDtype) and bool(ser.dtype.ordered)
 
 
-def _text_order(ustr: np.ndarray, missing_cells: bool = False) -> tuple[np.ndarray, bool]:
-    """The order of a text column's distinct texts for the ordered distance, and whether it is
-    the numeric one.
+def _text_order(
+    ustr: np.ndarray, missing_cells: bool = False
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The order of a text column's distinct texts for the ordered distance, and the number of
+    each text (:func:`number_values`) when it is the numeric order (None: the text order).
 
     ``missing_cells``: the last text is that of the missing cells (``"nan"``, appended by
     :func:`as_str_values`); the release shows them as the empty text (what :func:`veil.io.write`
@@ -187,10 +189,10 @@ def _text_order(ustr: np.ndarray, missing_cells: bool = False) -> tuple[np.ndarr
         text[-1] = ""
     num = number_values(ustr)
     if num is None:
-        return np.argsort(text, kind="stable"), False
+        return np.argsort(text, kind="stable"), None
     missing = np.isnan(num)
     value = np.where(missing, 0.0, num) + 0.0  # -0.0 and 0.0 are one number
-    return np.lexsort((text, value, missing)), True
+    return np.lexsort((text, value, missing)), num
 
 
 def text_order_warning(
@@ -294,7 +296,9 @@ def number_values(ustr: np.ndarray) -> np.ndarray | None:
     return out
 
 
-def _numbers_merged(codes: np.ndarray, ustr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _numbers_merged(
+    codes: np.ndarray, ustr: np.ndarray, num: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """In a column whose texts are all numbers, texts of one number are one value.
 
     A reader of the written release reads such a column back as numbers (pandas' default
@@ -303,11 +307,13 @@ def _numbers_merged(codes: np.ndarray, ustr: np.ndarray) -> tuple[np.ndarray, np
     one text of :data:`READ_AS_MISSING` left by :func:`_missing_texts_merged`: ``"nan"``, or
     ``""``, ``"NA"``, ... when it is the only one) stay their own value, and do not make the
     column a text column: ``"1"``, ``"1.0"`` and ``""`` are read as 1, 1 and a missing value
-    (:func:`number_values`).
+    (:func:`number_values`; ``num``: its result when already known, which also merges every
+    text read as missing into one value).
     """
     if len(ustr) < 2:
         return codes, ustr
-    num = number_values(ustr)
+    if num is None:
+        num = number_values(ustr)
     if num is None:
         return codes, ustr
     present = ~np.isnan(num)
@@ -407,13 +413,17 @@ def encode_sensitive(
         codes, ustr = as_str_values(ser)
         # missing cells: the last text, "nan" (a cheap test first: most columns have none)
         missing_cells = bool(len(ustr)) and ustr[-1] == "nan" and bool(ser.isna().any())
-        order, text_numbers = _text_order(ustr, missing_cells)
+        order, num = _text_order(ustr, missing_cells)
+        text_numbers = num is not None
         rank = np.empty_like(order)
         rank[order] = np.arange(len(order))
         codes = rank[codes].astype(np.int64)
         labels = ustr[order]
         ident = np.arange(len(labels), dtype=np.int64)
-        read_as, seen = _booleans_merged(*_numbers_merged(*_missing_texts_merged(ident, labels)))
+        if num is not None:  # the numbers known: texts read as missing get one key too
+            read_as, seen = _numbers_merged(ident, labels, num[order])
+        else:
+            read_as, seen = _booleans_merged(*_missing_texts_merged(ident, labels))
         n = len(codes)
         freq = np.bincount(codes, minlength=len(labels)).astype(np.float64) / max(n, 1)
         if len(seen) == len(labels):  # every written text is a value of its own to a reader
