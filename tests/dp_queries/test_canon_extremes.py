@@ -36,3 +36,15 @@ def test_query_runs_with_a_huge_fraction_cell() -> None:
     pf = PrivateFrame(df, bounds={"x": (0.0, 10.0)}, accountant=False, random_state=0)
     out = pf.agg(s=("x", "sum"), epsilon=1e6)
     assert abs(float(out["s"].iloc[0]) - (sum(base) + 10.0)) < 1.0  # clamped to the bound
+
+
+def test_decimal_with_a_huge_exponent_is_read_quickly_as_infinite() -> None:
+    import time
+
+    start = time.perf_counter()
+    assert canonical(Decimal("1e999999")) == math.inf
+    assert canonical(Decimal("-1e999999")) == -math.inf
+    assert time.perf_counter() - start < 1.0  # was 26 s (int() of a million digits)
+    assert canonical(Decimal("1e300")) == 10**300  # integers of fewer digits stay exact
+    text_digits = "9" * 4400  # beyond int(text)'s limit: a text cell reads as +inf too
+    assert canonical(text_digits) == canonical(Decimal(text_digits)) == math.inf

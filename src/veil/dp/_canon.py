@@ -114,6 +114,11 @@ def canonical(value: Any) -> Any:
     return _other(value)
 
 
+#: Digits of the largest integer read from a ``Decimal`` cell (Python's default limit of
+#: ``int(text)``, ``sys.get_int_max_str_digits()``).
+_MAX_DIGITS = 4300
+
+
 def _other(value: Any) -> Any:
     """Canonical value of a cell that is no text, boolean, integer, float or missing value.
 
@@ -128,7 +133,10 @@ def _other(value: Any) -> Any:
     if isinstance(value, Decimal):
         if value.is_nan():  # NaN and sNaN: missing
             return None
-        if value.is_infinite():
+        # infinite, or an integer of more digits than int(text) reads (4,300: a text cell of
+        # such digits reads as +-inf through float()): +-inf, never int() of a million digits
+        # (Decimal('1e999999') took 26 s, one cell stalling the query)
+        if value.is_infinite() or value.adjusted() >= _MAX_DIGITS:
             return float(value)
         # a tiny non-integral Decimal reads as the float 0.0: _number makes it 0, as 0.0 is
         return int(value) if value == value.to_integral_value() else _number(float(value))
