@@ -20,7 +20,10 @@ def _draw(
     color: str,
     empty: str = "column not in the release",
 ) -> None:
-    ax.set_title(title, fontsize=9)
+    # plain text, whatever matplotlib's settings: a column name or a category holding "$...$"
+    # (a cell of the input) was parsed as mathtext (or LaTeX under text.usetex), and one that
+    # does not parse (r"$\frac{x$") failed the report with a ValueError quoting that cell
+    ax.set_title(title, fontsize=9, parse_math=False)
     if d is None:
         ax.text(0.5, 0.5, empty, ha="center", va="center", fontsize=9)
         ax.set_axis_off()
@@ -33,7 +36,7 @@ def _draw(
         labels = [lab if len(lab) <= 18 else lab[:17] + "…" for lab in d["labels"]]
         ax.bar(range(len(labels)), d["counts"], color=color)
         ax.set_xticks(range(len(labels)))
-        ax.set_xticklabels(labels, rotation=45, ha="right", fontsize=7)
+        ax.set_xticklabels(labels, rotation=45, ha="right", fontsize=7, parse_math=False)
     ax.tick_params(axis="y", labelsize=7)
     if d.get("missing"):
         ax.text(
@@ -49,6 +52,14 @@ def _draw(
 
 def distribution_png(column: str, dist: dict[str, Any]) -> str:
     """Base64-encoded PNG with the original (left) and release (right) distributions."""
+    from matplotlib import rc_context
+
+    # a caller's text.usetex would hand the column names and categories to LaTeX
+    with rc_context({"text.usetex": False}):
+        return _png(column, dist)
+
+
+def _png(column: str, dist: dict[str, Any]) -> str:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
