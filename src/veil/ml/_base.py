@@ -186,7 +186,12 @@ def _first_non_numeric_column(X: Any) -> int | None:
 
 def check_target(est: Any, y: Any, n: int, *, classification: bool) -> np.ndarray:
     """Validate the target: 1-D, ``n`` values, finite; class labels for classifiers (the type
-    of the estimator's public ``classes`` when given, else of ``y``)."""
+    of the estimator's public ``classes`` when given, else of ``y``), float64 for regression.
+
+    Every check runs before the estimator spends its budget: a regression target is read as
+    float64 here (missing cells -- None, NaN, pandas' NA -- and numbers beyond float64 are
+    refused like NaN/inf float cells).
+    """
     if y is None:
         raise InputError(f"{type(est).__name__} requires y to be passed, but the target y is None")
     from sklearn.utils.validation import column_or_1d
@@ -196,6 +201,23 @@ def check_target(est: Any, y: Any, n: int, *, classification: bool) -> np.ndarra
         ya = column_or_1d(ya, warn=True)
     if ya.ndim != 1 or len(ya) != n:
         raise InputError(f"y must be 1-D with {n} values, got shape {np.shape(y)}")
+    if not classification:
+        # read as float here, before any budget is spent: an object column's None, NaN or
+        # Decimal('1e999999') only became NaN/inf in the estimator's own conversion, after
+        # the finiteness check, so one person's missing target failed the fit after the
+        # charge (and an infinite one was clipped where the float cell is refused)
+        if ya.dtype.kind == "c":
+            raise InputError("y must be real-valued: complex targets are not supported")
+        if ya.dtype == object:  # pandas' NA and NaT are missing values, as None and NaN are
+            import pandas as pd
+
+            ya = np.where(pd.isna(ya), np.nan, ya)
+        try:
+            ya = ya.astype(np.float64)
+        except OverflowError:  # a Python int or Fraction beyond float64: an infinite value
+            raise InputError("y contains NaN or infinite values") from None
+        except (TypeError, ValueError):
+            raise InputError("y must be numeric") from None
     if ya.dtype.kind in "fc" and not np.isfinite(ya).all():
         raise InputError("y contains NaN or infinite values")
     if classification:

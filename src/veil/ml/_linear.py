@@ -89,11 +89,8 @@ class LinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             raise InputError("sample_weight is not supported: it would change the sensitivity")
         check_privacy_params(self.epsilon)
         Xa = check_array_2d(X)
-        ya = check_target(self, y, len(Xa), classification=False)
-        try:
-            ya = ya.astype(float).reshape(-1, 1)
-        except (TypeError, ValueError):
-            raise InputError("y must be numeric") from None
+        # float64 and finite (checked before the charge below)
+        ya = check_target(self, y, len(Xa), classification=False).reshape(-1, 1)
         lo_x, hi_x = resolve_bounds(self.bounds_X, Xa, name="bounds_X")
         lo_y, hi_y = resolve_bounds(self.bounds_y, ya, name="bounds_y")
         rng = resolve_rng(self.random_state)
