@@ -6,7 +6,8 @@ refused, and ``benchmarks/scan_accuracy.py`` when a peer installed a top-level `
 package.  Each script that can run without the peers (it skips a peer that is not installed)
 runs here in its smallest configuration; the ones that take more than a few seconds are slow
 tests.  The ML scripts (``ml.py``, ``ml_pca.py``, ``kmeans_datasets.py``, ``ml_lr_share.py``,
-``ml_nb_diagnose.py``) compare with diffprivlib on every line and need it: they are not here.
+``ml_nb_diagnose.py``) compare with diffprivlib on every line and need it, and
+``dp_quantile_sweep.py`` compares with OpenDP on every line: they are not here.
 Timings are not checked: they belong to the benchmarks themselves.
 """
 
