@@ -6,6 +6,7 @@ import difflib
 import functools
 import inspect
 import math
+import numbers
 import sys
 import warnings
 from collections.abc import Callable
@@ -95,22 +96,57 @@ def as_array(array: Any, *, nan: bool, name: str, check: bool = True) -> np.ndar
 
     Text is never parsed as numbers: ``str``/``bytes`` arrays, object arrays holding strings
     and pandas text columns are an :class:`~veil.errors.InputError` (``'10'`` is not 10).
-    Lists of numbers and numeric object arrays (with ``None``/NaN) work as in diffprivlib."""
+    Lists of numbers and numeric object arrays (with ``None``/NaN) work as in diffprivlib.
+
+    Every number is read by its value alone, as ``float`` reads it: integers and fractions
+    beyond float64 (``10**400``, ``Fraction(10**400)``) become ``+-inf`` (as ``float`` turns
+    ``Decimal('1e999999')`` or a ``longdouble`` beyond float64 into ``inf``), so that such a
+    cell follows the rules of an infinite value (refused by the statistics, outside every
+    finite histogram bin) instead of raising an ``OverflowError`` of its own or a numpy
+    overflow warning -- either would tell that one record's value from an infinite one."""
     try:
         arr = np.asarray(_pandas_to_numpy(array, name))
         _reject_text(arr, name)
         if arr.dtype == object:
-            arr = arr.astype(np.float64)
+            arr = _object_to_float(arr)
     except InputError:
         raise
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, ArithmeticError):
         raise InputError(f"{name}: the data must be numeric") from None
     if arr.dtype.kind not in "biuf":
         raise InputError(f"{name}: the data must be numeric, got dtype {arr.dtype}")
-    arr = np.asarray(arr, dtype=np.float64)
+    with np.errstate(over="ignore"):  # a longdouble beyond float64 is inf, without a warning
+        arr = np.asarray(arr, dtype=np.float64)
     if check:
         check_finite(arr, nan=nan, name=name)
     return arr
+
+
+def _cell_float(value: Any) -> float:
+    """One object cell as a float: missing (``None``, ``NA``, ``NaT``) is NaN, an integer or
+    fraction beyond float64 is ``+-inf`` (its sign); anything ``float`` refuses raises."""
+    import pandas as pd
+
+    if value is None or value is pd.NA or value is pd.NaT:
+        return math.nan
+    try:
+        with np.errstate(over="ignore"):
+            return float(value)
+    except OverflowError:
+        if isinstance(value, numbers.Rational):
+            return math.inf if value > 0 else -math.inf
+        raise
+
+
+def _object_to_float(arr: np.ndarray) -> np.ndarray:
+    """``arr.astype(float64)``; cell by cell (:func:`_cell_float`) where numpy's cast fails."""
+    try:
+        with np.errstate(over="ignore"):
+            return arr.astype(np.float64)
+    except (TypeError, ValueError, ArithmeticError):
+        pass
+    cells = [_cell_float(v) for v in arr.ravel().tolist()]
+    return np.asarray(cells, dtype=np.float64).reshape(arr.shape)
 
 
 def _holds_text(values: np.ndarray) -> bool:
@@ -161,8 +197,9 @@ def _pandas_to_numpy(obj: Any, name: str = "data") -> Any:
     if _pandas_text(obj):
         raise InputError(f"{name}: the data must be numeric, not text (got strings)")
     try:
-        return obj.to_numpy(dtype=np.float64, na_value=np.nan)
-    except (TypeError, ValueError):
+        with np.errstate(over="ignore"):
+            return obj.to_numpy(dtype=np.float64, na_value=np.nan)
+    except (TypeError, ValueError, ArithmeticError):  # 10**400, Decimal('sNaN'): cell by cell
         return obj.to_numpy()
 
 

@@ -93,7 +93,8 @@ def _weights(
         lo = -hi
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise ConfigError(f"{name}: weight_bound must be finite")
-    w = np.asarray(weights, dtype=np.float64).ravel()
+    # read as the sample is: text is refused (never parsed, and never quoted in the error)
+    w = as_array(weights, nan=True, name=f"{name}: weights", check=False).ravel()
     if w.size != n or not np.isfinite(w).all():
         raise InputError(f"{name}: weights must be finite, one per record")
     return np.clip(w, lo, hi), max(abs(lo), abs(hi)), lo >= 0
