@@ -136,27 +136,33 @@ def test_bool_or_text_budgets_are_refused_before_charging(bad) -> None:
 
 
 @pytest.mark.parametrize("keys", [["x", "y"], None])
-def test_nested_cells_in_a_group_or_where_column_are_refused_before_charging(keys) -> None:
+def test_nested_cells_in_a_group_or_where_column_are_in_no_group(keys) -> None:
     """Lists / dicts in a GROUP BY column (nested JSON, Parquet list columns) failed with a
-    bare 'unhashable type' TypeError after the accountant was charged; in a WHERE column with
-    a bare TypeError.  Both are a one-line ConfigError and nothing is charged."""
+    bare 'unhashable type' TypeError after the accountant was charged; then with a ConfigError
+    before it -- still an error that one person's cell turned a release into.  Such a row is
+    now in no group and matches no WHERE comparison: the query runs, charged once, and
+    releases what the table without those rows releases (same seed)."""
     nested = pd.DataFrame(
         {"pid": range(6), "g": [["a"], ["b"], ["a"], "x", "y", "x"], "v": [1.0] * 6}
     )
-    acc = Recorder()
-    pf = PrivateFrame(nested, "pid", accountant=acc, random_state=1)
-    with pytest.raises(ConfigError, match="nested cells"):
-        pf.groupby("g", keys=keys).count(epsilon=1.0, delta=1e-6)
-    with pytest.raises(ConfigError, match="nested cells"):
-        pf.sql("SELECT COUNT(*) AS n FROM data WHERE g = 'x'", epsilon=1.0)
-    assert acc.calls == []
-    flat = nested.assign(g=nested["g"].map(str))  # the advised fix works
+    flat_only = nested.iloc[3:].reset_index(drop=True)
+    releases = []
+    for df in (nested, flat_only):
+        acc = Recorder()
+        pf = PrivateFrame(df, "pid", accountant=acc, random_state=1)
+        by = pf.groupby("g", keys=keys).count(epsilon=1.0, delta=1e-6)
+        where = pf.sql("SELECT COUNT(*) AS n FROM data WHERE g = 'x'", epsilon=1.0)
+        assert len(acc.calls) == 2
+        releases.append((by, where))
+    pd.testing.assert_frame_equal(releases[0][0], releases[1][0])
+    pd.testing.assert_frame_equal(releases[0][1], releases[1][1])
+    flat = nested.assign(g=nested["g"].map(str))  # as text, the lists are groups of their own
     out = (
         PrivateFrame(flat, "pid", accountant=acc, random_state=1)
         .groupby("g", keys=["x", "y"])
         .count(epsilon=1.0)
     )
-    assert list(out["g"]) == ["x", "y"] and len(acc.calls) == 1
+    assert list(out["g"]) == ["x", "y"] and len(acc.calls) == 3
 
 
 @pytest.mark.parametrize(
@@ -168,15 +174,19 @@ def test_nested_cells_in_a_group_or_where_column_are_refused_before_charging(key
     ],
 )
 @pytest.mark.parametrize("keys", [[2, 3], None])
-def test_nested_cells_among_numbers_are_refused_before_charging(cells, keys) -> None:
+def test_nested_cells_among_numbers_are_in_no_group(cells, keys) -> None:
     """The nested-cell check followed pandas' inferred type ('mixed' only), so a list among
-    numbers passed it and the query was charged, then failed with a bare TypeError."""
+    numbers passed it and the query was charged, then failed with a bare TypeError.  The
+    query now runs once, charged once, as on the table without the nested rows."""
     df = pd.DataFrame({"pid": range(6), "g": pd.Series(cells, dtype=object), "v": [1.0] * 6})
-    acc = Recorder()
-    pf = PrivateFrame(df, "pid", accountant=acc, random_state=1)
-    with pytest.raises(ConfigError, match="nested cells"):
-        pf.groupby("g", keys=keys).count(epsilon=1.0, delta=1e-6)
-    assert acc.calls == []
+    flat = [i for i, c in enumerate(cells) if not isinstance(c, (list, tuple, np.ndarray))]
+    outs = []
+    for table in (df, df.iloc[flat].reset_index(drop=True)):
+        acc = Recorder()
+        pf = PrivateFrame(table, "pid", accountant=acc, random_state=1)
+        outs.append(pf.groupby("g", keys=keys).count(epsilon=1.0, delta=1e-6))
+        assert len(acc.calls) == 1
+    pd.testing.assert_frame_equal(outs[0], outs[1])
 
 
 @pytest.mark.parametrize("keys", [[1, "1"], [True, "true"], [30, " 30.0"]])

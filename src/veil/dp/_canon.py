@@ -47,7 +47,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["canonical", "compare", "group_key", "group_tag", "release_key", "release_column"]
+__all__ = [
+    "canonical",
+    "compare",
+    "factorize_cells",
+    "group_key",
+    "group_tag",
+    "missing_cells",
+    "release_key",
+    "release_column",
+]
 
 _OPS = {
     "=": operator.eq,
@@ -246,3 +255,61 @@ def release_column(values: Any) -> pd.Series:
     if any(k is None for k in keys):
         return pd.Series(keys, dtype=object)
     return pd.Series(keys)
+
+
+def _hashes(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:  # list, dict, set, array, a tuple holding one; Decimal('sNaN')
+        return False
+    return True
+
+
+def missing_cells(s: pd.Series) -> np.ndarray:
+    """``s.isna()`` as a boolean array, also for a column holding ``Decimal('sNaN')`` (on
+    which pandas' test raises ``InvalidOperation``): such a cell is missing, as
+    :func:`canonical` reads it.  One person's sNaN cell failed ``IS NULL``, ``COUNT(col)``
+    and the whole query, which ran without that person."""
+    try:
+        return np.asarray(s.isna(), dtype=bool)
+    except ArithmeticError:
+        return np.fromiter((canonical(v) is None for v in s.array), dtype=bool, count=len(s))
+
+
+def factorize_cells(
+    s: pd.Series, *, use_na_sentinel: bool = True
+) -> tuple[np.ndarray, pd.Index, np.ndarray | None]:
+    """``pd.factorize`` of a column that may hold *nested* cells, each read by itself.
+
+    A nested cell -- a list, dict, set or array (nested JSON, Parquet list columns): anything
+    unhashable -- has no value a group, a key or a comparison can use.  ``pd.factorize``
+    raised ``TypeError`` on the whole column, so one person's nested cell failed a query that
+    ran without that person (error versus release: a leak).  Here such a cell gets the code
+    ``-1`` and is flagged in the returned mask: it matches no key, forms no group, compares
+    as unknown and is no person's id -- a decision on the cell alone.  ``Decimal('sNaN')``
+    (unhashable too) is a missing value, as :func:`canonical` reads it.
+
+    Returns
+    -------
+    codes, uniques, nested
+        As ``pd.factorize`` (``uniques`` from the other cells only); ``nested`` is the mask
+        of nested cells, ``None`` when there is none (the common case: one C pass).
+    """
+    try:
+        codes, uniques = pd.factorize(s, use_na_sentinel=use_na_sentinel)
+        return np.asarray(codes, dtype=np.int64), pd.Index(uniques), None
+    except (TypeError, ArithmeticError):  # unhashable; sNaN in pandas' missing test
+        pass
+    cells = s.to_numpy(dtype=object).copy()
+    nested = np.zeros(len(cells), dtype=bool)
+    for i, v in enumerate(cells):
+        if not _hashes(v):
+            if isinstance(v, Decimal):  # sNaN: missing
+                cells[i] = None
+            else:
+                nested[i] = True
+    ok = np.flatnonzero(~nested)
+    sub, uniques = pd.factorize(pd.Series(cells[ok], dtype=object), use_na_sentinel=use_na_sentinel)
+    codes = np.full(len(cells), -1, dtype=np.int64)
+    codes[ok] = sub
+    return codes, pd.Index(uniques, dtype=object), (nested if nested.any() else None)

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from veil._checks import positive_int
-from veil.dp._canon import canonical
+from veil.dp._canon import canonical, factorize_cells, missing_cells
 from veil.dp._rng import BitSource, resolve_rng
 from veil.dp.frame._plan import QueryPlan
 from veil.dp.frame._spec import Agg, parse_agg
@@ -53,10 +53,10 @@ class PrivateFrame:
         Column identifying the person each row belongs to.  Neighbouring datasets differ by
         *all* rows of one person.  ``None`` means every row is a different person (say so in
         your release notes: people with several rows are then protected less).  Rows whose
-        id is missing are ignored.  Ids are compared by value, not by spelling or dtype
-        (``999``, ``999.0``, ``'999'`` and ``'0999'`` are one person): give distinct persons
-        ids that differ in value, since two persons merged into one are each protected only at
-        twice the epsilon (group privacy).
+        id is missing, or nested (a list, dict or array), are ignored.  Ids are compared by
+        value, not by spelling or dtype (``999``, ``999.0``, ``'999'`` and ``'0999'`` are one
+        person): give distinct persons ids that differ in value, since two persons merged
+        into one are each protected only at twice the epsilon (group privacy).
     accountant
         A :class:`veil.dp.BudgetAccountant` charged once per query; ``None`` uses the default
         accountant at the time of each query (diffprivlib's rule), ``False`` disables
@@ -341,7 +341,7 @@ class PrivateFrame:
         elif numeric:  # object / text / categorical / other: each cell's own number
             arr = _cell_numbers(s)
         else:  # COUNT(col) only: every non-missing cell counts
-            arr = np.where(s.isna().to_numpy(), np.nan, 0.0)
+            arr = np.where(missing_cells(s), np.nan, 0.0)  # Decimal('sNaN') too
         return arr if rows is None else arr[rows]
 
 
@@ -402,8 +402,7 @@ def _unit_codes(ids: pd.Series) -> np.ndarray:
     steps of add/remove), which ``privacy_unit`` documents.
     Refusing mixed types instead was an error on one table and a release on its neighbour.
     """
-    codes, uniques = pd.factorize(ids)
-    codes = np.asarray(codes, dtype=np.int64)
+    codes, uniques, _ = factorize_cells(ids)  # a nested id (list, dict): -1, no person
     if pd.api.types.is_numeric_dtype(ids.dtype) or pd.api.types.is_bool_dtype(ids.dtype):
         return codes  # one value, one form
     seen: dict[Any, int] = {}

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from veil.dp._canon import canonical, group_key, group_tag
+from veil.dp._canon import canonical, factorize_cells, group_key, group_tag
 from veil.errors import ConfigError
 
 __all__ = [
@@ -46,8 +46,10 @@ __all__ = [
 
 
 def _factorize(series: pd.Series) -> tuple[np.ndarray, pd.Index]:
-    codes, uniques = pd.factorize(series, use_na_sentinel=False)
-    return np.asarray(codes, dtype=np.int64), pd.Index(uniques)
+    """Codes and uniques of a group column; a nested cell (list, dict, array) gets ``-1``: it
+    forms no group and matches no key (:func:`veil.dp._canon.factorize_cells`)."""
+    codes, uniques, _ = factorize_cells(series, use_na_sentinel=False)
+    return codes, uniques
 
 
 _MAX_CODE = 2**62  # largest mixed-radix group code built before re-factorizing
@@ -56,7 +58,8 @@ _MAX_CODE = 2**62  # largest mixed-radix group code built before re-factorizing
 def encode_groups(df: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, pd.DataFrame]:
     """Group code of every row and the key table (one row per code).
 
-    Missing values form their own group, as in SQL's GROUP BY.
+    Missing values form their own group, as in SQL's GROUP BY.  A row with a nested cell
+    (list, dict, array) in a group column has the code ``-1``: it is in no group.
     """
     if not by:
         return np.zeros(len(df), dtype=np.int64), pd.DataFrame(index=range(1))
@@ -70,6 +73,14 @@ def _combine(
     if len(parts) == 1:
         codes, uniques = parts[0]
         return codes, pd.DataFrame({by[0]: uniques})
+    # rows with a nested cell (code -1) in any column are in no group
+    nested = np.logical_or.reduce([codes < 0 for codes, _ in parts])
+    if nested.any():
+        rows = np.flatnonzero(~nested)
+        codes, keys = _combine([(c[rows], u) for c, u in parts], by, rows.size)
+        out = np.full(n, -1, dtype=np.int64)
+        out[rows] = codes
+        return out, keys
     # mixed-radix codes, re-factorized whenever the next radix could overflow int64 (four
     # columns of 60,000 values do): an overflowed code merged groups and decoded to keys that
     # no row has
@@ -102,7 +113,7 @@ def _canonical_codes(series: pd.Series) -> tuple[np.ndarray, list[Any]]:
     code.  Numeric and boolean dtypes need no merge (distinct values have distinct keys); text
     and object columns merge spellings of one value (``'30'`` and ``'30.0'``, ``True`` and
     ``'true'``) with one take over the rows, only when some spellings do coincide."""
-    codes, uniques = _factorize(series)
+    codes, uniques = _factorize(series)  # -1: a nested cell, in no group
     values = np.asarray(uniques, dtype=object).tolist()
     if series.dtype == object and any(_bool_like(v) for v in values):
         codes, values = _split_booleans(series, codes)
@@ -116,7 +127,7 @@ def _canonical_codes(series: pd.Series) -> tuple[np.ndarray, list[Any]]:
     merged: list[Any] = [None] * len(ids)
     for k, i in zip(keys, remap.tolist()):
         merged[i] = k
-    return remap[codes], merged
+    return np.where(codes >= 0, remap[np.maximum(codes, 0)], -1), merged
 
 
 def _bool_like(value: Any) -> bool:
@@ -131,8 +142,11 @@ def _split_booleans(series: pd.Series, codes: np.ndarray) -> tuple[np.ndarray, l
     is_bool = np.fromiter(
         (isinstance(v, (bool, np.bool_)) for v in series.tolist()), dtype=np.int64, count=len(codes)
     )
-    split, _ = _factorize(pd.Series(codes * 2 + is_bool))
-    return split, series.iloc[_first_rows(split)].tolist()
+    rows = np.flatnonzero(codes >= 0)  # not the nested cells (code -1): in no group
+    sub, _ = _factorize(pd.Series(codes[rows] * 2 + is_bool[rows]))
+    split = np.full(len(codes), -1, dtype=np.int64)
+    split[rows] = sub
+    return split, series.iloc[rows[_first_rows(sub)]].tolist()
 
 
 def encode_selected_groups(df: pd.DataFrame, by: Sequence[str]) -> tuple[np.ndarray, pd.DataFrame]:
@@ -249,7 +263,8 @@ def encode_public(
     )
     if mapping.size == 0:
         return np.full(len(df), -1, dtype=np.int64), frame
-    return mapping[codes], frame
+    # -1: a nested cell (list, dict, array) in a group column, which matches no key
+    return np.where(codes >= 0, mapping[np.maximum(codes, 0)], -1), frame
 
 
 def selection_threshold(epsilon: float, delta: float, max_groups: int) -> int:

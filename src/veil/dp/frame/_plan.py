@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from veil.dp import _samplers
-from veil.dp._canon import release_column
+from veil.dp._canon import missing_cells, release_column
 from veil.dp.frame import _noise
 from veil.dp.frame._bounding import bound_contributions, persons_per_group
 from veil.dp.frame._budget import (
@@ -78,7 +78,7 @@ def _check_neighbouring(frame: Any, by: list[str], aggs: dict[str, Agg], neighbo
         if (agg.column, numeric) in checked:
             continue
         checked.add((agg.column, numeric))
-        missing = bool(s.isna().any())
+        missing = bool(missing_cells(s).any())
         no_number = not missing and numeric and np.isnan(frame._values(agg.column, None)).any()
         if missing or (no_number and _numeric_dtype(s)):
             raise ConfigError(
@@ -337,7 +337,6 @@ class QueryPlan:
         """
         frame = self._frame
         self._check_drawable()  # before the charge: an undrawable noise would waste the budget
-        self._check_groupable()  # likewise a group column that cannot be grouped
         frame._charge(self.epsilon, self.delta)
         rng = frame._rng
         codes, keyframe, value_rows, n_rows = self._bounded_rows(rng)
@@ -384,22 +383,6 @@ class QueryPlan:
         if not self.by:
             out = out.reset_index(drop=True)
         return out
-
-    def _check_groupable(self) -> None:
-        """Raise :class:`ConfigError` for a GROUP BY column holding lists, dicts or arrays
-        (nested JSON, Parquet list columns): they cannot be grouped, and the query failed with a
-        bare ``unhashable type`` TypeError after the budget was charged."""
-        for c in self.by:
-            s = self._frame._df[c]
-            if s.dtype != object:
-                continue
-            try:  # the grouping's own hashing (one C pass), not a guess from inferred types
-                pd.factorize(s)
-            except TypeError:
-                raise ConfigError(
-                    f"group column {c!r} holds lists, dicts or arrays (nested cells), which "
-                    "cannot be grouped; flatten the column or convert it to text first"
-                ) from None
 
     def _check_drawable(self) -> None:
         """Raise :class:`~veil.errors.NoiseScaleError` when a noise scale lies outside what the exact samplers

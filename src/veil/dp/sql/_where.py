@@ -11,7 +11,8 @@ everybody): cells and literals are compared through their per-value canonical fo
 (:mod:`veil.dp._canon`).  Numbers compare numerically (``30``, ``30.0``, ``'30'``, ``'30.0'``
 are equal), booleans are ``1``/``0`` (``flag = 'true'``, ``flag = TRUE``, ``flag = 1`` all
 match ``True`` and the text ``'True'``), other text compares as text, and a number against a
-non-numeric text is unknown (NULL), never an error.  ``IN`` is a chain of ``=`` joined by
+non-numeric text is unknown (NULL), never an error; so is a nested cell (a list, dict or array),
+which ``IS NULL`` does not call missing.  ``IN`` is a chain of ``=`` joined by
 ``OR``.  Numeric and boolean columns take a vectorized path; others are factorized, so the
 canonical form is computed once per distinct value.
 
@@ -32,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from veil.dp._canon import canonical, compare
+from veil.dp._canon import canonical, compare, factorize_cells, missing_cells
 from veil.dp.sql._ast import (
     And,
     Between,
@@ -157,15 +158,12 @@ class _Cells:
                 null = np.isnan(nums) if nums.dtype.kind == "f" else np.zeros(len(s), bool)
                 self._cache[name] = ("num", nums, null)
             else:
-                try:
-                    codes, uniques = pd.factorize(s, use_na_sentinel=True)
-                except TypeError:  # lists / dicts / arrays (nested JSON, Parquet lists)
-                    raise ConfigError(
-                        f"WHERE column {name!r} holds lists, dicts or arrays (nested cells), "
-                        "which cannot be compared; flatten the column or convert it to text"
-                    ) from None
+                # a nested cell (list, dict, array: nested JSON, Parquet lists) gets code -1,
+                # as a missing one: it compares as unknown, decided by that cell alone (a
+                # refusal of the whole column failed the query because of one person's cell)
+                codes, uniques, _ = factorize_cells(s, use_na_sentinel=True)
                 canon = [canonical(u) for u in np.asarray(uniques, dtype=object)]
-                self._cache[name] = ("obj", np.asarray(codes, dtype=np.int64), canon)
+                self._cache[name] = ("obj", codes, canon)
         return self._cache[name]
 
     def distinct(self, name: str) -> tuple[np.ndarray, list]:
@@ -176,8 +174,8 @@ class _Cells:
             return a, b
         # the column's own values, not the float64 reading of a nullable Int64 column (which
         # rounds beyond 2^53, while the same cells in an object column compare exactly)
-        codes, uniques = pd.factorize(_column(self.df, name), use_na_sentinel=True)  # NA -> -1
-        return np.asarray(codes, dtype=np.int64), [canonical(v) for v in uniques.tolist()]
+        codes, uniques, _ = factorize_cells(_column(self.df, name))  # NA -> -1
+        return codes, [canonical(v) for v in uniques.tolist()]
 
 
 def _column_vs_literal(cells: _Cells, name: str, op: str, lit: object, n: int) -> _Tri:
@@ -261,7 +259,8 @@ def _eval(expr: Expr, cells: _Cells) -> _Tri:
         return (~value & known, known) if expr.negated else (value, known)
     if isinstance(expr, IsNull):
         if isinstance(expr.operand, Column):
-            null = _column(cells.df, expr.operand.name).isna().to_numpy()
+            # Decimal('sNaN') is missing (pandas' isna raises on it); a nested cell is not
+            null = missing_cells(_column(cells.df, expr.operand.name))
         else:
             null = np.full(n, expr.operand.value is None)
         return (~null if expr.negated else null), np.ones(n, dtype=bool)
