@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -178,8 +179,13 @@ def test_negative_zero_is_written_as_zero(tmp_path: Path) -> None:
         pd.Series([0.0, 0.0, np.float32(-0.0), 0.0, 0.0, 7, 7, 7, 7, 7], dtype=object),
         pd.Series([0.0, 0.0, -0.0, 0.0, 0.0, None, 2.5, 2.5, 2.5, 2.5], dtype="Float64"),
         pd.Series(pd.Categorical([-0.0, -0.0, -0.0, -0.0, -0.0] + ["x"] * 5)),
+        pd.Series([Decimal("0")] * 2 + [Decimal("-0")] + [Decimal("0")] * 2 + [2.5] * 5),
+        pd.Series(
+            [Decimal("0.00"), Decimal("0"), Decimal("-0.0"), Decimal("0E+2"), Decimal(0)]
+            + [Decimal("2.50")] * 5
+        ),
     ],
-    ids=["object-text", "object-int", "nullable-float", "categorical"],
+    ids=["object-text", "object-int", "nullable-float", "categorical", "decimal", "decimal-texts"],
 )
 def test_negative_zero_in_any_float_holding_column_is_written_as_zero(
     tmp_path: Path, column: pd.Series
@@ -198,6 +204,24 @@ def test_negative_zero_in_any_float_holding_column_is_written_as_zero(
     assert text[:5].nunique() == 1  # the class of five zeros reads as one value
     assert float(text[0]) == 0.0 and not text[5:].isin([text[0]]).any()
     assert np.signbit(float(df["x"].astype(object)[2]))  # the caller's frame is not modified
+
+
+def test_equal_decimals_are_written_alike(tmp_path: Path) -> None:
+    """Decimal("1") and Decimal("1.0") are one value to check() (equal, same kind) but were
+    written '1' and '1.0': a reader of the text saw the checked class of five as four and one.
+    Equal decimals written with different texts now share one; others keep their text."""
+    from veil.anonymity import check
+
+    ones = [Decimal("1"), Decimal("1.0"), Decimal("1"), Decimal("1.00"), Decimal("1")]
+    tens = [Decimal("1E+1"), Decimal("10"), Decimal("10.0"), Decimal("10"), Decimal("10")]
+    keep = [Decimal("2.50")] * 5  # one text: kept, trailing zero and all
+    df = pd.DataFrame({"x": pd.Series(ones + tens + keep, dtype=object)})
+    assert check(df, ["x"], k=5).holds
+    path = write(df, tmp_path / "rel.csv")
+    text = pd.read_csv(path, dtype=str)["x"]
+    assert text.groupby(text).size().min() >= 5, text.tolist()
+    assert text.tolist() == ["1"] * 5 + ["10"] * 5 + ["2.50"] * 5
+    assert str(df["x"][1]) == "1.0"  # the caller's frame is not modified
 
 
 def test_negative_zero_text_is_kept(tmp_path: Path) -> None:

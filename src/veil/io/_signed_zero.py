@@ -1,8 +1,14 @@
-"""``-0.0`` written as ``0.0``: the written text must not tell apart values Veil groups as one."""
+"""``-0.0`` written as ``0.0``: the written text must not tell apart values Veil groups as one.
+
+The same holds for decimals: ``Decimal("1")`` and ``Decimal("1.0")`` are one value to every
+grouping in Veil (they are equal and hash alike) but print as ``1`` and ``1.0``; equal decimals
+written with different texts are written with one (see :func:`positive_zeros`).
+"""
 
 from __future__ import annotations
 
 import math
+from decimal import Decimal, InvalidOperation
 
 import numpy as np
 import pandas as pd
@@ -25,8 +31,41 @@ def _negative_zero_cells(cells: np.ndarray) -> np.ndarray:
     )
 
 
+def _one_text(v: Decimal) -> Decimal:
+    """The decimal equal to ``v`` written for every cell equal to it: no trailing zeros, no
+    exponent where the digits allow (``1.50`` -> ``1.5``, ``1E+1`` -> ``10``), ``0`` for zeros."""
+    if v == 0:
+        return Decimal(0)
+    norm = v.normalize()
+    if norm.as_tuple().exponent > 0:  # type: ignore[operator]
+        try:
+            return norm.quantize(Decimal(1))
+        except InvalidOperation:  # more digits than the context's precision: keep the exponent
+            return norm
+    return norm
+
+
+def _decimal_rewrites(cells: np.ndarray) -> dict[int, Decimal]:
+    """Rows whose finite ``Decimal`` cell shares its value with a cell written differently
+    (``Decimal("1")`` next to ``Decimal("1.0")``, ``Decimal("-0")`` next to ``Decimal("0")``),
+    mapped to the one text written for that value (:func:`_one_text`)."""
+    texts: dict[Decimal, set[str]] = {}
+    rows: dict[Decimal, list[int]] = {}
+    for i, v in enumerate(cells):
+        if isinstance(v, Decimal) and v.is_finite():
+            texts.setdefault(v, set()).add(str(v))  # equal decimals are one key
+            rows.setdefault(v, []).append(i)
+    out: dict[int, Decimal] = {}
+    for v, seen in texts.items():
+        if len(seen) > 1:
+            one = _one_text(v)
+            out.update((i, one) for i in rows[v])
+    return out
+
+
 def _positive_zero_column(col: pd.Series) -> pd.Series | None:
-    """``col`` with its ``-0.0`` cells replaced by ``0.0``, or None when it holds none."""
+    """``col`` with its ``-0.0`` cells replaced by ``0.0`` (and equal decimals written alike),
+    or None when it holds none."""
     dtype = col.dtype
     if isinstance(dtype, pd.CategoricalDtype):
         cats = _positive_zero_column(pd.Series(dtype.categories, dtype=dtype.categories.dtype))
@@ -41,10 +80,18 @@ def _positive_zero_column(col: pd.Series) -> pd.Series | None:
             return None
         neg &= x == 0
     elif isinstance(dtype, np.dtype) and dtype.kind == "O":
-        if pd.api.types.infer_dtype(col, skipna=True) in _NO_FLOATS:
+        kind = pd.api.types.infer_dtype(col, skipna=True)
+        if kind in _NO_FLOATS:
             return None
         x = col.to_numpy()
         neg = _negative_zero_cells(x)
+        rewrites = _decimal_rewrites(x) if kind == "decimal" or kind.startswith("mixed") else {}
+        if rewrites:
+            fixed = x.copy()
+            fixed[neg] = 0.0
+            for i, v in rewrites.items():
+                fixed[i] = v
+            return pd.Series(fixed, index=col.index, name=col.name, dtype=dtype)
     elif pd.api.types.is_float_dtype(dtype):  # nullable Float64, float64[pyarrow]
         values = col.to_numpy(dtype="float64", na_value=np.nan)
         neg = np.signbit(values) & (values == 0)
@@ -70,12 +117,19 @@ def positive_zeros(df: pd.DataFrame) -> pd.DataFrame:
     float columns (numpy or nullable), ``object`` columns mixing floats with other values
     (text, integers) and categorical columns with float categories.  A ``0.0`` cell then reads
     as its column writes ``0.0``.  Integers, texts, booleans and missing values are kept.
+    Equal ``Decimal`` cells of an ``object`` column written with different
+    texts (``Decimal("1")`` / ``Decimal("1.0")``, ``Decimal("-0")`` / ``Decimal("0")``) are all
+    written as the normalised one (``1``, ``0``); a value written one way only keeps its text.
 
     Examples
     --------
     >>> df = pd.DataFrame({"x": pd.Series([-0.0, "n/a", 2], dtype=object)})
     >>> positive_zeros(df)["x"].map(repr).tolist()
     ['0.0', "'n/a'", '2']
+    >>> from decimal import Decimal
+    >>> df = pd.DataFrame({"x": [Decimal("1"), Decimal("1.0"), Decimal("2.50")]})
+    >>> positive_zeros(df)["x"].map(str).tolist()
+    ['1', '1', '2.50']
     """
     out = None
     for i in range(df.shape[1]):

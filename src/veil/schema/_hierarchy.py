@@ -109,8 +109,9 @@ def factorize_typed(values: Any) -> tuple[np.ndarray, Any]:
     released as ``True`` x3 and ``1`` x2).  Splitting by kind can only make classes smaller
     than a reader of the release sees them (``1`` and ``'1'`` print alike), the safe direction
     for a class size.  Equal cells of one kind are one value; they are written alike
-    (``1`` and ``np.int64(1)``) except for ``0.0`` / ``-0.0`` and decimals such as
-    ``Decimal("1")`` / ``Decimal("1.0")``, which Python (and pandas) hold equal too.  Columns
+    (``1`` and ``np.int64(1)``; ``0.0`` / ``-0.0`` and ``Decimal("1")`` / ``Decimal("1.0")``,
+    which Python and pandas hold equal too, because :func:`veil.io.write` writes them with
+    one text: ``veil.io._signed_zero``).  Columns
     of any other dtype hold one kind and are factorized by :func:`pandas.factorize` as they are.
 
     Returns ``(codes, uniques)``: ``int64`` codes and, for ``object`` input, an ``object`` array
