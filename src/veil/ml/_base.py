@@ -108,15 +108,23 @@ def check_array_2d(
     columns = list(X.columns) if hasattr(X, "columns") and hasattr(X, "to_numpy") else None
     if hasattr(X, "to_numpy") and not hasattr(X, "sparse"):
         X = X.to_numpy()
+    if isinstance(X, np.ndarray) and X.dtype == object:
+        # pandas' NA (nullable and pyarrow columns) and NaT are missing values, as None and
+        # NaN are: read as NaN (refused below), not a bare TypeError from float(pd.NA)
+        import pandas as pd
+
+        X = np.where(pd.isna(X), np.nan, X)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
             arr = check_array(
                 X, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=min_samples
             )
-    except ValueError as exc:
+    except OverflowError:  # a Python int or Fraction beyond float64: an infinite value
+        arr = None
+    except (TypeError, ValueError) as exc:  # TypeError: a date, complex or other object
         raise InputError(_array_error(X, name, str(exc), columns)) from None
-    if not allow_nan and not np.isfinite(arr).all():
+    if arr is None or (not allow_nan and not np.isfinite(arr).all()):
         raise InputError(
             f"{name} contains NaN or infinite values; impute them first (DP models refuse them)"
         )
@@ -141,13 +149,14 @@ def _array_error(X: Any, name: str, text: str, columns: list[Any] | None) -> str
         )
     if "Complex data not supported" in text:
         return f"{name}: Complex data not supported; DP models need real-valued features"
-    if "convert" in text:
+    if "convert" in text or "argument must be" in text:  # ValueError: text; TypeError: objects
         j = _first_non_numeric_column(X)
         where = "a value" if j is None else f"column {j}"
         if j is not None and columns is not None and j < len(columns):
             where = f"column {columns[j]!r}"
+        what = "text" if "convert" in text else "values (dates, complex numbers, objects)"
         return (
-            f"{name} must be numeric: {where} holds text that cannot be converted to float; "
+            f"{name} must be numeric: {where} holds {what} that cannot be converted to float; "
             "encode categorical columns (e.g. one-hot) before fitting"
         )
     if "inhomogeneous" in text or "sequence" in text:
@@ -179,7 +188,7 @@ def _first_non_numeric_column(X: Any) -> int | None:
     for j in range(arr.shape[1]):
         try:
             arr[:, j].astype(np.float64)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return j
     return None
 
@@ -330,10 +339,10 @@ def resolve_classes(classes: Any, y: np.ndarray) -> tuple[np.ndarray, np.ndarray
     try:
         codes = np.clip(np.searchsorted(labels, y), 0, max(len(labels) - 1, 0))
         outside = labels[codes] != y if len(labels) else np.ones(len(y), dtype=bool)
-    except TypeError:  # labels of y not comparable with the classes
+    except (TypeError, ValueError):  # labels of y not comparable with the classes (a list)
         outside = np.ones(len(y), dtype=bool)
     if np.any(outside):
-        n_unseen = len(np.unique(np.asarray(y)[outside].astype(str)))
+        n_unseen = len({str(v) for v in np.asarray(y, dtype=object)[outside]})
         raise InputError(
             f"y has {n_unseen} label(s) outside classes ({int(np.sum(outside))} row(s)): add "
             "them to classes=[...] or drop those rows (set(y) - set(classes) lists them)"
