@@ -38,6 +38,17 @@ def _random_row_order(release: Any) -> Any:
     return release.iloc[rng.permutation(len(release))]
 
 
+def _seed(text: str) -> int:
+    """``--seed``'s value as an int; argparse's own error would quote it, a key pasted there
+    (``--seed $VEIL_KEY``) included."""
+    from veil.deid._keys import shown
+
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {shown(text)}") from None
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "anonymize",
@@ -55,7 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--key-file", help="secret key file for pseudonymize/tokenize (else $VEIL_KEY)")
     p.add_argument(
         "--seed",
-        type=int,
+        type=_seed,
         help="seed for non-DP randomness (fake data, noise); anyone who knows it can replay "
         "that randomness (seeded noise can be subtracted), so leave it out of a release run",
     )

@@ -15,10 +15,11 @@ import re
 import string
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from veil.errors import ConfigError, KeyMissingError, KeyNotConfiguredError
 
-__all__ = ["DEFAULT_KEY_ENV", "MIN_KEY_BYTES", "key_loader", "decode_key"]
+__all__ = ["DEFAULT_KEY_ENV", "MIN_KEY_BYTES", "key_loader", "decode_key", "shown"]
 
 DEFAULT_KEY_ENV = "VEIL_KEY"
 MIN_KEY_BYTES = 16
@@ -47,6 +48,18 @@ def _may_be_key(text: str, plain: Callable[[str], bool]) -> bool:
 
 #: A policy setting's name (``k_anonymity``, ``operator``): lower-case snake case.
 _SETTING_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def shown(value: Any) -> str:
+    """``repr(value)`` for an error message, unless it is text that could be a key.
+
+    A key pasted as a setting's value (``seed: 9f86...``, ``length: 9f86...``, a fake's
+    ``seed``) would otherwise be echoed by the error saying the value is of the wrong type, on
+    stderr and in CI logs.  Judged as :func:`may_be_key_name` judges a setting's name.
+    """
+    if isinstance(value, str) and may_be_key_name(value):
+        return "a value that could be a key (not shown)"
+    return repr(value)
 
 
 #: The end of an error about a setting or parameter whose name :func:`may_be_key_name` hides.

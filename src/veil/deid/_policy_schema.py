@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from veil.deid._keys import KEY_NAME_HIDDEN, may_be_key_name
+from veil.deid._keys import KEY_NAME_HIDDEN, may_be_key_name, shown
 from veil.deid._policy_yaml import policy_error
 
 __all__ = ["validate_policy", "ROLES", "ALGORITHMS"]
@@ -49,7 +49,7 @@ def _choice(*choices: str) -> Field:
     def check(v: Any) -> str | None:
         if isinstance(v, str) and v.strip().lower().replace("-", "_") in choices:
             return None
-        return f"must be one of: {', '.join(choices)} (got {v!r})"
+        return f"must be one of: {', '.join(choices)} (got {shown(v)})"
 
     return Field(check)
 
@@ -57,7 +57,7 @@ def _choice(*choices: str) -> Field:
 def _int(lo: int | None = None) -> Field:
     def check(v: Any) -> str | None:
         if not isinstance(v, int) or isinstance(v, bool):
-            return f"must be an integer (got {v!r})"
+            return f"must be an integer (got {shown(v)})"
         if lo is not None and v < lo:
             return f"must be at least {lo} (got {v})"
         return None
@@ -68,7 +68,7 @@ def _int(lo: int | None = None) -> Field:
 def _num(lo: float, hi: float, lo_open: bool = False) -> Field:
     def check(v: Any) -> str | None:
         if not _is_num(v):
-            return f"must be a number (got {v!r})"
+            return f"must be a number (got {shown(v)})"
         if v < lo or v > hi or (lo_open and v == lo):
             left = "(" if lo_open else "["
             return f"must be in {left}{lo}, {hi}] (got {v})"
@@ -84,7 +84,7 @@ def _list_of_str(v: Any) -> str | None:
 
 
 def _bool(v: Any) -> str | None:
-    return None if isinstance(v, bool) else f"must be true or false (got {v!r})"
+    return None if isinstance(v, bool) else f"must be true or false (got {shown(v)})"
 
 
 def _suppress(v: Any) -> str | None:
@@ -177,7 +177,7 @@ PRIVACY = Record(
 POLICY = Record(
     {
         "version": Field(
-            lambda v: None if v == 1 else f"unsupported policy version {v!r} (expected 1)"
+            lambda v: None if v == 1 else f"unsupported policy version {shown(v)} (expected 1)"
         ),
         "description": Field(lambda v: None if isinstance(v, str) else "must be text"),
         "input": INPUT,

@@ -11,7 +11,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 import pandas as pd
 
-from veil.deid._keys import KEY_NAME_HIDDEN, may_be_key_name
+from veil.deid._keys import KEY_NAME_HIDDEN, may_be_key_name, shown
 from veil.errors import ConfigError, KeyNotConfiguredError
 
 __all__ = [
@@ -268,7 +268,7 @@ def operator_parameters(operator: str | type[Operator]) -> tuple[list[str], list
     if isinstance(operator, str):
         _load_builtin()
         if operator not in _REGISTRY:
-            raise ConfigError(f"unknown operator {operator!r}")
+            raise ConfigError(f"unknown operator {shown(operator)}")
         operator = _REGISTRY[operator]
     required, optional, _ = _init_parameters(operator)
     return required, optional
@@ -338,7 +338,7 @@ def get_operator(name: str, params: Mapping[str, Any] | None = None) -> Operator
     _load_builtin()
     if not isinstance(name, str) or name not in _REGISTRY:
         raise ConfigError(
-            f"unknown operator {name!r}; available: {', '.join(sorted(_REGISTRY))}"
+            f"unknown operator {shown(name)}; available: {', '.join(sorted(_REGISTRY))}"
         ) from None
     cls = _REGISTRY[name]
     kwargs = dict(params or {})

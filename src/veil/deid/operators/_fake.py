@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from veil.deid._keys import shown
 from veil.deid.operators._base import Operator, OperatorContext, register
 from veil.deid.operators._util import (
     canonical_str,
@@ -65,7 +66,7 @@ def _faker(locale: str) -> Any:
     try:
         return Faker(locale)
     except (AttributeError, ValueError):
-        raise ConfigError(f"operator 'fake': unknown Faker locale {locale!r}") from None
+        raise ConfigError(f"operator 'fake': unknown Faker locale {shown(locale)}") from None
 
 
 def _nfc(text: str) -> str:
@@ -151,7 +152,9 @@ class Fake(Operator):
         seed: int | None = None,
     ) -> None:
         if kind not in _KINDS:
-            raise ConfigError(f"operator 'fake': unknown kind {kind!r}; one of {', '.join(_KINDS)}")
+            raise ConfigError(
+                f"operator 'fake': unknown kind {shown(kind)}; one of {', '.join(_KINDS)}"
+            )
         self.kind = kind
         if locale is not None:
             _faker(locale)
@@ -164,7 +167,7 @@ class Fake(Operator):
             for k, v in gender_map.items():
                 if v not in ("female", "male", "neutral"):
                     raise ConfigError(
-                        f"operator 'fake': gender_map value {v!r} is not female/male/neutral"
+                        f"operator 'fake': gender_map value {shown(v)} is not female/male/neutral"
                     )
                 gm[str(k).strip().lower()] = v
         self.gender_map = gm
@@ -174,14 +177,14 @@ class Fake(Operator):
             self.start, self.end = pd.Timestamp(start).normalize(), pd.Timestamp(end).normalize()
         except (ValueError, TypeError):
             raise ConfigError(
-                f"operator 'fake': start/end must be dates, got {start!r}, {end!r}"
+                f"operator 'fake': start/end must be dates, got {shown(start)}, {shown(end)}"
             ) from None
         if self.end < self.start:
             raise ConfigError("operator 'fake': end must not be before start")
         self.choices, self.cdf = self._parse_choices(choices, probabilities)
         self.consistent = bool(consistent)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise ConfigError(f"operator 'fake': seed must be an integer, got {seed!r}")
+            raise ConfigError(f"operator 'fake': seed must be an integer, got {shown(seed)}")
         self.seed = seed
 
     @staticmethod

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from veil.deid._keys import shown
 from veil.deid.operators._base import Operator, OperatorContext, data_derived_key, register
 from veil.deid.operators._bins import (
     assign_bins,
@@ -163,7 +164,7 @@ class Generalize(Operator):
                     )
             else:
                 raise ConfigError(
-                    f"operator 'generalize': bins must be a count or a list of edges, got {bins!r}"
+                    f"operator 'generalize': bins must be a count or a list of edges, got {shown(bins)}"
                 )
         self.hierarchy_spec = hierarchy
         if self.mode == "hierarchy":
@@ -178,7 +179,7 @@ class Generalize(Operator):
         self.keep = None if keep is None else require_int(self.name, "keep", keep)
         if not isinstance(pad, str) or len(pad) > 1:
             raise ConfigError(
-                f"operator 'generalize': pad must be one character or '', got {pad!r}"
+                f"operator 'generalize': pad must be one character or '', got {shown(pad)}"
             )
         self.pad = pad
         self.split = (

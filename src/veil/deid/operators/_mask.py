@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from veil.deid._keys import shown
 from veil.deid.operators._base import Operator, OperatorContext, register
 from veil.deid.operators._util import (
     canonical_str,
@@ -148,7 +149,7 @@ class Mask(Operator):
             kind = "partial" if (keep_first or keep_last) else "full"
         self.kind = require_choice(self.name, "kind", kind, _KINDS)
         if not isinstance(char, str) or len(char) != 1:
-            raise ConfigError(f"operator 'mask': char must be one character, got {char!r}")
+            raise ConfigError(f"operator 'mask': char must be one character, got {shown(char)}")
         self.char = char
         defaults = {"full": (0, 0), "partial": (0, 0), "email": (1, 0), "phone": (0, 2)}[self.kind]
         self.keep_first = require_int(

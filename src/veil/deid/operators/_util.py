@@ -18,7 +18,7 @@ import pandas as pd
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from veil.deid._keys import may_be_key_name
+from veil.deid._keys import shown
 from veil.errors import ConfigError, InputError
 
 __all__ = [
@@ -240,17 +240,6 @@ def resolve_path(path: str | os.PathLike[str], base_dir: str) -> Path:
     if not p.is_absolute():
         p = Path(base_dir) / p
     return p
-
-
-def shown(value: Any) -> str:
-    """``repr(value)`` for an error message, unless it is text that could be a key.
-
-    A key pasted as a parameter's value (``length: 9f86...``) would otherwise be echoed by the
-    error saying the value is of the wrong type, on stderr and in CI logs.
-    """
-    if isinstance(value, str) and may_be_key_name(value):
-        return "a value that could be a key (not shown)"
-    return repr(value)
 
 
 def require_number(op: str, name: str, value: Any, *, positive: bool = False) -> float:
