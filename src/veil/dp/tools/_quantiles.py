@@ -60,6 +60,7 @@ Several quantiles split epsilon equally; the answers are sorted to be monotone i
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any
 
@@ -125,10 +126,18 @@ def smith_quantile(
     >>> 400 < m < 600
     True
     """
-    z = np.sort(np.clip(values, lo, hi))
-    n = z.size
     if hi == lo:
         return float(lo)
+    if not math.isfinite(hi - lo):
+        # the width overflows float64 (bounds near +-1.8e308): an interval of two records far
+        # apart would have an infinite length, its weight NaN, and the draw fail on some data
+        # only.  Run on the halved values instead (halving is exact for normal floats and a
+        # monotone per-record map for subnormal ones, so the analysis above is unchanged) and
+        # double the answer (post-processing, exact, and still within [lo, hi]).
+        half = smith_quantile(np.asarray(values) * 0.5, q, epsilon, lo * 0.5, hi * 0.5, rng)
+        return 2.0 * half
+    z = np.sort(np.clip(values, lo, hi))
+    n = z.size
     edges = np.concatenate([[lo], z, [hi]])
     length = np.diff(edges)
     gaps = np.flatnonzero(length > 0)
