@@ -93,7 +93,7 @@ def _progress() -> Iterator[Callable[[str, int, int], None] | None]:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(
-        TextColumn("{task.description:<32}"),
+        TextColumn("{task.description:<32}", markup=False),  # column names are not markup
         BarColumn(),
         TimeElapsedColumn(),
         console=Console(stderr=True),

@@ -40,25 +40,29 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _print_table(result: Any, path: str) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
+    # column names (the file's header), the reasons quoting them and the path are text, not
+    # Rich markup: a header such as "income [/USD]" failed the scan with a MarkupError, and
+    # "weight [kg]" lost its "[kg]"
     console = Console() if sys.stdout.isatty() else Console(width=160)
-    table = Table(title=f"veil scan: {path} ({result.n_rows} records)")
+    table = Table(title=escape(f"veil scan: {path} ({result.n_rows} records)"))
     for head in ("column", "role", "kind", "conf.", "distinct", "unique rec.", "missing", "reason"):
         table.add_column(head, overflow="fold")
     for f in result.columns:
         table.add_row(
-            f.column,
+            escape(f.column),
             f"[{_STYLE[f.role]}]{f.role.value}[/]",
-            f.kind,
+            escape(f.kind),
             f"{f.confidence:.2f}",
             str(f.distinct),
             f"{f.unique_records_share:.1%}",
             f"{f.missing_share:.1%}",
-            f.reason,
+            escape(f.reason),
         )
     console.print(table)
-    qis = ", ".join(result.quasi_identifiers) or "none"
+    qis = escape(", ".join(result.quasi_identifiers) or "none")
     console.print(
         f"Quasi-identifiers: {qis}\n"
         f"Records unique on their combination: {result.qi_unique_share:.1%}; "
