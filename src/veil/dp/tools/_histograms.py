@@ -54,6 +54,15 @@ def _no_estimated_range(range_: Any, name: str) -> None:
         )
 
 
+def _nan_edges(edges: np.ndarray) -> None:
+    """ValueError (a ConfigError once the caller names itself) for a NaN bin edge, which numpy accepts: its monotonicity check compares
+    false, and ``np.histogram`` then counts a value in one bin and *minus* it in the next
+    (``np.histogram([5.0], bins=[0, nan, 3])`` is ``[1, -1]``), an L1 sensitivity of 2 where
+    the noise is calibrated for 1."""
+    if np.isnan(np.asarray(edges, dtype=np.float64)).any():
+        raise ValueError("bin edges must not be NaN")
+
+
 def _check_sample(sample: Any, name: str) -> np.ndarray:
     arr = as_array(sample, nan=True, name=name, check=False)  # infinite values fall outside
     if np.isnan(arr).any():
@@ -180,7 +189,7 @@ def histogram(
         )
     w, b, nonneg = _weights(weights, weight_bound, arr.size, "histogram")
     try:  # validate the public binning on no data before charging the budget
-        np.histogram_bin_edges(np.empty(0), bins=bins, range=range)
+        _nan_edges(np.histogram_bin_edges(np.empty(0), bins=bins, range=range))
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"histogram: {exc}") from None
     spend(accountant, eps)
@@ -236,7 +245,8 @@ def histogramdd(
         raise ConfigError(f"histogramdd: range needs one (low, high) per dimension ({dims})")
     w, b, nonneg = _weights(weights, weight_bound, arr.shape[0], "histogramdd")
     try:  # validate the public binning on no data before charging the budget
-        np.histogramdd(np.empty((0, dims)), bins=bins, range=range)
+        for e in np.histogramdd(np.empty((0, dims)), bins=bins, range=range)[1]:
+            _nan_edges(e)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"histogramdd: {exc}") from None
     spend(accountant, eps)
