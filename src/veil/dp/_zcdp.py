@@ -58,7 +58,7 @@ def zcdp_to_dp(rho: float, delta: float) -> float:
 
     Never larger than :func:`zcdp_to_dp_simple`.
     """
-    if rho < 0 or not 0 < delta < 1:
+    if not rho >= 0 or not 0 < delta < 1:  # ``not >=``: a NaN rho is refused, never 0
         raise ConfigError("need rho >= 0 and 0 < delta < 1")
     if rho == 0:
         return 0.0
