@@ -25,8 +25,9 @@ from veil.errors import ConfigError
 __all__ = ["Mask", "mask_partial", "mask_email", "mask_phone"]
 
 _KINDS = ("full", "partial", "email", "phone")
-_LEADING_CODE = re.compile(r"^(\+|00)([0-9]{1,3})(?=[^0-9])")
-_DIGITS = frozenset("0123456789")
+# digits are Unicode decimal digits (category Nd: "0"-"9", full-width "０"-"９", Arabic-Indic,
+# Devanagari, ...), as str.isdecimal and re's \d (for str) read them
+_LEADING_CODE = re.compile(r"^(\+|00)(\d{1,3})(?=\D)")
 
 
 def mask_partial(text: str, keep_first: int, keep_last: int, char: str) -> str:
@@ -71,11 +72,13 @@ def mask_email(text: str, keep_first: int, char: str, keep_tld: bool = True) -> 
 
 
 def mask_phone(text: str, keep_last: int, char: str, keep_country_code: bool = True) -> str:
-    """Mask the digits (0-9) of a phone number, keeping separators, country code and last digits.
+    """Mask the digits of a phone number, keeping separators, country code and last digits.
 
-    The country code is the 1-3 digits after a leading ``+`` or ``00`` when a separator follows
-    them.  Non-digit characters (spaces, dashes, parentheses) are kept, so the length and the
-    format are unchanged.
+    Digits are all Unicode decimal digits: a number written in full-width (``０９０``) or
+    Arabic-Indic digits is masked too, not released as it is.  The country code is the 1-3
+    digits after a leading ``+`` or ``00`` when a separator follows them.  Non-digit
+    characters (spaces, dashes, parentheses) are kept, so the length and the format are
+    unchanged.
 
     Examples
     --------
@@ -90,7 +93,7 @@ def mask_phone(text: str, keep_last: int, char: str, keep_country_code: bool = T
         m = _LEADING_CODE.match(text)
         if m:
             start = m.end()
-    digit_pos = [i for i in range(start, len(chars)) if chars[i] in _DIGITS]
+    digit_pos = [i for i in range(start, len(chars)) if chars[i].isdecimal()]
     # keep the last digits only when some digits remain masked
     cut = len(digit_pos) - keep_last if keep_last < len(digit_pos) else len(digit_pos)
     for i in digit_pos[:cut]:

@@ -28,13 +28,27 @@ def partial_matrix(codes: np.ndarray, lens: np.ndarray, a: int, b: int, c: int) 
     return np.where(inside & ~keep, np.uint32(c), codes)
 
 
+def _decimal(codes: np.ndarray) -> np.ndarray:
+    """Whether each code point is a Unicode decimal digit (category Nd)."""
+    digit = (codes >= _ZERO) & (codes <= _NINE)
+    wide = codes > 127
+    if wide.any():
+        points = np.unique(codes[wide])
+        table = np.fromiter((chr(p).isdecimal() for p in points), dtype=bool, count=len(points))
+        digit[wide] = table[np.searchsorted(points, codes[wide])]
+    return digit
+
+
 def phone_matrix(
     codes: np.ndarray, lens: np.ndarray, keep_last: int, c: int, keep_country_code: bool
 ) -> np.ndarray:
-    """Mask ASCII digits except a leading country code and the last ``keep_last`` digits."""
+    """Mask digits except a leading country code and the last ``keep_last`` digits.
+
+    Digits are Unicode decimal digits (``str.isdecimal``), as in the scalar ``mask_phone``.
+    """
     n, w = codes.shape
     pos = np.arange(w)[None, :]
-    digit = (codes >= _ZERO) & (codes <= _NINE)
+    digit = _decimal(codes)
     start = np.zeros(n, dtype=np.int64)
     if keep_country_code and w > 1:
         plus = codes[:, 0] == _PLUS
