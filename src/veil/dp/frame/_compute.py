@@ -2,8 +2,8 @@
 
 Exact statistics are computed once per column reading (its cells for ``COUNT(col)``, their
 numbers for the rest) and shared between components: the non-missing count, the clamped sum
-and the centred sum of squares.  The centred sum is derived as
-``sum - mid * count`` (no extra pass).  Ungrouped queries (``groups is None``) read "any value
+and the centred sum of squares.  The centred sum sums its own
+clipped terms (``sum - mid * count`` cancelled catastrophically for bounds far from 0).  Ungrouped queries (``groups is None``) read "any value
 missing?" and the in-bounds sum from one block-wise scan, else use the block-wise clamp-and-sum
 (:mod:`veil._parallel`, threaded when large) instead of ``bincount``.  Missing values are
 excluded, never turned into zeros that would count as data.
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from veil._parallel import clamped_sum, scan_moments
+from veil._parallel import BLOCK, clamped_sum, map_parts, scan_moments
 from veil.dp._rng import BitSource
 from veil.dp.frame import _noise
 from veil.dp.frame._budget import COUNT_KINDS, Component
@@ -58,7 +58,7 @@ class ColumnStats:
         self._valid: np.ndarray | None = None
         self._count: np.ndarray | None = None
         self._sums: dict[tuple[float, float], np.ndarray] = {}
-        self._sqs: dict[tuple[float, float], np.ndarray] = {}
+        self._sqs: dict[tuple[float, float], tuple[np.ndarray, np.ndarray]] = {}
 
     def _moments(self) -> tuple[float, float, float, float]:
         """``(min, max, sum, 0)`` of the raw values: one (threaded) traversal, cached."""
@@ -115,27 +115,41 @@ class ColumnStats:
         return self._sums[bounds]
 
     def centred_sum(self, bounds: tuple[float, float]) -> np.ndarray:
-        """Sum of ``clip(x) - mid`` per group."""
-        mid = (bounds[0] + bounds[1]) / 2.0
-        return self.total(bounds) - mid * self.count()
+        """Sum of the centred values ``y = clip(clip(x) - mid, -half, half)`` per group.
+
+        The terms are summed themselves, never ``sum(clip(x)) - mid * count``: with bounds far
+        from 0 (``(2^52, 2^52 + 2)``, timestamps in a narrow window) both products round to
+        multiples of ``ulp(n hi)``, and their difference was off by thousands where one person
+        moves it by ``half`` (``1``): neighbouring tables differed far beyond the sensitivity
+        the noise covers.  ``y`` is clipped to ``+-half`` again because ``mid`` itself may be
+        rounded (``clip(x) - mid`` then reaches ``half + ulp(mid) / 2``).
+        """
+        return self._centred(bounds)[0]
 
     def centred_squares(self, bounds: tuple[float, float]) -> np.ndarray:
-        """Sum of ``(clip(x) - mid)^2 - half^2 / 2`` per group (lies in +-half^2 / 2 per value)."""
+        """Sum of ``y^2 - half^2 / 2`` per group (``y`` as in :meth:`centred_sum`; each term
+        lies in ``+-half^2 / 2``)."""
+        lo, hi = bounds
+        half = (hi - lo) / 2.0
+        return self._centred(bounds)[1] - half * half / 2.0 * self.count()
+
+    def _centred(self, bounds: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
+        """``(sum y, sum y^2)`` per group, ``y`` the centred values (missing: none), cached."""
         if bounds not in self._sqs:
             lo, hi = bounds
-            mid, half = (lo + hi) / 2.0, (hi - lo) / 2.0
-            if self.groups is None and not self.has_nan:
-                q = np.array([clamped_sum(self.values, lo, hi, mid)])
-            elif self.groups is None:
-                y = np.clip(self.values[self.valid], lo, hi) - mid
-                q = np.array([float((y * y).sum())])
+            if self.groups is None:
+                x = self.values[self.valid] if self.has_nan else self.values
+                parts = map_parts(lambda p: _centred_sums(p, lo, hi), x)
+                s1 = np.array([sum(p[0] for p in parts)])
+                s2 = np.array([sum(p[1] for p in parts)])
             else:
-                y = np.clip(self.values, lo, hi) - mid
-                y *= y
+                y = _centre(self.values, lo, hi, np.empty_like(self.values))
                 if self.has_nan:
                     y[~self.valid] = 0.0
-                q = self._bincount(y)
-            self._sqs[bounds] = q - half * half / 2.0 * self.count()
+                s1 = self._bincount(y)
+                y *= y
+                s2 = self._bincount(y)
+            self._sqs[bounds] = (s1, s2)
         return self._sqs[bounds]
 
     def exact(self, kind: str, bounds: tuple[float, float] | None) -> np.ndarray:
@@ -148,6 +162,34 @@ class ColumnStats:
         if kind == "csum":
             return self.centred_sum(bounds)
         return self.centred_squares(bounds)
+
+
+def _centre(x: np.ndarray, lo: float, hi: float, out: np.ndarray) -> np.ndarray:
+    """``clip(clip(x, lo, hi) - mid, -half, half)`` into ``out`` (NaN stays NaN).
+
+    The second clip only where ``mid`` is rounded: when ``mid - lo`` and ``hi - mid`` round to
+    at most ``half``, rounding (monotone) keeps every ``|clip(x) - mid|`` within ``half``.
+    """
+    mid, half = (lo + hi) / 2.0, (hi - lo) / 2.0
+    np.minimum(x, hi, out=out)  # minimum/maximum propagate NaN (np.clip is slower)
+    np.maximum(out, lo, out=out)
+    out -= mid
+    if not (mid - lo <= half and hi - mid <= half):
+        np.minimum(out, half, out=out)
+        np.maximum(out, -half, out=out)
+    return out
+
+
+def _centred_sums(x: np.ndarray, lo: float, hi: float) -> tuple[float, float]:
+    """``(sum y, sum y^2)`` of the centred values ``y`` (:func:`_centre`), block-wise."""
+    s1 = s2 = 0.0
+    buf = np.empty(min(BLOCK, x.size))
+    for i in range(0, x.size, BLOCK):
+        b = x[i : i + BLOCK]
+        y = _centre(b, lo, hi, buf[: b.size])
+        s1 += float(np.add.reduce(y))
+        s2 += float(np.dot(y, y))
+    return s1, s2
 
 
 def noisy_component(

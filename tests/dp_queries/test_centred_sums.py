@@ -1,0 +1,60 @@
+"""The centred sums of AVG / VAR / STDDEV move by at most their sensitivity, even far from 0.
+
+``csum`` was ``sum(clip(x)) - mid * count``: with bounds far from 0 both terms round to
+multiples of ``ulp(n * hi)`` and their difference was off by thousands where one person moves
+it by ``half`` -- the noise, calibrated to ``half``, then hid nothing (and the mean was wrong).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from veil.dp.frame import PrivateFrame
+from veil.dp.frame._compute import ColumnStats
+
+pytestmark = pytest.mark.filterwarnings("ignore::veil.errors.InsecureRandomWarning")
+
+T = 2.0**52  # floats here are whole numbers: ulp(T) = 1, ulp(1000 T) = 1024
+
+
+def _tables(lo: float, hi: float) -> list[np.ndarray]:
+    """Tables of values in ``[lo, hi]``: all at the middle just below a power of two of rows
+    (where ``ulp(n * mid)`` doubles), and random ones."""
+    rng = np.random.default_rng(0)
+    mid = lo + (hi - lo) // 2
+    fixed = [np.full(n, mid) for n in (511, 1023)]
+    random = [lo + rng.integers(0, int(hi - lo) + 1, n).astype(np.float64) for n in (999, 4000)]
+    return fixed + random
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+@pytest.mark.parametrize("bounds", [(T, T + 2), (T, T + 3), (-T - 4, -T)])
+def test_one_added_value_moves_the_centred_sums_by_at_most_their_sensitivity(
+    grouped, bounds
+) -> None:
+    lo, hi = bounds
+    half = (hi - lo) / 2.0
+    for x in _tables(lo, hi):
+        n = x.size
+        groups = np.zeros(n + 1, dtype=np.int64) if grouped else None
+        for extra in (lo, hi, (lo + hi) / 2.0):
+            d = ColumnStats(None if groups is None else groups[:n], 1, x)
+            d2 = ColumnStats(groups, 1, np.append(x, extra))
+            moved = abs(float(d2.centred_sum(bounds)[0] - d.centred_sum(bounds)[0]))
+            assert moved <= half, (n, extra, moved)
+            sq = abs(float(d2.centred_squares(bounds)[0] - d.centred_squares(bounds)[0]))
+            assert sq <= half * half / 2.0, (n, extra, sq)
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_the_mean_of_values_far_from_zero_is_right(grouped) -> None:
+    """1,000 values at the top of the bounds ``(2^52, 2^52 + 2)``: with almost no noise the
+    mean is ``2^52 + 2`` (it was clipped from a centred sum of -1024 to ``2^52``)."""
+    df = pd.DataFrame({"g": ["a"] * 1000, "x": [T + 2] * 1000})
+    pf = PrivateFrame(df, accountant=False, bounds={"x": (T, T + 2)}, random_state=3)
+    query = pf.groupby("g", keys=["a"]) if grouped else pf
+    out = query.agg(m=("x", "mean"), v=("x", "var"), epsilon=1e4)
+    assert float(out["m"].iloc[0]) == T + 2
+    assert float(out["v"].iloc[0]) <= 0.1
