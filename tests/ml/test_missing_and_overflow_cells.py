@@ -1,10 +1,11 @@
 """Cells that are missing or beyond float64 get the typed error their float twin gets.
 
 A pandas nullable column's ``pd.NA`` (``Float64``, ``Int64``, ``boolean``, pyarrow), an
-integer or ``Fraction`` beyond float64's range, a date or a complex number in an object
-column: scikit-learn's conversion raised a bare ``TypeError``/``OverflowError`` for them (the
-docstring of ``check_array_2d`` promises typed errors, and callers catch ``InputError``), while
-the equal table with ``NaN``/``inf`` in that cell got :class:`~veil.errors.InputError`.
+integer or ``Fraction`` beyond float64's range: scikit-learn's conversion raised a bare
+``TypeError``/``OverflowError`` for them (the docstring of ``check_array_2d`` promises typed
+errors, and callers catch ``InputError``), while the equal table with ``NaN``/``inf`` in that
+cell got :class:`~veil.errors.InputError`.  (A dict or date cell keeps numpy's ``TypeError``,
+which names its type only: scikit-learn's estimator checks require it.)
 """
 
 from __future__ import annotations
@@ -89,18 +90,6 @@ def test_missing_cell_is_refused_like_nan(name, make_missing):
 )
 def test_number_beyond_float64_is_refused_like_inf(name, cell):
     assert _message(name, _with_cell(cell)) == _message(name, _with_cell(np.inf))
-
-
-def test_date_cell_is_typed_and_names_its_column_not_the_value():
-    msg = _message("nb", pd.DataFrame({"a": X[:, 0], "when": [pd.Timestamp("2020-01-01")] * 30}))
-    assert "column 'when'" in msg
-    assert "2020" not in msg
-
-
-def test_complex_object_cell_is_typed():
-    msg = _message("nb", _with_cell(1 + 2j))
-    assert "column 1" in msg
-    assert "2j" not in msg
 
 
 def test_sequence_label_is_typed():

@@ -122,8 +122,10 @@ def check_array_2d(
             )
     except OverflowError:  # a Python int or Fraction beyond float64: an infinite value
         arr = None
-    except (TypeError, ValueError) as exc:  # TypeError: a date, complex or other object
+    except ValueError as exc:
         raise InputError(_array_error(X, name, str(exc), columns)) from None
+    # a dict, date or complex object cell keeps numpy's TypeError ("float() argument must be
+    # a string or a real number, not 'dict'": the type, not the value), as scikit-learn does
     if arr is None or (not allow_nan and not np.isfinite(arr).all()):
         raise InputError(
             f"{name} contains NaN or infinite values; impute them first (DP models refuse them)"
@@ -149,14 +151,13 @@ def _array_error(X: Any, name: str, text: str, columns: list[Any] | None) -> str
         )
     if "Complex data not supported" in text:
         return f"{name}: Complex data not supported; DP models need real-valued features"
-    if "convert" in text or "argument must be" in text:  # ValueError: text; TypeError: objects
+    if "convert" in text:
         j = _first_non_numeric_column(X)
         where = "a value" if j is None else f"column {j}"
         if j is not None and columns is not None and j < len(columns):
             where = f"column {columns[j]!r}"
-        what = "text" if "convert" in text else "values (dates, complex numbers, objects)"
         return (
-            f"{name} must be numeric: {where} holds {what} that cannot be converted to float; "
+            f"{name} must be numeric: {where} holds text that cannot be converted to float; "
             "encode categorical columns (e.g. one-hot) before fitting"
         )
     if "inhomogeneous" in text or "sequence" in text:
