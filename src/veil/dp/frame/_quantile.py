@@ -10,7 +10,8 @@ statistical estimation with optimal convergence rates", STOC 2011; Gillenwater e
 the median, i.e. twice the effective epsilon of implementations that use sensitivity 1.  The interval is drawn with the Gumbel-max trick in log space, so huge ``eps`` and
 tiny intervals never overflow; all groups are handled by one sort and a few reductions.
 
-An empty group returns a uniform draw from the bounds.
+An empty group returns a uniform draw from the bounds.  Bounds whose width overflows float64
+run on the halved values and bounds and double the answer (exact, the same law).
 
 Declared integer columns (``PrivateFrame(integer_columns=...)``, ``veil query --integer``; never
 the dtype, which pandas infers from the values) select among the candidates
@@ -146,6 +147,18 @@ def dp_quantiles(
             groups, values, n_groups, k,
             lambda g, v, n: _integer_quantiles(g, v, n, lo, hi, q, epsilon, sensitivity, rng),
         )  # fmt: skip
+    if not math.isfinite(hi - lo):
+        # the width overflows float64 (bounds near +-1.8e308): a gap between two values far
+        # apart had length inf, log inf won every draw and the release was hi whenever one
+        # person's value opened such a gap, never otherwise.  Halving is exact (and a fixed
+        # map of each value): the mechanism on the halved values and bounds, doubled, has the
+        # law of the mechanism on the values (scale equivariance), as veil.dp.tools does
+        half = dp_quantiles(
+            groups, np.asarray(values, dtype=np.float64) / 2.0, n_groups, (lo / 2.0, hi / 2.0),
+            q, epsilon, sensitivity, rng,
+        )  # fmt: skip
+        out = np.clip(half * 2.0, lo, hi)
+        return floor_to_candidates(out, lo, hi) if integer_valued else out
     vals = np.clip(np.asarray(values, dtype=np.float64), lo, hi)
     if lo == hi:
         return np.full(n_groups, lo)
