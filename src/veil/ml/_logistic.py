@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import numpy as np
@@ -127,32 +128,50 @@ class LogisticRegression(DPClassifierMixin, ClassifierMixin, BaseEstimator):
         if sample_weight is not None:
             raise InputError("sample_weight is not supported: it would change the sensitivity")
         check_privacy_params(self.epsilon)
-        if not (isinstance(self.C, (int, float)) and self.C > 0):
-            raise ConfigError(f"C must be a positive number, got {self.C!r}")
+        C = _real(self.C, "C", positive=True)
+        max_iter, tol = self.max_iter, _real(self.tol, "tol", positive=False)
+        if (
+            isinstance(max_iter, bool)
+            or not isinstance(max_iter, (int, np.integer))
+            or max_iter < 0
+        ):
+            raise ConfigError(f"max_iter must be a non-negative integer, got {max_iter!r}")
         Xa = check_array_2d(X, min_samples=2)
         ya = check_target(self, y, len(Xa), classification=True)
         norm = resolve_norm(self.data_norm, Xa)
         classes, codes = resolve_classes(self.classes, ya)
         if len(classes) < 2:
             raise InputError("need at least two classes")
+        # every row of Z / S has norm <= 1; C regularises the raw-scale weights, which in the
+        # scaled space (z = x / S) is the penalty lambda / S^2.  The calibration reads only
+        # public values (n is public under replace-one neighbours), so it runs before the
+        # charge: a C or data_norm whose regulariser under- or overflows, or an epsilon beyond
+        # the calibration's range, is refused without spending the budget
+        S = math.sqrt(norm * norm + 1.0) if self.fit_intercept else float(norm)
+        n_models = 1 if len(classes) == 2 else len(classes)
+        eps_each = self.epsilon / n_models
+        lam = 1.0 / (len(Xa) * C * (S * S))
+        try:
+            if not (math.isfinite(lam) and lam > 0):
+                raise ValueError("the regulariser 1 / (n C data_norm^2) is 0 or infinite")
+            cal = calibrate(eps_each, len(Xa), lam)
+        except (ValueError, OverflowError, ZeroDivisionError) as exc:
+            raise ConfigError(
+                f"C={self.C!r}, data_norm and epsilon={self.epsilon!r} admit no objective "
+                f"perturbation in float64 ({exc})"
+            ) from None
         rng = resolve_rng(self.random_state)
         with Charge(self.accountant, self.epsilon):
             Z = clip_rows_to_norm(Xa, norm)
             if self.fit_intercept:
                 Z = np.hstack([Z, np.ones((len(Z), 1))])
-            # every row of Z / S has norm <= 1; C regularises the raw-scale weights, which in
-            # the scaled space (z = x / S) is the penalty lambda / S^2
-            S = math.sqrt(norm**2 + 1.0) if self.fit_intercept else float(norm)
             Z = Z / S
-            n_models = 1 if len(classes) == 2 else len(classes)
-            eps_each = self.epsilon / n_models
-            cal = calibrate(eps_each, len(Z), 1.0 / (len(Z) * float(self.C) * S**2))
             weights, n_iter = [], []
             for j in range(n_models):
                 s = np.where(codes == (1 if n_models == 1 else j), 1.0, -1.0)
                 b = sample_perturbation(rng, Z.shape[1], cal.beta)
                 w, it = minimise_perturbed_logistic(
-                    Z, s, b, cal.reg, max_iter=int(self.max_iter), gtol=float(self.tol) * 1e-6
+                    Z, s, b, cal.reg, max_iter=int(max_iter), gtol=tol * 1e-6
                 )
                 weights.append(w)
                 n_iter.append(it)
@@ -192,3 +211,14 @@ class LogisticRegression(DPClassifierMixin, ClassifierMixin, BaseEstimator):
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
+
+
+def _real(value: Any, name: str, *, positive: bool) -> float:
+    """``value`` as a finite float, > 0 (``positive``) or >= 0; else :class:`ConfigError`."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ConfigError(f"{name} must be a real number, got {value!r}")
+    v = float(value)
+    if not math.isfinite(v) or v < 0 or (positive and v == 0):
+        kind = "positive" if positive else "non-negative"
+        raise ConfigError(f"{name} must be a {kind} finite number, got {value!r}")
+    return v
