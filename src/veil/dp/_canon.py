@@ -298,8 +298,8 @@ def factorize_cells(
     try:
         codes, uniques = pd.factorize(s, use_na_sentinel=use_na_sentinel)
         return np.asarray(codes, dtype=np.int64), pd.Index(uniques), None
-    except (TypeError, ArithmeticError):  # unhashable; sNaN in pandas' missing test
-        pass
+    except (TypeError, ArithmeticError, NotImplementedError):  # unhashable; sNaN in isna;
+        pass  # an Arrow list column (no dictionary_encode kernel)
     cells = s.to_numpy(dtype=object).copy()
     nested = np.zeros(len(cells), dtype=bool)
     for i, v in enumerate(cells):
