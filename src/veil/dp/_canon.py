@@ -14,8 +14,8 @@ compares each cell through a canonical value computed from that cell alone:
   (``int(s)`` or ``float(s)`` without ``_``, not NaN) -> that number as above; any other text
   stays the text (case and spaces kept);
 * ``Decimal`` / ``Fraction`` -> numbers as above; ``datetime`` / ``numpy.datetime64`` ->
-  ``pandas.Timestamp`` (``timedelta`` -> ``pandas.Timedelta``): values Python calls equal get
-  one canonical value (:func:`_other`);
+  ``pandas.Timestamp`` (``timedelta`` -> ``pandas.Timedelta``), a time-zone aware one in UTC:
+  values Python calls equal get one canonical value (:func:`_other`);
 * anything else stays itself.
 
 So ``True``, ``'True'``, ``'true'``, ``1``, ``1.0`` and ``'1'`` are one value, and ``30``,
@@ -156,11 +156,13 @@ def _other(value: Any) -> Any:
             return _number(float(value))
         except OverflowError:  # beyond float64 (float(Decimal) gives inf there): +-inf
             return math.inf if value > 0 else -math.inf
-    if isinstance(value, (pd.Timestamp, pd.Timedelta)):  # already canonical (the common case)
+    if isinstance(value, pd.Timestamp):  # the common case
+        return _utc(value)
+    if isinstance(value, pd.Timedelta):
         return value
     if isinstance(value, (_dt.datetime, np.datetime64)):
         try:
-            return pd.Timestamp(value)
+            return _utc(pd.Timestamp(value))
         except (ValueError, OverflowError):  # outside Timestamp's range: as it is
             return value
     if isinstance(value, (_dt.timedelta, np.timedelta64)):
@@ -169,6 +171,18 @@ def _other(value: Any) -> Any:
         except (ValueError, OverflowError):
             return value
     return value
+
+
+def _utc(value: pd.Timestamp) -> pd.Timestamp:
+    """A time-zone aware timestamp in UTC: Python calls ``00:00 UTC`` and ``01:00 Paris`` equal,
+    so a group of both was labelled by whichever row came first -- one person's cell in
+    another zone relabelled every other person's group.  Naive timestamps stay as they are."""
+    if value.tzinfo is None:
+        return value
+    try:
+        return value.tz_convert("UTC")
+    except (ValueError, OverflowError):  # the instant is outside Timestamp's range in UTC
+        return value
 
 
 def _kind(value: Any) -> str:
