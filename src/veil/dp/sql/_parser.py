@@ -326,7 +326,12 @@ class _Parser:
         tok = self.tok
         self.check_unsupported_operand()
         if tok.kind is TokenKind.NUMBER or tok.is_punct("-"):
+            first = self.toks[self.i + 1] if tok.is_punct("-") else tok
             value = self.number()
+            if first.text.isdigit() and len(first.text) <= 4300:
+                # digits only: the exact integer (through float64, 9007199254740993 became
+                # 2^53 and matched other cells than the quoted '9007199254740993' does)
+                return Literal(-int(first.text) if tok.is_punct("-") else int(first.text))
             return Literal(int(value) if value.is_integer() and "." not in tok.text else value)
         if tok.kind is TokenKind.STRING:
             self.advance()
