@@ -95,6 +95,44 @@ def _released_input(
     return kept, kept.iloc[np.flatnonzero(~np.asarray(masked, dtype=bool))]
 
 
+def _gives_changed(changed: int | None, records: int) -> bool:
+    """Whether exact *before* moments over ``records`` released records would give the values
+    of the ``changed`` ones (None: not known) an operator changed.
+
+    When some records are released as they were and others changed (top or bottom coding;
+    rounding that left the multiples alone), the before sum minus the unchanged released
+    values is the sum of the changed ones, and the sum of squares gives a second equation:
+    one top-coded income exactly, two from the mean and the std.  With at most two records
+    mean and std give every value.  When every record changed (noise), they give only the
+    sum and the sum of squares of the changes.
+    """
+    if changed is None:
+        return True
+    return 0 < changed < records or (changed > 0 and records <= 2)
+
+
+def _withhold_changed(loss: dict[str, Any], records: int, skip: Collection[str]) -> None:
+    """Withhold the *before* mean and std where :func:`_gives_changed` (``before_withheld``).
+
+    ``skip``: the quasi-identifiers :func:`_masked_qis_before` judges on the records that are
+    not masked.
+    """
+    for col, entry in loss["columns"].items():
+        if col in skip or entry["dropped"] or entry["mean_before"] is None:
+            continue
+        share = entry["changed_share"]  # None: rows not matched, so not known unchanged
+        if _gives_changed(None if share is None else round(share * records), records):
+            entry.update(mean_before=None, std_before=None, mean_shift=None, std_ratio=None)
+            entry["before_withheld"] = True
+
+
+def _n_changed(before: pd.Series, after: pd.Series) -> int:
+    """Records whose released number ``after`` is not the input's ``before`` (NaN == NaN)."""
+    x = pd.to_numeric(before, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    y = after.to_numpy(dtype=float, na_value=np.nan)
+    return int((~((x == y) | (np.isnan(x) & np.isnan(y)))).sum())
+
+
 def _masked_qis_before(
     loss: dict[str, Any], shown: pd.DataFrame, qis: list[str], fs: Factors, release: pd.DataFrame
 ) -> None:
@@ -115,10 +153,16 @@ def _masked_qis_before(
         # released as numbers (masked records' '*' aside)?  Else the values are hidden (bins,
         # redaction): no before moments, as in information_loss
         after = release.loc[shown.index, col] if col in release.columns else shown[col].iloc[:0]
-        numeric = pd.to_numeric(after, errors="coerce").notna().sum()
+        num = pd.to_numeric(after, errors="coerce")
+        numeric = num.notna().sum()
         m0, sd0 = (
             _moments(shown[col]) if numeric and numeric == after.notna().sum() else (None, None)
         )
+        if m0 is not None and _gives_changed(_n_changed(shown[col], num), len(shown)):
+            # an operator changed the values (top coding, rounding, noise): the before figures
+            # minus the released values of the others would give the changed ones
+            m0 = sd0 = None
+            entry["before_withheld"] = True
         entry.update(
             distinct_before=d0,
             distinct_reduction=(1 - d1 / d0) if d0 else 0.0,
@@ -183,6 +227,7 @@ def build_report(
     fk = fo if kept is original else Factors(kept, reused)
     fs = fk if shown is kept else Factors(shown, reused)
     loss = information_loss(kept, release, factors=(fk, fr))
+    _withhold_changed(loss, len(release), qis if shown is not kept else ())
     if shown is not kept:
         _masked_qis_before(loss, shown, qis, fs, release)
     for col in fitted_on_more:
