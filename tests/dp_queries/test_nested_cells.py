@@ -146,3 +146,17 @@ def test_an_arrow_list_column_reads_as_nested_cells(name) -> None:
     out_plain, charged_too = _release(plain, QUERIES[name])
     pd.testing.assert_frame_equal(out_arrow, out_plain)
     assert charged == charged_too
+
+
+@pytest.mark.parametrize("ids", [[None, None], [None, np.nan], [["x"], None]])
+@pytest.mark.parametrize("name", ["public keys", "selected keys", "where"])
+def test_a_table_without_any_person_id_releases_like_an_empty_one(ids, name) -> None:
+    """Every id missing (or nested) in an object column: indexing the empty id table raised
+    IndexError after the charge, where one more person with an id released."""
+    rows = pd.DataFrame({"pid": pd.Series(ids, dtype=object), "g": "a", "h": "u", "x": 1})
+    empty = rows.iloc[:0].astype(object)
+    out, charged = _release(rows.astype(object), QUERIES[name])
+    out_empty, charged_too = _release(empty, QUERIES[name])
+    pd.testing.assert_frame_equal(out, out_empty)
+    assert charged == charged_too
+    _release(_with(rows.astype(object)), QUERIES[name])  # the neighbour with a person

@@ -405,6 +405,8 @@ def _unit_codes(ids: pd.Series) -> np.ndarray:
     codes, uniques, _ = factorize_cells(ids)  # a nested id (list, dict): -1, no person
     if pd.api.types.is_numeric_dtype(ids.dtype) or pd.api.types.is_bool_dtype(ids.dtype):
         return codes  # one value, one form
+    if len(uniques) == 0:  # no id at all (every one missing or nested): no person
+        return codes  # (indexing the empty remap raised IndexError after the charge)
     seen: dict[Any, int] = {}
     remap = np.fromiter(
         (seen.setdefault(canonical(u), len(seen)) for u in np.asarray(uniques, dtype=object)),
