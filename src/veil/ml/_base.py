@@ -360,7 +360,14 @@ def resolve_norm(data_norm: Any, X: np.ndarray, *, name: str = "data_norm") -> f
             PrivacyLeakWarning,
             stacklevel=user_stacklevel(),
         )
-        return float(np.linalg.norm(X, axis=1).max())
+        with np.errstate(over="ignore"):
+            value = float(np.linalg.norm(X, axis=1).max())
+        if not np.isfinite(value):
+            raise ConfigError(
+                f"{name} read from the data is beyond float64's range; pass {name}=<max row "
+                "L2 norm>"
+            )
+        return value
     if data_norm is None:
         raise ConfigError(
             f"{name} is required (a bound on each row's L2 norm, from domain knowledge), or "
@@ -381,10 +388,29 @@ def clip_rows_to_bounds(X: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.nda
 
 
 def clip_rows_to_norm(X: np.ndarray, norm: float) -> np.ndarray:
-    """Scale down rows whose L2 norm exceeds ``norm``."""
-    norms = np.linalg.norm(X, axis=1)
-    factor = np.minimum(1.0, norm / np.maximum(norms, 1e-300))
-    return X * factor[:, None]
+    """Scale down rows whose L2 norm exceeds ``norm`` (finite ``norm``).
+
+    A row whose sum of squares overflows float64 (an entry beyond about ``1e154``; or an
+    infinite entry, e.g. a huge value minus a mean) is scaled through its largest entry: the
+    plain ``np.linalg.norm`` emitted an "overflow encountered" ``RuntimeWarning`` during the
+    private fit (so one person's huge value was visible, and an error under
+    ``-W error`` after the budget was spent) and mapped the row to 0 or NaN.  Other rows are
+    computed exactly as before.
+
+    >>> clip_rows_to_norm(np.array([[3e200, 4e200], [0.3, 0.4]]), 1.0).round(2).tolist()
+    [[0.6, 0.8], [0.3, 0.4]]
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        norms = np.linalg.norm(X, axis=1)
+        factor = np.minimum(1.0, norm / np.maximum(norms, 1e-300))
+        out = X * factor[:, None]
+    big = ~np.isfinite(norms)  # its norm is above float64's range, so above ``norm``
+    if big.any():
+        fmax = np.finfo(np.float64).max
+        rows = np.clip(X[big], -fmax, fmax)
+        unit = rows / np.max(np.abs(rows), axis=1, keepdims=True)  # entries in [-1, 1]
+        out[big] = unit * (norm / np.linalg.norm(unit, axis=1))[:, None]
+    return out
 
 
 def group_sums(codes: np.ndarray, Z: np.ndarray, n_groups: int) -> np.ndarray:

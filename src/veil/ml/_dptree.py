@@ -174,8 +174,15 @@ def _count_below(x: np.ndarray, th: np.ndarray, a: np.ndarray) -> np.ndarray:
         inv = np.where(step > 1e-300, 1.0 / step, 0.0)
     start = th[:, 0] - step  # the node's lower bound
     # guess: b = clip(ceil((x - start) / step), 1, k + 1) - 1
-    r = x - np.take(start, a)
-    r *= np.take(inv, a)
+    # a value far outside the node (beyond ~1e307 / k for bounds of width 1) overflows to
+    # +-inf here, which clips to the end bin: silently, since a RuntimeWarning raised in the
+    # private fit shows that one person holds a huge value (an error under -W error after the
+    # budget is spent); NaN (inf * 0 on equal thresholds, or infinite bounds) is a guess of 1,
+    # which the exact check below corrects
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = x - np.take(start, a)
+        r *= np.take(inv, a)
+    np.nan_to_num(r, copy=False, nan=1.0)
     np.ceil(r, out=r)
     np.clip(r, 1, k + 1, out=r)
     b = r.astype(np.int64)

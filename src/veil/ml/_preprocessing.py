@@ -341,7 +341,8 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
                 # each of the d scaled sums has sensitivity 1 and gets eps_mean / d
                 sums = add_laplace(scaled.sum(0), d / eps_mean, rng)
                 mean = mid + half * np.clip(sums / n_noisy, -1.0, 1.0)
-            Z = clip_rows_to_norm(Xa - mean, norm)
+            with np.errstate(over="ignore"):  # a huge value minus the mean: inf, clipped
+                Z = clip_rows_to_norm(Xa - mean, norm)
             noisy = noisy_scatter(Z, norm, eps_cov, rng)
             vals, vecs = np.linalg.eigh(noisy)
             order = np.argsort(vals)[::-1]
