@@ -103,6 +103,33 @@ def _operator_items(value: Any) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+def _check_fake_name_columns(
+    steps: list[tuple[str, Operator, tuple[Any, ...]]],
+    err: Callable[[tuple[Any, ...], str], PolicyError],
+) -> None:
+    """Refuse a fake e-mail built from a ``name_column`` that no fake operator replaced before.
+
+    Operators run in the policy's order, and ``name_column`` is read as it is when the e-mail
+    operator runs: a name column listed after the e-mail column, dropped, or not faked at all
+    still holds the real names, and every "fake" address spelt one out
+    (``wanjiku.kamau@hotmail.com`` for Wanjiku Kamau), also in a release without the names.
+    """
+    faked: set[str] = set()
+    for col, op, path in steps:
+        source = getattr(op, "name_column", None)
+        if op.name == "fake" and getattr(op, "kind", None) == "email" and source is not None:
+            if source not in faked:
+                raise err(
+                    path + ("name_column",),
+                    f"column {col!r}: operator 'fake' builds the addresses from {source!r}, "
+                    "which no fake operator listed before it replaces: they would spell out "
+                    f"the real names; give {source!r} a fake operator (kind name) listed above "
+                    f"{col!r}, or leave name_column out",
+                )
+        if op.name == "fake":
+            faked.add(col)
+
+
 @dataclass
 class Policy:
     """A parsed, validated policy.  Build it with :meth:`from_yaml` or :meth:`from_dict`.
@@ -170,6 +197,7 @@ class Policy:
             return policy_error(source, lines, path, msg)
 
         columns: dict[str, ColumnSpec] = {}
+        steps: list[tuple[str, Operator, tuple[Any, ...]]] = []  # in the order they run
         for name, spec in data["columns"].items():
             spec = {"role": spec} if isinstance(spec, str) else spec
             cname = str(name)
@@ -187,6 +215,7 @@ class Policy:
                     )
                     try:
                         ops.append(get_operator(op_name, params))
+                        steps.append((cname, ops[-1], op_path))
                     except OperatorParameterError as exc:
                         # an unknown parameter: point at its own key (and line)
                         where = op_path + (exc.param,) if exc.param in params else op_path
@@ -201,6 +230,7 @@ class Policy:
             columns[cname] = ColumnSpec(
                 cname, Role.parse(spec["role"]), ops, hierarchy, hsource, lines.get(path)
             )
+        _check_fake_name_columns(steps, err)
         suppress = data.get("suppress", [])
         suppress = [suppress] if isinstance(suppress, str) else list(suppress)
         suppressor = None

@@ -110,7 +110,9 @@ class Fake(Operator):
         Distinct originals get distinct fake values (retries; error when impossible).
     name_column
         For ``kind: email``: build the address from this (already faked) name column, e.g.
-        ``mary.jones@example.org``; otherwise from a fake name drawn for the value.
+        ``mary.jones@example.org``; otherwise from a fake name drawn for the value.  The column
+        is read as it is: real names give addresses that spell them out (a policy refuses a
+        ``name_column`` that no fake operator listed before replaces).
     start, end
         Date range for ``kind: date`` (ISO dates; default 1940-01-01 .. 2005-12-31).
     choices, probabilities
