@@ -42,7 +42,14 @@ def discrete_laplace(rng: BitSource, scale: float, n: int) -> np.ndarray:
 
 
 def discrete_gaussian(rng: BitSource, sigma: float, n: int) -> np.ndarray:
-    """``n`` exact discrete Gaussian samples (Canonne, Kamath & Steinke 2020)."""
+    """``n`` exact discrete Gaussian samples (Canonne, Kamath & Steinke 2020).
+
+    ``n = 0`` (private selection kept no group) is an empty draw: the sampler raised
+    ``ValueError`` there, after the charge, only when the selection happened to keep nothing.
+    """
+    if n == 0:
+        _samplers._check_sigma(sigma)  # the same refusal of a bad sigma as any draw
+        return np.zeros(0, dtype=np.int64)
     return np.asarray(_samplers.discrete_gaussian(sigma, n, rng), dtype=np.int64)
 
 
