@@ -73,3 +73,39 @@ def test_non_private_models_and_nested_steps_are_named(steps, name) -> None:
     X, y = rng.uniform(0, 1, (50, 2)), rng.uniform(0, 1, 50)
     msgs = _leaks(make_private_pipeline(*steps, epsilon=1.0), X, y)
     assert msgs and name in msgs[0]
+
+
+def test_a_column_selector_reading_dtypes_is_warned() -> None:
+    """``make_column_selector(dtype_include=np.number)`` picks the columns from the data: one
+    person's text cell turns a numeric column into ``object`` and drops it from the model."""
+    import pandas as pd
+    from sklearn.compose import make_column_selector
+
+    rng = np.random.default_rng(0)
+    d = pd.DataFrame({"a": rng.uniform(0, 1, 60), "b": rng.uniform(0, 1, 60)})
+    y = (d["a"] > 0.5).to_numpy().astype(int)
+    d2 = d.astype({"b": object})
+    d2.iloc[3, 1] = "n/a"  # D': one person's cell is text
+
+    def pipe():
+        ct = ColumnTransformer(
+            [("num", "passthrough", make_column_selector(dtype_include=np.number))]
+        )
+        lr = LogisticRegression(data_norm=2.0, classes=[0, 1], random_state=0)
+        return make_private_pipeline(ct, lr, epsilon=1.0)
+
+    p, p2 = pipe(), pipe()
+    msgs, msgs2 = _leaks(p, d, y), _leaks(p2, d2, y)
+    assert p[-1].n_features_in_ == 2 and p2[-1].n_features_in_ == 1  # the leak
+    assert msgs and msgs == msgs2  # warned on both tables alike (configuration only)
+    assert "columntransformer_0__num (columns chosen from the data)" in msgs[0]
+
+
+def test_columns_listed_by_name_are_not_warned() -> None:
+    import pandas as pd
+
+    d = pd.DataFrame({"a": [0.2, 0.8] * 30, "b": [0.1, 0.3] * 30})
+    y = np.array([0, 1] * 30)
+    ct = ColumnTransformer([("num", "passthrough", ["a", "b"])])
+    lr = LogisticRegression(data_norm=2.0, classes=[0, 1], random_state=0)
+    assert _leaks(make_private_pipeline(ct, lr, epsilon=1.0), d, y) == []

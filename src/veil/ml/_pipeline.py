@@ -62,7 +62,9 @@ def _data_fitted_steps(steps: Sequence[tuple[str, Any]], prefix: str = "") -> li
     """Names of the steps (nested ones as ``outer__inner``) that are neither DP estimators
     nor :func:`_public_step`: what they learn from the rows -- the categories found (hence the
     next step's ``n_features_in_`` and the model's shape), a mean, a non-private model -- is
-    released with the pipeline outside its privacy guarantee."""
+    released with the pipeline outside its privacy guarantee.  A ``ColumnTransformer`` part
+    whose columns are a callable (``make_column_selector``) is listed too: it chooses the
+    columns from the data."""
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import FeatureUnion
 
@@ -76,6 +78,14 @@ def _data_fitted_steps(steps: Sequence[tuple[str, Any]], prefix: str = "") -> li
         elif isinstance(est, FeatureUnion):
             found += _data_fitted_steps(est.transformer_list, f"{full}__")
         elif isinstance(est, ColumnTransformer):
+            # a callable column selector (make_column_selector(dtype_include=...)) picks the
+            # columns from the data: one person's text cell makes a numeric column "object",
+            # which drops it, and the model's number of features tells the tables apart
+            found += [
+                f"{full}__{n} (columns chosen from the data)"
+                for n, _, cols in est.transformers
+                if callable(cols)
+            ]
             parts = [(n, t) for n, t, _ in est.transformers] + [("remainder", est.remainder)]
             found += _data_fitted_steps(parts, f"{full}__")
         else:
@@ -157,10 +167,10 @@ class PrivatePipeline(Pipeline):
         if names:
             warnings.warn(
                 f"pipeline step(s) {names} are not differentially private and are fitted on "
-                "the data: what they learn (categories found, and so the model's number of "
-                "features; a mean; a whole non-private model) is released outside the privacy "
-                "guarantee. Give them public parameters (e.g. OneHotEncoder(categories=[...])) "
-                "or use veil.ml steps",
+                "the data: what they learn (categories found or columns selected, and so the "
+                "model's number of features; a mean; a whole non-private model) is released "
+                "outside the privacy guarantee. Give them public parameters (e.g. "
+                "OneHotEncoder(categories=[...]), columns listed by name) or use veil.ml steps",
                 PrivacyLeakWarning,
                 stacklevel=user_stacklevel(),
             )
