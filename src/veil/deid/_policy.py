@@ -130,6 +130,42 @@ def _check_fake_name_columns(
             faked.add(col)
 
 
+def _check_gender_columns(
+    steps: list[tuple[str, Operator, tuple[Any, ...]]],
+    columns: Mapping[str, ColumnSpec],
+    default_role: Role | None,
+    privacy: PrivacyTargets | None,
+    err: Callable[[tuple[Any, ...], str], PolicyError],
+) -> None:
+    """Refuse fake names that follow a gender column the release hides or may generalize.
+
+    A female or male fake name tells the record's sex: with the column dropped, masked or
+    generalized by its operators, or a quasi-identifier that the privacy engine generalizes
+    (``sex: *``), the names gave it back, and the k-anonymity achieved on the released
+    quasi-identifiers no longer held once a name's gender was read (classes split by sex).
+    """
+    enforced = privacy is not None and bool(privacy.algorithm)
+    for col, op, path in steps:
+        source = getattr(op, "gender_column", None)
+        if op.name != "fake" or source is None:
+            continue
+        spec = columns.get(str(source))
+        hidden = spec is not None and bool(spec.operators)
+        role = spec.role if spec is not None else default_role
+        if hidden or (role is Role.QUASI and enforced):
+            why = (
+                "which its own operators change or drop"
+                if hidden
+                else "a quasi-identifier the privacy engine may generalize"
+            )
+            raise err(
+                path + ("gender_column",),
+                f"column {col!r}: operator 'fake' gives names that follow {str(source)!r}, {why}: "
+                f"each name's gender would tell what the release hides of {str(source)!r}; "
+                "leave gender_column out (names of either gender)",
+            )
+
+
 @dataclass
 class Policy:
     """A parsed, validated policy.  Build it with :meth:`from_yaml` or :meth:`from_dict`.
@@ -241,6 +277,7 @@ class Policy:
                 raise err(("suppress",), str(exc)) from None
         privacy = _privacy(data.get("privacy"), columns, err)
         default_role = Role.parse(data["default_role"]) if "default_role" in data else None
+        _check_gender_columns(steps, columns, default_role, privacy, err)
         return cls(
             columns=columns,
             privacy=privacy,

@@ -106,6 +106,8 @@ class Fake(Operator):
     gender_column, gender_map
         Names follow this column: ``gender_map`` maps its values to ``female`` / ``male``
         (default: F/Female/W/Woman and M/Male/Man, any case); other values give neutral names.
+        The names tell that column's values: a policy refuses a gender column that the release
+        hides or the privacy engine may generalize.
     unique
         Distinct originals get distinct fake values (retries; error when impossible).
     name_column
