@@ -197,6 +197,7 @@ def _read(args: argparse.Namespace) -> Any:
         float_text=True,
         utf8_replace=True,
         header_format=True,
+        empty_ok=True,  # a header alone is a table of nobody: noise, as for one person
         **opts,
     )
 

@@ -367,6 +367,7 @@ def read_table(
     float_text: bool = False,
     utf8_replace: bool = False,
     header_format: bool = False,
+    empty_ok: bool = False,
 ) -> tuple[pd.DataFrame, SourceFormat]:
     """Like :func:`read` but also return the :class:`SourceFormat` of the file.
 
@@ -412,7 +413,7 @@ def read_table(
             if unknown:
                 raise InputError(f"column(s) not in {p.name}: {', '.join(map(str, unknown[:5]))}")
             df = df[list(columns)]
-    if df.shape[0] == 0 or df.shape[1] == 0:
+    if df.shape[1] == 0 or (df.shape[0] == 0 and not empty_ok):
         raise InputError(f"the table {p.name} is empty (no data rows)")
     if df.columns.duplicated().any():
         dup = sorted({str(c) for c in df.columns[df.columns.duplicated()]})
@@ -437,6 +438,7 @@ def read(
     float_text: bool = False,
     utf8_replace: bool = False,
     header_format: bool = False,
+    empty_ok: bool = False,
 ) -> pd.DataFrame:
     """Read a CSV, TSV or Parquet table into a DataFrame.
 
@@ -481,6 +483,10 @@ def read(
         200 lines: there one person's rows could tip the spacing vote (the column ``sex``
         became ``' sex'``) or, by repeating a column name in a cell, turn the header into a
         data row.  ``veil query`` reads this way.
+    empty_ok
+        A header without data rows is an empty table, not an error.  ``veil query`` reads
+        this way: a table of nobody answers with noise, as a table of one person does (the
+        error told whether anybody is in the table).
 
     Returns
     -------
@@ -513,5 +519,6 @@ def read(
         float_text=float_text,
         utf8_replace=utf8_replace,
         header_format=header_format,
+        empty_ok=empty_ok,
     )
     return df
