@@ -111,12 +111,51 @@ def _drop_unused_categories(release: pd.DataFrame) -> pd.DataFrame:
         if isinstance(release[c].dtype, pd.CategoricalDtype)
         and len(release[c].cat.categories) > release[c].nunique(dropna=True)
     ]
-    if not cats:
+    arrow = [c for c in release.columns if _arrow_dictionary(release[c]) is not None]
+    if not cats and not arrow:
         return release
     out = release.copy(deep=False)
     for c in cats:
         out[c] = release[c].cat.remove_unused_categories()
+    for c in arrow:
+        out[c] = _arrow_dictionary(release[c])
     return out
+
+
+def _arrow_dictionary(s: pd.Series) -> pd.Series | None:
+    """``s`` (an Arrow dictionary column, ``pd.ArrowDtype(pa.dictionary(...))``) with the
+    dictionary entries no record holds removed, order and ``ordered`` kept; None when ``s`` is
+    no such column or every entry is used.
+
+    Taking rows keeps an Arrow dictionary whole, as a Categorical keeps its categories, and
+    Parquet writes it as the column's dictionary.
+    """
+    if not isinstance(s.dtype, pd.ArrowDtype):
+        return None
+    import pyarrow as pa
+
+    if not pa.types.is_dictionary(s.dtype.pyarrow_dtype):
+        return None
+    chunked = s.array.__arrow_array__()
+    if chunked.num_chunks == 0:
+        return None
+    whole = chunked.unify_dictionaries().combine_chunks()
+    idx = whole.indices.to_numpy(zero_copy_only=False)
+    valid = ~np.asarray(whole.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    used = np.unique(idx[valid].astype(np.int64))
+    if len(used) == len(whole.dictionary):
+        return None
+    remap = np.zeros(len(whole.dictionary), dtype=np.int64)
+    remap[used] = np.arange(len(used))
+    new_idx = pa.array(
+        np.where(valid, remap[np.where(valid, idx, 0).astype(np.int64)], 0),
+        type=whole.indices.type,
+        mask=~valid,
+    )
+    arr = pa.DictionaryArray.from_arrays(
+        new_idx, whole.dictionary.take(pa.array(used)), ordered=whole.type.ordered
+    )
+    return pd.Series(pd.arrays.ArrowExtensionArray(arr), index=s.index, name=s.name)
 
 
 def apply(
