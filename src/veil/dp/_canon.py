@@ -195,7 +195,15 @@ def _kind(value: Any) -> str:
     return "other"
 
 
+#: Longest text read as a timestamp (an ISO timestamp with nanoseconds and a zone name is
+#: under 60 characters): the parser's time grows faster than the text's length (20 s for one
+#: cell of a million characters), so one person's long cell stalled the query.
+_MAX_TIME_TEXT = 100
+
+
 def _as_time(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > _MAX_TIME_TEXT:
+        return None  # no timestamp: unknown, as any text that does not parse
     try:
         return pd.Timestamp(value)
     except (TypeError, ValueError):
