@@ -146,3 +146,35 @@ def test_masked_mode_quasi_identifier_top_coded() -> None:
         guess = age["mean_before"] * int(public.notna().sum()) - public.drop(index=5).sum()
         assert abs(guess - 133) > 1
     assert age["before_withheld"]
+
+
+@pytest.mark.parametrize("as_text", [False, True])
+def test_input_histogram_does_not_show_the_values_beyond_the_top_code(as_text: bool) -> None:
+    """The input side of the report's distribution drew the incomes above the top code in bins
+    of at least k records, the (k + 1)-th largest exactly as an edge, and the release side was
+    drawn on those edges: the report showed what top coding hides."""
+    rng = np.random.default_rng(1)
+    above = rng.integers(TOP + 1, 900_000, 30).astype(float)
+    inc = np.concatenate([rng.integers(20_000, 150_000, 200).astype(float), above])
+    df = pd.DataFrame({"income": inc, "age": rng.integers(20, 60, len(inc))})
+    if as_text:
+        df["income"] = df["income"].map(lambda v: f"{v:.0f}").astype(object)
+    policy = {
+        "columns": {
+            "income": {"role": "sensitive", "operator": {"name": "top_bottom_code", "top": TOP}},
+            "age": "insensitive",
+        }
+    }
+    _, rep = apply(df, policy)
+    dist = rep["distributions"]["income"]
+    for side in ("original", "release"):
+        d = dist[side]
+        if d["kind"] == "numeric":
+            assert max(d["edges"]) <= TOP
+        else:
+            assert all(
+                not lab.replace(".", "").isdigit() or float(lab) <= TOP for lab in d["labels"]
+            )
+    html = render_html(rep)
+    for v in above:
+        assert f"{v:.0f}" not in html and f"{v:,.0f}" not in html

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -30,6 +30,7 @@ def _distributions(
     factors: tuple[Factors, Factors] | None = None,
     min_count: int = DEFAULT_K,
     withheld: Collection[str] = (),
+    codes: Mapping[str, tuple[float, float]] | None = None,
 ) -> dict[str, Any]:
     """Input and release distributions of ``columns``.  The input's small cells are protected
     (``min_count``, the policy's k): the report may travel with the release, and the input's
@@ -40,6 +41,11 @@ def _distributions(
     :attr:`~veil.deid.operators.Operator.replaces_values` replaced
     keeps its frequencies, so its input value counts beside the release's counts per
     pseudonym (token, fake, mask) would give the mapping (a frequency-matching attack).
+
+    ``codes``: per top- or bottom-coded column, the ``(bottom, top)`` codes; its input values
+    are drawn clipped to them, as released: the input histogram showed the distribution of the
+    incomes above the top code that the release hides, one of them exactly as a bin edge (and
+    the release was drawn on those edges).
     """
     fo, fr = factors if factors is not None else (Factors(original), Factors(release))
     out: dict[str, Any] = {}
@@ -48,7 +54,13 @@ def _distributions(
             after = distribution(release[col], factorized=fr(col)) if col in release else None
             out[col] = {"original": None, "original_withheld": True, "release": after}
             continue
-        before = distribution(original[col], factorized=fo(col), min_count=min_count)
+        if codes and col in codes:  # numbers, or text the operator read as numbers
+            lo, hi = codes[col]
+            s0 = original[col]
+            num = s0 if pd.api.types.is_numeric_dtype(s0) else pd.to_numeric(s0, errors="coerce")
+            before = distribution(num.clip(lower=lo, upper=hi), min_count=min_count)
+        else:
+            before = distribution(original[col], factorized=fo(col), min_count=min_count)
         after = None
         if col in release.columns:
             edges = before.get("edges") if before["kind"] == "numeric" else None
@@ -67,6 +79,24 @@ def _distributions(
             else:
                 after = distribution(s1, factorized=fr(col))
         out[col] = {"original": before, "release": after}
+    return out
+
+
+def _coded(policy: Policy) -> dict[str, tuple[float, float]]:
+    """``(bottom, top)`` of each top- or bottom-coded column (-inf / inf where not coded), as
+    the ``top_bottom_code`` operators applied them (percentile codes included)."""
+    out: dict[str, tuple[float, float]] = {}
+    for col, spec in policy.columns.items():
+        for op in spec.operators:
+            if op.name != "top_bottom_code":
+                continue
+            st = op.stats()
+            lo, hi = out.get(col, (-np.inf, np.inf))
+            if st.get("bottom") is not None:
+                lo = max(lo, float(st["bottom"]))
+            if st.get("top") is not None:
+                hi = min(hi, float(st["top"]))
+            out[col] = (lo, hi)
     return out
 
 
@@ -287,5 +317,6 @@ def build_report(
                 for c, spec in policy.columns.items()
                 if any(op.replaces_values for op in spec.operators)
             },
+            codes=_coded(policy),
         ),
     }
