@@ -74,8 +74,11 @@ class Round(Operator):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             y = fn(x / unit) * unit
         y = np.where((unit > 0) & np.isfinite(y), y, x)  # subnormal inputs: leave as they are
-        # tidy binary noise such as 0.30000000000000004 when the unit is a power of ten
-        y = np.where(unit < 1, np.round(y, 12), y)
+        # tidy binary noise such as 0.30000000000000004 when the unit is a power of ten; only
+        # where 12 decimals are below float64's precision anyway (np.round scales by 1e12: a
+        # value near 1e300 came back as inf)
+        tidy = (unit < 1) & (np.abs(y) < 1e15)
+        y[tidy] = np.round(y[tidy], 12)
         keep_int = self.base is None or float(self.base).is_integer()
         return replace_column(df, col, numeric_result(s, y, keep_int))
 
