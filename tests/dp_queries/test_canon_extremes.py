@@ -48,3 +48,29 @@ def test_decimal_with_a_huge_exponent_is_read_quickly_as_infinite() -> None:
     assert canonical(Decimal("1e300")) == 10**300  # integers of fewer digits stay exact
     text_digits = "9" * 4400  # beyond int(text)'s limit: a text cell reads as +inf too
     assert canonical(text_digits) == canonical(Decimal(text_digits)) == math.inf
+
+
+def test_an_integer_beyond_4300_digits_reads_as_inf_whatever_its_type() -> None:
+    """``10**5000`` stayed an exact int while its text and its Decimal read as inf; Python
+    calls the int and the Decimal equal, so a group of both was labelled by whichever row
+    came first -- one person's Decimal ahead of everybody's ints relabelled the key."""
+    from decimal import Decimal
+    from fractions import Fraction
+
+    import pandas as pd
+
+    from veil.dp._canon import canonical
+    from veil.dp.frame import PrivateFrame
+
+    big = 10**5000
+    text = "1" + "0" * 5000
+    forms = [big, Decimal(big), Fraction(big), text, float("inf")]
+    assert {canonical(v) for v in forms} == {float("inf")}
+    assert canonical(-big) == float("-inf") and canonical(10**4299) == 10**4299
+    base = pd.DataFrame({"pid": range(300), "g": pd.Series([big] * 300, dtype=object)})
+    first = pd.DataFrame({"pid": [999], "g": pd.Series([Decimal(big)], dtype=object)})
+    labels = []
+    for df in (base, pd.concat([first, base], ignore_index=True)):
+        pf = PrivateFrame(df, "pid", accountant=False, random_state=1)
+        labels.append(repr(pf.groupby("g").agg(n="count", epsilon=1.0, delta=1e-6)["g"].tolist()))
+    assert labels[0] == labels[1]

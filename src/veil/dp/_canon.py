@@ -113,7 +113,7 @@ def canonical(value: Any) -> Any:
     if isinstance(value, (bool, np.bool_)):
         return int(bool(value))
     if isinstance(value, (int, np.integer)):
-        return int(value)
+        return _integer(int(value))
     if isinstance(value, (float, np.floating)):
         return _number(float(value))
     if isinstance(value, Decimal):  # before the missing test: pd.isna raises on sNaN
@@ -126,6 +126,17 @@ def canonical(value: Any) -> Any:
 #: Digits of the largest integer read from a ``Decimal`` cell (Python's default limit of
 #: ``int(text)``, ``sys.get_int_max_str_digits()``).
 _MAX_DIGITS = 4300
+_HUGE = 10**_MAX_DIGITS  # integers of more digits read as +-inf, whatever their type
+
+
+def _integer(value: int) -> int | float:
+    """An integer, or +-inf beyond ``_MAX_DIGITS`` digits: as its text (``int(text)`` refuses
+    it, ``float`` gives inf) and its ``Decimal`` read.  Python calls ``10**5000`` and
+    ``Decimal(10**5000)`` equal, so a group of both was labelled by whichever row came first
+    (the exact integer or inf)."""
+    if -_HUGE < value < _HUGE:
+        return value
+    return math.inf if value > 0 else -math.inf
 
 
 def _other(value: Any) -> Any:
@@ -151,7 +162,7 @@ def _other(value: Any) -> Any:
         return int(value) if value == value.to_integral_value() else _number(float(value))
     if isinstance(value, Fraction):
         if value.denominator == 1:
-            return int(value)
+            return _integer(int(value))
         try:
             return _number(float(value))
         except OverflowError:  # beyond float64 (float(Decimal) gives inf there): +-inf
