@@ -74,3 +74,22 @@ def test_an_integer_beyond_4300_digits_reads_as_inf_whatever_its_type() -> None:
         pf = PrivateFrame(df, "pid", accountant=False, random_state=1)
         labels.append(repr(pf.groupby("g").agg(n="count", epsilon=1.0, delta=1e-6)["g"].tolist()))
     assert labels[0] == labels[1]
+
+
+def test_a_complex_number_without_imaginary_part_is_its_real_number() -> None:
+    """``1+0j == 1`` and hashes alike: a group of both was labelled by the first row."""
+    import numpy as np
+    import pandas as pd
+
+    from veil.dp._canon import canonical
+    from veil.dp.frame import PrivateFrame
+
+    assert canonical(1 + 0j) == 1 and type(canonical(np.complex128(2.5))) is float
+    assert canonical(complex(float("nan"), 0)) is None and canonical(1 + 2j) == 1 + 2j
+    base = pd.DataFrame({"pid": range(300), "g": pd.Series([1] * 300, dtype=object)})
+    first = pd.DataFrame({"pid": [999], "g": pd.Series([1 + 0j], dtype=object)})
+    labels = []
+    for df in (base, pd.concat([first, base], ignore_index=True)):
+        pf = PrivateFrame(df, "pid", accountant=False, random_state=1)
+        labels.append(repr(pf.groupby("g").agg(n="count", epsilon=1.0, delta=1e-6)["g"].tolist()))
+    assert labels[0] == labels[1]

@@ -169,6 +169,8 @@ def _other(value: Any) -> Any:
             return math.inf if value > 0 else -math.inf
     if isinstance(value, pd.Timestamp):  # the common case
         return _utc(value)
+    if isinstance(value, complex) and value.imag == 0:  # 1+0j == 1 (and hashes alike)
+        return canonical(value.real)
     if isinstance(value, pd.Timedelta):
         return value
     if isinstance(value, (_dt.datetime, np.datetime64)):
