@@ -99,3 +99,15 @@ def test_sequence_label_is_typed():
     with pytest.raises(InputError, match="outside classes"):
         _fit("nb", X, acc, y=y)
     assert acc.total().epsilon == 0.0
+
+
+@pytest.mark.parametrize("cell", [None, pd.NA, "a", (1,)], ids=["None", "NA", "text", "tuple"])
+def test_one_label_outside_classes_is_counted_once(cell):
+    """A label that cannot be compared with the classes made every row count as outside
+    ("3 label(s) outside classes (30 row(s))" for one person's missing label)."""
+    y = Y.astype(object)
+    y[3] = cell
+    acc = BudgetAccountant(epsilon=10.0)
+    with pytest.raises(InputError, match=r"y has 1 label\(s\) outside classes \(1 row\(s\)\)"):
+        _fit("nb", X, acc, y=y)
+    assert acc.total().epsilon == 0.0
