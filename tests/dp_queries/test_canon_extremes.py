@@ -93,3 +93,21 @@ def test_a_complex_number_without_imaginary_part_is_its_real_number() -> None:
         pf = PrivateFrame(df, "pid", accountant=False, random_state=1)
         labels.append(repr(pf.groupby("g").agg(n="count", epsilon=1.0, delta=1e-6)["g"].tolist()))
     assert labels[0] == labels[1]
+
+
+def test_a_complex_column_reads_as_its_object_twin() -> None:
+    """A complex128 column was read vectorized as float64 (``2+5j`` as 2) but cell by cell
+    once one person's text cell made it object (``2+5j`` is no number): every other person's
+    value in SUM / AVG / WHERE followed that one cell."""
+    import pandas as pd
+
+    from veil.dp.frame import PrivateFrame
+
+    cells = pd.Series([1 + 0j, 2 + 5j, 3 + 0j, 4 - 1j] * 50)
+    outs = []
+    for s in (cells, cells.astype(object)):
+        df = pd.DataFrame({"c": s})
+        pf = PrivateFrame(df, accountant=False, random_state=4, bounds={"c": (0, 10)})
+        q = pf.where("c > 1.5 OR c IS NULL")
+        outs.append(q.agg(s=("c", "sum"), m=("c", "mean"), n=("c", "count"), k="count", epsilon=9))
+    pd.testing.assert_frame_equal(outs[0], outs[1])

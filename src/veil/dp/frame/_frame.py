@@ -29,7 +29,7 @@ import pandas as pd
 from veil._checks import positive_int
 from veil.dp._canon import canonical, factorize_cells, missing_cells
 from veil.dp._rng import BitSource, resolve_rng
-from veil.dp.frame._plan import QueryPlan
+from veil.dp.frame._plan import QueryPlan, real_dtype
 from veil.dp.frame._spec import Agg, parse_agg
 from veil.errors import ConfigError, InputError
 
@@ -336,7 +336,7 @@ class PrivateFrame:
         s = self._df[column]
         if s.dtype == np.float64:  # numpy float64: a view, no copy
             arr = s.to_numpy()
-        elif pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype):
+        elif real_dtype(s.dtype):
             arr = s.to_numpy(dtype=np.float64, na_value=np.nan)
         elif numeric:  # object / text / categorical / other: each cell's own number
             arr = _cell_numbers(s)

@@ -94,8 +94,17 @@ def _check_neighbouring(frame: Any, by: list[str], aggs: dict[str, Agg], neighbo
 
 
 def _numeric_dtype(s: pd.Series) -> bool:
-    """Whether ``s``'s cells are read as numbers by either reading (numbers, booleans)."""
-    return pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_bool_dtype(s.dtype)
+    """Whether ``s``'s cells are read as numbers by either reading (numbers, booleans; not
+    complex numbers, read cell by cell)."""
+    return real_dtype(s.dtype)
+
+
+def real_dtype(dtype: Any) -> bool:
+    """Numbers or booleans read as float64 vectorized: not complex, whose float64 reading
+    drops the imaginary part (``1+2j`` as ``1``) where the cell-by-cell reading of an object
+    column -- which one person's text cell makes it -- gives no number."""
+    numeric = pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
+    return numeric and not pd.api.types.is_complex_dtype(dtype)
 
 
 def _reads_numbers(kind: str, s: pd.Series) -> bool:

@@ -107,6 +107,8 @@ def _numeric_values(s: pd.Series) -> np.ndarray | None:
         return None
     if not (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)):
         return None
+    if pd.api.types.is_complex_dtype(dtype):  # cell by cell: 1+2j is no number (float64 of
+        return None  # the column dropped the imaginary part, as an object column does not)
     if isinstance(dtype, np.dtype) and dtype.kind in "iu":
         return s.to_numpy()  # exact integers
     return s.to_numpy(dtype=np.float64, na_value=np.nan)
