@@ -78,3 +78,19 @@ def test_cli_seed_is_not_echoed(tmp_path: Path, capsys: pytest.CaptureFixture[st
         main([*base, str(tmp_path / "o"), "--seed", "1.5"])
     assert "'1.5'" in capsys.readouterr().err
     assert main([*base, str(tmp_path / "o"), "--seed", "7"]) == 0
+
+
+def test_cli_key_file_is_not_echoed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``veil anonymize --key-file $VEIL_KEY``: the check that the file exists quoted the
+    path, the key (reidentify and the policy's key: {file: ...} already hid it)."""
+    key = secrets.token_hex(32)
+    data = tmp_path / "d.csv"
+    data.write_text("id\na\nb\n")
+    (tmp_path / "p.yaml").write_text("columns: {id: {role: identifier, operator: pseudonymize}}\n")
+    base = ["anonymize", str(data), "--policy", str(tmp_path / "p.yaml"), "--out"]
+    assert main([*base, str(tmp_path / "o"), "--key-file", key]) == 2
+    err = capsys.readouterr().err
+    assert key not in err and key[:16] not in err and "not shown" in err
+    missing = tmp_path / "none.key"
+    assert main([*base, str(tmp_path / "o"), "--key-file", str(missing)]) == 2
+    assert str(missing) in capsys.readouterr().err

@@ -230,9 +230,13 @@ def run(args: argparse.Namespace) -> int:
             f"refusing to write the release over its input {inp}: choose another --out"
         )
     if args.key_file is not None and not Path(args.key_file).is_file():
+        from veil.deid._keys import KEY_PATH_HIDDEN, file_label
         from veil.errors import KeyMissingError
 
-        raise KeyMissingError(f"key file not found: {args.key_file}")
+        label = file_label(Path(args.key_file))  # a key pasted as --key-file is not echoed
+        raise KeyMissingError(
+            f"key file not found: {label}" if label else f"key file not found; {KEY_PATH_HIDDEN}"
+        )
 
     with _progress() as tick:
         if tick:

@@ -83,7 +83,7 @@ def _env_label(name: str) -> str | None:
     return None if _may_be_key(name, _ENV_NAME.fullmatch) else name
 
 
-def _file_label(path: Path) -> str | None:
+def file_label(path: Path) -> str | None:
     """``path`` when it can be shown (its file name reads as one: has an extension).
 
     The whole path is judged, not only its file name: a base64 key contains ``/``, so its
@@ -96,6 +96,8 @@ def _file_label(path: Path) -> str | None:
 
 
 _HIDDEN = "its name looks like a key itself and is not shown: give the name, not the key"
+#: The end of an error about a key file whose path :func:`file_label` hides.
+KEY_PATH_HIDDEN = _HIDDEN
 
 
 def decode_key(text: str | bytes, source: str) -> bytes:
@@ -164,7 +166,7 @@ def key_loader(
             return cache[0]
         if file is not None:
             path = Path(file)
-            label = _file_label(path)
+            label = file_label(path)
             try:
                 data = path.read_bytes()
             except OSError as exc:
