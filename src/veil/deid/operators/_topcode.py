@@ -72,7 +72,10 @@ class TopBottomCode(Operator):
         col = check_column(df, column, self.name)
         s = df[col]
         x = numeric_values(s, self.name)
-        finite = x[~np.isnan(x)]
+        # percentiles of the finite values: one cell of inf made the code inf (nothing coded)
+        # or NaN (interpolating between inf and -inf: np.clip then blanked the whole column);
+        # infinite values lie beyond any finite code and are coded with the rest
+        finite = x[np.isfinite(x)]
         top, bottom = self.top, self.bottom
         if (
             self.top_percentile is not None or self.bottom_percentile is not None
