@@ -69,7 +69,6 @@ import numpy as np
 from veil.dp._rng import resolve_rng
 from veil.dp._samplers import bernoulli, bernoulli_exp, discrete_laplace
 from veil.dp.mechanisms._coins import sample_measure_gamma
-from veil.dp.mechanisms._exponential import sample_log_weights
 from veil.dp.tools._bounds import estimate_bounds
 from veil.dp.tools._common import (
     apply_axis,
@@ -111,12 +110,14 @@ def smith_quantile(
     The interval is drawn by rejection with exact coins (no probability is rounded away):
     propose ``i ~ exp(-eps |i - q n| / 2)`` from an exact discrete Laplace around ``q n``
     (corrected by an exact ``Bernoulli(exp(-gamma))``), then accept with probability
-    ``length_i / max length`` (exact Bernoulli).  Pathological inputs that would need more
-    than ~4 million proposals (e.g. massive ties far from the quantile) fall back to float64
-    log-space sampling.  Heavily tied data (fewer than a quarter of the intervals non-empty)
-    draw among the non-empty intervals directly, with exact coins whose product is
-    proportional to ``length_i exp(-eps |i - q n| / 2)``
-    (:func:`~veil.dp.mechanisms._coins.sample_measure_gamma`).
+    ``length_i / max length`` (exact Bernoulli).  Heavily tied data (fewer than a quarter of
+    the intervals non-empty), noise wide against the intervals (``epsilon (n + 1) <= 8``, so
+    any ``epsilon`` too small for the proposals' exact sampler), and inputs whose proposals
+    keep failing (more than ``4 (n + 1)``, e.g. long gaps far from the quantile) draw among
+    the non-empty intervals directly, with exact coins whose product is proportional to
+    ``length_i exp(-eps |i - q n| / 2)`` (:func:`~veil.dp.mechanisms._coins.sample_measure_gamma`,
+    at most ``4 (n + 1)`` proposals expected): the same law, never a float approximation, and
+    a run time bounded for every input.
 
     Examples
     --------
@@ -141,27 +142,35 @@ def smith_quantile(
     edges = np.concatenate([[lo], z, [hi]])
     length = np.diff(edges)
     gaps = np.flatnonzero(length > 0)
-    if 4 * gaps.size < length.size:
-        # heavy ties (e.g. ages stored as floats): most intervals are empty and proposals
-        # around q n would mostly land on them; draw among the non-empty ones instead, with
-        # exact coins proportional to length_i exp(-eps |i - q n| / 2) (the same law)
-        gamma = (epsilon / 2) * np.abs(gaps - q * n)
-        i = int(gaps[sample_measure_gamma(length[gaps], gamma - gamma.min(), rng)])
-        return float(edges[i] + rng.random() * length[i])
-    i = _exact_interval(length, q * n, epsilon, rng)
-    if i is None:  # pathological: fall back to log-space float sampling
-        util = -np.abs(np.arange(n + 1) - q * n)
-        with np.errstate(divide="ignore"):
-            logw = np.log(length) + epsilon * util / 2
-        i = sample_log_weights(logw, rng)
+    if 4 * gaps.size >= length.size and epsilon * length.size > _WIDE_NOISE:
+        i = _exact_interval(length, q * n, epsilon, rng, min(_MAX_PROPOSALS, 4 * length.size))
+        if i is not None:
+            return float(edges[i] + rng.random() * length[i])
+    # Exact coins over the non-empty intervals, proportional to length_i exp(-eps |i - q n| / 2)
+    # (the same law; at most 4 (n + 1) proposals expected, whatever the data): for heavy ties
+    # (e.g. ages stored as floats: proposals around q n would mostly land on empty intervals),
+    # for noise wide against the n + 1 intervals (a small epsilon: the discrete Laplace
+    # proposals would mostly fall outside them, and beyond epsilon ~ 2^-51 their sampler
+    # refuses the scale), and when the proposals keep failing (a few long gaps far from the
+    # quantile).  Which path runs depends on the data; none may decide between a release and
+    # an error, nor take seconds where another takes microseconds.
+    gamma = (epsilon / 2) * np.abs(gaps - q * n)
+    i = int(gaps[sample_measure_gamma(length[gaps], gamma - gamma.min(), rng)])
     return float(edges[i] + rng.random() * length[i])
 
 
 _MAX_PROPOSALS = 1 << 22
+#: ``epsilon * (n + 1)`` at or below which the discrete Laplace proposals of scale
+#: ``2 / epsilon`` are too wide for the ``n + 1`` intervals (most would miss them)
+_WIDE_NOISE = 8.0
 
 
-def _exact_interval(length: np.ndarray, mu: float, epsilon: float, rng: Any) -> int | None:
-    """Index ``i`` with probability ``~ length_i exp(-eps |i - mu| / 2)``, or None if too costly."""
+def _exact_interval(
+    length: np.ndarray, mu: float, epsilon: float, rng: Any, limit: int = _MAX_PROPOSALS
+) -> int | None:
+    """Index ``i`` with probability ``~ length_i exp(-eps |i - mu| / 2)``, or None after about
+    ``limit`` proposals (the caller then draws the same law another way: an accepted proposal
+    has the target law however many were refused before it, so the mixture is exact)."""
     n1 = length.size
     longest = float(length.max())
     c = epsilon / 2
@@ -169,7 +178,7 @@ def _exact_interval(length: np.ndarray, mu: float, epsilon: float, rng: Any) -> 
     off = abs(m0 - mu)
     scale = Fraction(2) / Fraction(epsilon)
     batch, spent = 64, 0
-    while spent < _MAX_PROPOSALS:
+    while spent < limit:
         d = discrete_laplace(scale, batch, rng)
         j = m0 + d
         # target / proposal = exp(-c (|j - mu| - |d|)) <= exp(c off): the correction coin
