@@ -240,7 +240,9 @@ class Generalize(Operator):
 
     def _split(self, s: pd.Series) -> pd.Series:
         x = numeric_values(s, self.name)
-        finite = x[~np.isnan(x)]
+        # the threshold of the finite values: one cell of inf made the mean inf (everyone else
+        # '< inf'), inf and -inf made it NaN ('< nan'); infinite values fall on their side
+        finite = x[np.isfinite(x)]
         if finite.size == 0:
             raise InputError(f"operator 'generalize': column {s.name!r} has no numeric values")
         t = float(np.mean(finite) if self.split == "mean" else np.median(finite))

@@ -91,7 +91,10 @@ class Noise(Operator):
         x = numeric_values(s, self.name)
         scale = self.scale
         if self.relative:
-            sd = float(np.nanstd(x)) if np.isfinite(x).any() else 0.0
+            # over the finite values: one cell of inf made the scale NaN, and the noise then
+            # blanked every record's value
+            finite = x[np.isfinite(x)]
+            sd = float(np.std(finite)) if finite.size else 0.0
             scale = self.scale * sd
         n = len(x)
         if scale == 0.0:
