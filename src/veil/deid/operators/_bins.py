@@ -31,9 +31,13 @@ def bin_edges(values: np.ndarray, bins: int | Sequence[float], strategy: str) ->
         edges = np.unique(np.quantile(finite, np.linspace(0.0, 1.0, int(bins) + 1)))
     else:
         lo, hi = float(finite.min()), float(finite.max())
-        if lo == hi:
-            hi = lo + 1.0
-        edges = np.linspace(lo, hi, int(bins) + 1)
+        if lo == hi:  # one value: a unit bin (wider where 1.0 is below its precision)
+            hi = lo + max(1.0, abs(lo) * 1e-12)
+        if np.isfinite(hi - lo):
+            edges = np.linspace(lo, hi, int(bins) + 1)
+        else:  # -1e308 .. 1e308: the width overflows, and linspace gave NaN edges
+            t = np.linspace(0.0, 1.0, int(bins) + 1)
+            edges = lo * (1.0 - t) + hi * t
     if edges.size < 2:
         edges = np.array([edges[0], edges[0] + 1.0])
     return edges
