@@ -9,13 +9,16 @@ import math
 import numbers
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from veil._checks import user_stacklevel
 from veil.dp._accountant import BudgetAccountant
+from veil.dp._samplers import _check_scale as check_scale
+from veil.dp._samplers import fp_laplace_params
 from veil.dp.mechanisms._base import as_float
 from veil.errors import ConfigError, DiffprivlibCompatibilityWarning, InputError, NoiseScaleError
 
@@ -29,6 +32,7 @@ __all__ = [
     "apply_axis",
     "warn_unused",
     "check_unused",
+    "check_noise",
     "spend",
 ]
 
@@ -243,6 +247,39 @@ def parse_bounds(bounds: Any, name: str, n_slices: int = 1) -> tuple[np.ndarray,
     if np.any(lo > hi):
         raise ConfigError(f"{name}: lower bound must not exceed upper bound")
     return lo, hi
+
+
+def check_noise(
+    eps: float, *, laplace: Iterable[float] = (), geometric: Iterable[float] = ()
+) -> None:
+    """NoiseScaleError, *before* the budget is charged, for a noise scale ``sens / eps`` that
+    the release would draw outside its sampler's range: FP-safe Laplace
+    (:func:`~veil.dp._samplers.grid_for`, ``(2^-900, 2^900)``) for each sensitivity in
+    ``laplace``, exact discrete Laplace (``(0, 2^52]``) for each in ``geometric``.
+
+    The scales depend on the public parameters alone (bounds, epsilon, the shape), so checking
+    them first never depends on the data; checking them only while drawing charged the budget
+    for a release that then failed.  Zero sensitivities draw no noise and pass.
+    """
+    for sens in laplace:
+        if sens != 0:
+            # the grid's scale (NoiseScaleError outside (2^-900, 2^900), inf and NaN included),
+            # then the discrete Laplace it draws in grid units
+            _exact_scale(fp_laplace_params(sens / eps, sens)[1])
+    for sens in geometric:
+        if sens != 0:
+            if not math.isfinite(sens):
+                raise NoiseScaleError(f"noise scale must be finite, got sensitivity {sens}")
+            _exact_scale(Fraction(sens) / Fraction(eps))
+
+
+def _exact_scale(scale: int | Fraction) -> None:
+    """The exact sampler's check of a discrete Laplace scale; one too large for a float is
+    NoiseScaleError too (not OverflowError)."""
+    try:
+        check_scale(scale)
+    except OverflowError:
+        raise NoiseScaleError("noise scale beyond float64: epsilon is too small") from None
 
 
 def spend(accountant: BudgetAccountant | None, epsilon: float, delta: float = 0.0) -> None:

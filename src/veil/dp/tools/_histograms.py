@@ -23,7 +23,14 @@ import numpy as np
 from veil.dp._rng import resolve_rng
 from veil.dp._samplers import discrete_laplace, laplace_fp
 from veil.dp.mechanisms._base import as_float
-from veil.dp.tools._common import as_array, cell_epsilon, check_epsilon, check_unused, spend
+from veil.dp.tools._common import (
+    as_array,
+    cell_epsilon,
+    check_epsilon,
+    check_noise,
+    check_unused,
+    spend,
+)
 from veil.errors import ConfigError, InputError
 
 __all__ = ["histogram", "histogram2d", "histogramdd"]
@@ -192,6 +199,9 @@ def histogram(
         _nan_edges(np.histogram_bin_edges(np.empty(0), bins=bins, range=range))
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"histogram: {exc}") from None
+    check_noise(
+        eps_value, laplace=[b] if w is not None else [], geometric=[] if w is not None else [1]
+    )
     spend(accountant, eps)
     hist, edges = np.histogram(arr, bins=bins, range=range, weights=w)
     noisy = _noisy(hist, eps_value, w, b, nonneg, resolve_rng(random_state))  # group privacy: a row
@@ -249,6 +259,7 @@ def histogramdd(
             _nan_edges(e)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"histogramdd: {exc}") from None
+    check_noise(eps, laplace=[b] if w is not None else [], geometric=[] if w is not None else [1])
     spend(accountant, eps)
     hist, edges = np.histogramdd(arr, bins=bins, range=range, weights=w)
     noisy = _noisy(hist, eps, w, b, nonneg, resolve_rng(random_state))

@@ -42,12 +42,13 @@ from veil.dp.tools._common import (
     cell_epsilon,
     check_epsilon,
     check_finite,
+    check_noise,
     check_unused,
     parse_bounds,
     plan_axis,
     spend,
 )
-from veil.errors import ConfigError, InputError
+from veil.errors import ConfigError, InputError, NoiseScaleError
 
 __all__ = [
     "count",
@@ -115,9 +116,13 @@ def _moment(
     if arr.size == 0:
         raise InputError(f"{name}: empty input")
     eps_cell = cell_epsilon(eps, arr.shape)
+    integer = dtype is not None and np.issubdtype(np.dtype(dtype), np.integer)
+    if not estimate:  # every noise scale is public: refuse an impossible one before charging
+        n_cell = arr.size // n_out
+        for lo, hi in set(zip(lo_all.tolist(), hi_all.tolist())):
+            _check_noise(kind, nan, integer, lo, hi, n_cell, eps_cell)
     spend(accountant, eps)  # before anything is computed
     rng = resolve_rng(random_state)
-    integer = dtype is not None and np.issubdtype(np.dtype(dtype), np.integer)
 
     def cell(v: np.ndarray, i: int) -> float:
         e = eps_cell
@@ -144,12 +149,12 @@ def _moment(
             return float(np.clip(_lap(total, hi - lo, e, rng), n * lo, n * hi))
         if kind == "mean":
             return float(np.clip(_lap(total / n, (hi - lo) / n, e, rng), lo, hi))
-        sens = (hi - lo) ** 2 * (n - 1) / n**2
+        sens = _var_sens(lo, hi, n)
         if inside and _dot_ok(lo, hi, n):
             true_var = max(scan[3] / n - (total / n) ** 2, 0.0)  # type: ignore[index]
         else:
             true_var = _population_var(x, lo, hi)
-        v_noisy = float(np.clip(_lap(true_var, sens, e, rng), 0.0, (hi - lo) ** 2 / 4))
+        v_noisy = float(np.clip(_lap(true_var, sens, e, rng), 0.0, (hi - lo) * (hi - lo) / 4))
         return math.sqrt(v_noisy) if kind == "std" else v_noisy
 
     out = apply_axis(arr, axes, keepdims, cell)
@@ -163,6 +168,41 @@ def _moment(
             )
         return rounded.astype(dtype) if np.ndim(out) else np.dtype(dtype).type(int(rounded))
     return out
+
+
+def _var_sens(lo: float, hi: float, n: int) -> float:
+    """Replace-one sensitivity ``(U - L)^2 (n - 1) / n^2`` of the population variance (``inf``
+    rather than Python's OverflowError for bounds wider than ~1.3e154)."""
+    w = hi - lo
+    return w * w * (n - 1) / n / n
+
+
+def _check_noise(
+    kind: str, nan: bool, integer: bool, lo: float, hi: float, n: int, e: float
+) -> None:
+    """The noise scales :func:`_moment`'s ``cell`` (or :func:`_nan_cell`) will draw for bounds
+    ``[lo, hi]``, cell size ``n`` and epsilon ``e``, checked by :func:`check_noise`."""
+    w, m = hi - lo, max(abs(lo), abs(hi))
+    # the sums the cell adds up (of values, centred values or squares) are bounded by these
+    if not math.isfinite(n * m if kind in ("sum", "mean") else 4 * n * m * m):
+        raise NoiseScaleError(
+            f"{kind}: the bounds times the number of values overflow float64; the clipped "
+            "sums cannot be computed (an overflowing total would fail on some data only)"
+        )
+    if kind == "sum" and integer:
+        tlo, thi = math.trunc(lo), math.trunc(hi)
+        sens = max(thi - tlo, abs(tlo), abs(thi)) if nan else thi - tlo
+        check_noise(e, geometric=[sens])
+    elif kind == "sum":
+        check_noise(e, laplace=[max(w, abs(lo), abs(hi)) if nan else w])
+    elif not nan:
+        check_noise(e, laplace=[w / n if kind == "mean" else _var_sens(lo, hi, n)])
+    elif kind == "mean":
+        e_s = e * math.sqrt(2) / (1 + math.sqrt(2))
+        check_noise(e_s, laplace=[w])
+        check_noise(e - e_s, geometric=[1])
+    else:
+        check_noise(e / 3, laplace=[w, w * w / 4], geometric=[1])
 
 
 def _dot_ok(lo: float, hi: float, n: int) -> bool:
@@ -226,8 +266,8 @@ def _nan_cell(
     e3 = e / 3
     cnt = max(_geo(x.size, 1, e3, rng), 1)
     s1 = _lap(float((x - c).sum()), hi - lo, e3, rng)
-    s2 = _lap(float(((x - c) ** 2).sum()), (hi - lo) ** 2 / 4, e3, rng)
-    var = float(np.clip(s2 / cnt - (s1 / cnt) ** 2, 0.0, (hi - lo) ** 2 / 4))
+    s2 = _lap(float(((x - c) ** 2).sum()), (hi - lo) * (hi - lo) / 4, e3, rng)
+    var = float(np.clip(s2 / cnt - (s1 / cnt) ** 2, 0.0, (hi - lo) * (hi - lo) / 4))
     return math.sqrt(var) if kind == "std" else var
 
 
@@ -254,6 +294,7 @@ def count_nonzero(
     arr = as_array(array, nan=False, name="count_nonzero")
     axes, _ = plan_axis(arr, axis)
     e = cell_epsilon(eps, arr.shape)
+    check_noise(e, geometric=[1])
     spend(accountant, eps)
     rng = resolve_rng(random_state)
 
@@ -323,6 +364,7 @@ def count(
                 f"count: axis must be None or 0 (the number of records), got {axis!r}"
             )
     n = int(arr.shape[0]) if arr.ndim else 1
+    check_noise(eps, geometric=[1])
     spend(accountant, eps)  # before anything is computed
     rng = resolve_rng(random_state)
     return max(_geo(n, 1, eps, rng), 0)
