@@ -230,6 +230,16 @@ def _text_counts(s: pd.Series, f: Factorized) -> pd.Series:
     )
 
 
+def _hist_edges(x: np.ndarray) -> np.ndarray:
+    """``HIST_BINS`` equal-width edges over the finite ``x``; where the width overflows
+    (``-1e308 .. 1e308``, which numpy refuses) interpolated between the ends."""
+    lo, hi = float(x.min()), float(x.max())
+    if np.isfinite(hi - lo):
+        return np.histogram_bin_edges(x, bins=HIST_BINS)
+    t = np.linspace(0.0, 1.0, HIST_BINS + 1)
+    return lo * (1.0 - t) + hi * t
+
+
 def _merge_small_bins(
     counts: np.ndarray, edges: np.ndarray, min_count: int
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -309,11 +319,16 @@ def distribution(
     missing = int((f[0] < 0).sum())
     min_count = max(int(min_count), 0)
     x = s.dropna().to_numpy(dtype=float) if _is_num(s) and len(f[1]) > MAX_CATEGORIES else None
+    # histogram edges come from the finite values; infinite ones are counted in the end bins
+    # (more than k of them failed the report with a ValueError quoting a cell value)
+    fin = x if x is None or np.isfinite(x).all() else x[np.isfinite(x)]
+    if fin is not None and fin.size == 0:
+        x = fin = None
     lo = hi = None
-    if x is not None and edges is None and min_count:
-        if len(x) > 2 * min_count:
-            part = np.partition(x, (min_count, len(x) - 1 - min_count))
-            lo, hi = part[min_count], part[len(x) - 1 - min_count]
+    if x is not None and fin is not None and edges is None and min_count:
+        if len(fin) > 2 * min_count:
+            part = np.partition(fin, (min_count, len(fin) - 1 - min_count))
+            lo, hi = part[min_count], part[len(fin) - 1 - min_count]
         if lo is None or not hi > lo:
             # the tails cannot be pooled (too few records, or more than n - 2k of them share
             # one value): a histogram would show the minimum, the maximum and single records,
@@ -324,7 +339,9 @@ def distribution(
         if edges is None:
             if lo is not None:
                 x, pooled = np.clip(x, lo, hi), True
-            edges = np.histogram_bin_edges(x, bins=HIST_BINS) if len(x) else np.array([0.0, 1.0])
+            elif fin is not None and fin is not x:
+                x = np.clip(x, fin.min(), fin.max())
+            edges = _hist_edges(x) if len(x) else np.array([0.0, 1.0])
         elif clip_to_edges and len(x):
             x, pooled = np.clip(x, float(edges[0]), float(edges[-1])), True
         counts, e = np.histogram(x, bins=np.asarray(edges, dtype=float))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import io
+import math
 from typing import Any
 
 __all__ = ["distribution_png"]
@@ -30,6 +31,10 @@ def _draw(
         return
     if d["kind"] == "numeric":
         edges = d["edges"]
+        if not math.isfinite(edges[-1] - edges[0]):  # -1e308 .. 1e308: the axis would overflow
+            scale = max(abs(edges[0]), abs(edges[-1]))
+            edges = [e / scale for e in edges]
+            ax.set_xlabel(f"x {scale:.3g}", fontsize=7)
         widths = [b - a for a, b in zip(edges[:-1], edges[1:])]
         ax.bar(edges[:-1], d["counts"], width=widths, align="edge", color=color, edgecolor="white")
     else:
