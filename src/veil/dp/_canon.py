@@ -9,7 +9,9 @@ compares each cell through a canonical value computed from that cell alone:
 
 * missing (``None``, ``NaN``, ``NA``, ``NaT``) -> ``None`` (SQL NULL);
 * ``bool`` / ``numpy.bool_`` -> ``1`` or ``0``;
-* integers and integral floats -> the Python ``int``; other floats -> the ``float``;
+* integers and integral floats -> the Python ``int`` (beyond 4,300 digits: +-inf, as the
+  text of such a number reads); other floats -> the ``float``; a complex number with no
+  imaginary part -> its real part;
 * text: stripped ``true`` / ``false`` (any case) -> ``1`` / ``0``; text that reads as a number
   (``int(s)`` or ``float(s)`` without ``_``, not NaN) -> that number as above; any other text
   stays the text (case and spaces kept);
