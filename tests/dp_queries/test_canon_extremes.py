@@ -111,3 +111,32 @@ def test_a_complex_column_reads_as_its_object_twin() -> None:
         q = pf.where("c > 1.5 OR c IS NULL")
         outs.append(q.agg(s=("c", "sum"), m=("c", "mean"), n=("c", "count"), k="count", epsilon=9))
     pd.testing.assert_frame_equal(outs[0], outs[1])
+
+
+def test_a_numpy_timedelta_cell_is_a_duration_not_an_error() -> None:
+    """numpy subclasses timedelta64 from np.integer, so canonical() took int() of it: a
+    day-unit cell raised TypeError (after the charge in GROUP BY and SUM), a ns-unit one read
+    as a number of nanoseconds.  It is a duration (pd.Timedelta), as in a timedelta column."""
+    import numpy as np
+    import pandas as pd
+
+    from veil.dp._canon import canonical
+    from veil.dp.frame import PrivateFrame
+
+    assert canonical(np.timedelta64(1, "D")) == pd.Timedelta(days=1)
+    assert (
+        canonical(np.timedelta64(5, "ns")) == pd.Timedelta(5)
+        and canonical(np.timedelta64("NaT")) is None
+    )
+    base = pd.DataFrame({"pid": range(50), "g": 1, "v": 3}).astype(object)
+    cell = np.timedelta64(1, "D")
+    person = pd.DataFrame(
+        {"pid": [999], "g": pd.Series([cell], dtype=object), "v": pd.Series([cell], dtype=object)}
+    )
+    outs = []
+    for df in (base, pd.concat([base, person], ignore_index=True)):
+        pf = PrivateFrame(df, "pid", accountant=False, random_state=2, bounds={"v": (0, 10)})
+        grouped = pf.groupby("g", keys=[1]).agg(n="count", s=("v", "sum"), epsilon=5.0)
+        filtered = pf.where("g = 1 OR v > 0").agg(n="count", s=("v", "sum"), epsilon=5.0)
+        outs.append(pd.concat([grouped, filtered], ignore_index=True))
+    pd.testing.assert_frame_equal(outs[0], outs[1])

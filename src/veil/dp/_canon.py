@@ -106,6 +106,9 @@ def _text(value: str) -> int | float | str:
     return value
 
 
+_NP_TIMES = (np.datetime64, np.timedelta64)
+
+
 def canonical(value: Any) -> Any:
     """Canonical comparison value of one cell or literal (see the module notes)."""
     # text, booleans, integers and floats first: none of them is missing but a NaN float,
@@ -114,6 +117,8 @@ def canonical(value: Any) -> Any:
         return _text(value)
     if isinstance(value, (bool, np.bool_)):
         return int(bool(value))
+    if isinstance(value, _NP_TIMES):  # numpy subclasses them from np.integer: int() of a
+        return None if np.isnat(value) else _other(value)  # day-unit one raised TypeError
     if isinstance(value, (int, np.integer)):
         return _integer(int(value))
     if isinstance(value, (float, np.floating)):
@@ -276,6 +281,8 @@ def release_key(value: Any) -> Any:
         return None
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
+    if isinstance(value, _NP_TIMES):  # np.integer subclasses: their int() is no key
+        return _other(value)
     if isinstance(value, (int, np.integer)):
         return int(value)
     if isinstance(value, (float, np.floating)):
