@@ -140,3 +140,25 @@ def test_a_numpy_timedelta_cell_is_a_duration_not_an_error() -> None:
         filtered = pf.where("g = 1 OR v > 0").agg(n="count", s=("v", "sum"), epsilon=5.0)
         outs.append(pd.concat([grouped, filtered], ignore_index=True))
     pd.testing.assert_frame_equal(outs[0], outs[1])
+
+
+def test_a_comparison_numpy_broadcasts_is_unknown() -> None:
+    """A tuple cell against a numpy complex cell: numpy broadcast the comparison to an array
+    and bool() of it raised ValueError, so one person's two cells failed the WHERE."""
+    import numpy as np
+    import pandas as pd
+
+    from veil.dp._canon import canonical, compare
+    from veil.dp.frame import PrivateFrame
+
+    assert compare((1, 2), "=", np.complex64(2 + 1j)) == (False, False)
+    assert canonical(np.complex64(2)) == 2
+    base = pd.DataFrame({"pid": range(40), "g": 1, "h": 2}).astype(object)
+    person = pd.DataFrame(
+        {"pid": [999], "g": pd.Series([(1, 2)], dtype=object), "h": [np.complex64(2 + 1j)]}
+    ).astype(object)
+    outs = []
+    for df in (base, pd.concat([base, person], ignore_index=True)):
+        pf = PrivateFrame(df, "pid", accountant=False, random_state=3)
+        outs.append(pf.where("g = h OR g < h OR NOT g >= h").agg(n="count", epsilon=5.0))
+    pd.testing.assert_frame_equal(outs[0], outs[1])

@@ -176,7 +176,7 @@ def _other(value: Any) -> Any:
             return math.inf if value > 0 else -math.inf
     if isinstance(value, pd.Timestamp):  # the common case
         return _utc(value)
-    if isinstance(value, complex) and value.imag == 0:  # 1+0j == 1 (and hashes alike)
+    if isinstance(value, (complex, np.complexfloating)) and value.imag == 0:  # 1+0j == 1
         return canonical(value.real)
     if isinstance(value, pd.Timedelta):
         return value
@@ -247,9 +247,12 @@ def compare(left: Any, op: str, right: Any) -> tuple[bool, bool]:
         else:
             return False, False
     try:
-        return bool(_OPS[op](left, right)), True
-    except TypeError:
+        result = _OPS[op](left, right)
+    except (TypeError, ValueError):
         return False, False
+    if not isinstance(result, (bool, np.bool_)):  # numpy broadcasting a tuple: no answer
+        return False, False  # (bool() of that array raised ValueError)
+    return bool(result), True
 
 
 def group_key(value: Any) -> Any:
