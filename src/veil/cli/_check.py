@@ -6,7 +6,6 @@ Exit status: 0 when every model holds, 1 when one does not, 2 on usage errors.
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from veil.cli._read_options import add_read_options, read_options
@@ -136,7 +135,9 @@ def run(args: argparse.Namespace) -> int:
         show=args.show,
     )
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2, default=str))
+        from veil.io import json_text
+
+        print(json_text(result.to_dict()))
     else:
         print(result.report(args.show))
     return 0 if result.holds else 1

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -74,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     from veil.deid import scan
     from veil.deid._scan_draft import draft_yaml
     from veil.errors import ConfigError, InputError
-    from veil.io import atomic_write, check_folder, read, same_file
+    from veil.io import atomic_write, check_folder, json_text, read, same_file
 
     if args.k < 1:
         raise ConfigError("--k must be at least 1")
@@ -96,8 +95,7 @@ def run(args: argparse.Namespace) -> int:
         )
     result = scan(df)
     if args.json:
-        json.dump(result.to_dict(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        sys.stdout.write(json_text(result.to_dict()) + "\n")
     else:
         _print_table(result, args.input)
     if args.policy_out:

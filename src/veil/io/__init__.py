@@ -14,7 +14,7 @@ Examples
 
 from veil.io._folders import check_folder, folder_problem, output_folder
 from veil.io._read import SourceFormat, read, read_table
-from veil.io._write import atomic_write, same_file, write, write_json
+from veil.io._write import atomic_write, json_text, same_file, write, write_json
 
 __all__ = [
     "SourceFormat",
@@ -23,6 +23,7 @@ __all__ = [
     "write",
     "atomic_write",
     "write_json",
+    "json_text",
     "same_file",
     "check_folder",
     "folder_problem",

@@ -6,6 +6,7 @@ import contextlib
 import csv
 import io
 import json
+import math
 import os
 import re
 import tempfile
@@ -133,8 +134,48 @@ def _json_default(o: Any) -> Any:
     return str(o)
 
 
+def _finite(o: Any) -> Any:
+    """``o`` with every non-finite float (Python or numpy, also inside arrays, lists, tuples,
+    sets and dict values) replaced by ``None``."""
+    import numpy as np
+
+    if isinstance(o, float | np.floating):
+        return float(o) if math.isfinite(o) else None
+    if isinstance(o, dict):
+        return {k: _finite(v) for k, v in o.items()}
+    if isinstance(o, list | tuple | set | frozenset):
+        return [_finite(v) for v in o]
+    if isinstance(o, np.ndarray):
+        return _finite(o.tolist())
+    return o
+
+
+def json_text(obj: Any, *, ensure_ascii: bool = True) -> str:
+    """``obj`` as indented, strict JSON: numpy scalars and arrays become numbers and lists, and
+    a number that is not finite (an undefined metric: NaN, an infinite ratio) becomes ``null``
+    -- Python's ``json`` would write ``NaN`` / ``Infinity``, which JSON parsers outside Python
+    (JavaScript's ``JSON.parse``, ``jq``, Java) reject.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> print(json_text({"risk": np.float64("nan"), "ratio": [1.5, float("inf")]}))
+    {
+      "risk": null,
+      "ratio": [
+        1.5,
+        null
+      ]
+    }
+    """
+    return json.dumps(
+        _finite(obj), indent=2, ensure_ascii=ensure_ascii, default=_json_default, allow_nan=False
+    )
+
+
 def write_json(obj: Any, path: str | os.PathLike[str]) -> Path:
-    """Atomically write ``obj`` as indented UTF-8 JSON (numpy scalars become numbers).
+    """Atomically write ``obj`` as indented UTF-8 JSON (numpy scalars become numbers; a
+    non-finite number, i.e. an undefined metric, is written ``null``: :func:`json_text`).
 
     Examples
     --------
@@ -145,7 +186,7 @@ def write_json(obj: Any, path: str | os.PathLike[str]) -> Path:
     >>> json.loads(path.read_text())
     {'records': 3, 'epsilon': 0.5, 'qi': ['a']}
     """
-    data = json.dumps(obj, indent=2, ensure_ascii=False, default=_json_default).encode("utf-8")
+    data = json_text(obj, ensure_ascii=False).encode("utf-8")
     return atomic_write(path, lambda fh: fh.write(data))
 
 
