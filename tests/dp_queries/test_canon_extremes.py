@@ -162,3 +162,33 @@ def test_a_comparison_numpy_broadcasts_is_unknown() -> None:
         pf = PrivateFrame(df, "pid", accountant=False, random_state=3)
         outs.append(pf.where("g = h OR g < h OR NOT g >= h").agg(n="count", epsilon=5.0))
     pd.testing.assert_frame_equal(outs[0], outs[1])
+
+
+def test_tuples_of_equal_items_are_one_group_label() -> None:
+    """``(1, 2) == (1.0, 2.0)`` (and a named tuple equals its plain tuple), hashing alike: a
+    group of both was labelled by the first row, so one person's ``(1.0, 2.0)`` ahead of
+    everybody's ``(1, 2)`` relabelled the released key."""
+    from collections import namedtuple
+
+    import numpy as np
+    import pandas as pd
+
+    from veil.dp._canon import canonical
+    from veil.dp.frame import PrivateFrame
+
+    point = namedtuple("point", "x y")
+    forms = [(1, 2), (1.0, 2.0), (np.int8(1), "2"), point(1, 2.0), (True, 2)]
+    assert {repr(canonical(v)) for v in forms} == {"(1, 2)"}
+    assert canonical(frozenset({1.0, "a"})) == frozenset({1, "a"})
+    deep: tuple = ()
+    for _ in range(5000):  # deeper than the recursion limit: no RecursionError
+        deep = (deep,)
+    assert isinstance(canonical(deep), tuple)
+    base = pd.DataFrame({"pid": range(300), "g": pd.Series([(1, 2)] * 300, dtype=object)})
+    labels = []
+    for cell in (None, (1.0, 2.0), point(1.0, 2)):
+        first = pd.DataFrame({"pid": [999], "g": pd.Series([cell], dtype=object)})
+        df = base if cell is None else pd.concat([first, base], ignore_index=True)
+        pf = PrivateFrame(df, "pid", accountant=False, random_state=1)
+        labels.append(repr(pf.groupby("g").agg(n="count", epsilon=1.0, delta=1e-6)["g"].tolist()))
+    assert labels[0] == labels[1] == labels[2]

@@ -176,6 +176,8 @@ def _other(value: Any) -> Any:
             return math.inf if value > 0 else -math.inf
     if isinstance(value, pd.Timestamp):  # the common case
         return _utc(value)
+    if isinstance(value, (tuple, frozenset)):
+        return _container(value, 0)
     if isinstance(value, (complex, np.complexfloating)) and value.imag == 0:  # 1+0j == 1
         return canonical(value.real)
     if isinstance(value, pd.Timedelta):
@@ -202,6 +204,25 @@ def _utc(value: pd.Timestamp) -> pd.Timestamp:
     try:
         return value.tz_convert("UTC")
     except (ValueError, OverflowError):  # the instant is outside Timestamp's range in UTC
+        return value
+
+
+_MAX_DEPTH = 32  # tuples nested deeper keep their inner values as they are
+
+
+def _container(value: tuple | frozenset, depth: int) -> Any:
+    """A tuple (frozenset) of its items' canonical values: ``(1, 2) == (1.0, 2.0)`` and they
+    hash alike, so a group of both was labelled by whichever row came first (likewise a
+    named tuple and the plain tuple it equals)."""
+    if depth >= _MAX_DEPTH:
+        return value
+    items = (
+        _container(v, depth + 1) if isinstance(v, (tuple, frozenset)) else canonical(v)
+        for v in value
+    )
+    try:  # a named tuple is a plain tuple (it equals one)
+        return tuple(items) if isinstance(value, tuple) else frozenset(items)
+    except TypeError:  # an item without a canonical hashable value: as it is
         return value
 
 
