@@ -15,6 +15,7 @@ compares each cell through a canonical value computed from that cell alone:
 * text: stripped ``true`` / ``false`` (any case) -> ``1`` / ``0``; text that reads as a number
   (``int(s)`` or ``float(s)`` without ``_``, not NaN) -> that number as above; any other text
   stays the text (case and spaces kept);
+* tuples and frozensets -> of their items' canonical values;
 * ``Decimal`` / ``Fraction`` -> numbers as above; ``datetime`` / ``numpy.datetime64`` ->
   ``pandas.Timestamp`` (``timedelta`` -> ``pandas.Timedelta``), a time-zone aware one in UTC:
   values Python calls equal get one canonical value (:func:`_other`);
