@@ -22,6 +22,8 @@ from numbers import Integral
 from pathlib import Path
 from typing import Any, ClassVar
 
+import numpy as np
+
 from veil.dp._composition import compose_deltas, kov_heterogeneous_epsilon, optimal_composition
 from veil.dp.mechanisms._base import as_float, check_epsilon_delta
 from veil.errors import BudgetError, ConfigError, InputError
@@ -282,7 +284,15 @@ class BudgetAccountant:
         return self
 
     def remaining(self, k: int = 1) -> Budget:
-        """The budget each of ``k`` further equal queries may spend."""
+        """The budget each of ``k`` further equal queries may spend.
+
+        The answer is checked as :meth:`spend` checks: ``k`` spends of it fit together with
+        the spends so far (``total`` of them all, the optimal composition of identical spends
+        included, is within the budget).  The per-query delta composes to at most the delta
+        left; the epsilon is the largest found by bisection for *that* delta (identical
+        ``(epsilon, delta)`` spends cost more epsilon under the optimal composition than
+        ``(epsilon, 0)`` ones, which diffprivlib's bisection assumes).
+        """
         if not isinstance(k, Integral) or isinstance(k, bool):
             raise ConfigError(f"k must be a positive integer, got {k!r}")
         if k <= 0:
@@ -296,17 +306,33 @@ class BudgetAccountant:
                 1 - ((1 - self._delta) / (1 - spent_delta)) ** (1 / k) if spent_delta < 1 else 1.0
             )
             delta = max(delta, 0.0)
+            # the delta formula is exact in real numbers; in floats the composed total may
+            # land a few ulps above the budget: step down until k spends of it fit
+            for step in range(64):
+                if delta == 0 or self._delta_fits(spent, delta, int(k)):
+                    break
+                delta = float(np.nextafter(delta, 0.0)) if step < 8 else delta * (1 - 1e-12)
+            else:
+                delta = 0.0
+            if math.isinf(self._epsilon):
+                return Budget(math.inf, delta)
             lower, upper = 0.0, self._epsilon
             old = (upper - lower) * 2
             while old > upper - lower:
                 old = upper - lower
                 mid = (upper + lower) / 2
-                x0 = self.total(spent_budget=spent + [(mid, 0.0)] * int(k)).epsilon
+                x0 = self.total(spent_budget=spent + [(mid, delta)] * int(k)).epsilon
                 if x0 >= self._epsilon:
                     upper = mid
                 if x0 <= self._epsilon:
                     lower = mid
-            return Budget(max((upper + lower) / 2, 0.0), delta)
+            # ``lower`` fits (``(upper + lower) / 2`` may round up to ``upper``, which need not)
+            return Budget(max(lower, 0.0), delta)
+
+    def _delta_fits(self, spent: list[tuple[float, float]], delta: float, k: int) -> bool:
+        """Whether ``k`` more spends of ``delta`` keep the total delta within the budget."""
+        deltas = [self._slack] + [d for _, d in spent] + [delta] * k
+        return compose_deltas(deltas) <= self._delta
 
     # ------------------------------------------------------------------ parallel composition
     @contextmanager
