@@ -337,7 +337,10 @@ def laplace_fp_scalar(value: float, g: float, t: int, rng: BitSource) -> float:
         neg = w & 1
         if not (neg and x == 0):
             z = -x if neg else x
-            return (round(value / g) + z) * g  # round() is half-even like numpy.rint
+            steps = value / g
+            if math.isinf(steps):  # |value| > max float * g: as in :func:`_add_grid_noise`
+                return value + z * g
+            return (round(steps) + z) * g  # round() is half-even like numpy.rint
 
 
 def discrete_laplace_variance(scale: float) -> float:
@@ -453,7 +456,9 @@ def _check_values(values: np.ndarray) -> np.ndarray:
     x = np.asarray(values, dtype=np.float64)
     # one fast pass: a finite sum proves every value finite (NaN/inf propagate); an overflowing
     # sum falls back to the elementwise check
-    if not math.isfinite(float(np.sum(x))) and not np.isfinite(x).all():
+    with np.errstate(over="ignore", invalid="ignore"):  # huge values: no warning of theirs
+        total = float(np.sum(x))
+    if not math.isfinite(total) and not np.isfinite(x).all():
         raise InputError("cannot add noise to NaN or infinite values")
     return x
 
@@ -483,10 +488,19 @@ def _add_grid_noise(x: np.ndarray, g: float, draw: Callable[[int], np.ndarray]) 
     for start in range(0, x.size, _BLOCK):  # cache-sized blocks: temporaries stay in L2/L3
         stop = min(start + _BLOCK, x.size)
         o = flat_out[start:stop]
-        np.divide(flat_in[start:stop], g, out=o)  # exact: g is a power of two
+        with np.errstate(over="ignore"):
+            np.divide(flat_in[start:stop], g, out=o)  # exact: g is a power of two
+        wide = np.isinf(o)  # |x| > max float * g: x / g overflows (x itself is finite)
         np.rint(o, out=o)
-        o += draw(stop - start)  # exact below 2^53, else one correctly rounded addition
+        z = draw(stop - start)
+        o += z  # exact below 2^53, else one correctly rounded addition
         o *= g  # (post-processing); * g is exact
+        if wide.any():
+            # such an x is a multiple of g (|x| >= 2^53 g), so x + z g rounds exactly as
+            # (x / g + z) g does without the overflow: the same value, not +-inf
+            xs = flat_in[start:stop][wide]
+            with np.errstate(over="ignore"):
+                o[wide] = xs + z[wide] * g
     return out
 
 

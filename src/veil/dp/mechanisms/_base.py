@@ -137,7 +137,9 @@ class DPMechanism(DPMachine):
         if arr.dtype.kind not in "biuf":
             raise InputError(f"value must be numeric, got dtype {arr.dtype}")
         arr = np.asarray(arr, dtype=np.float64)  # no copy when already float64
-        if not math.isfinite(float(np.sum(arr))) and not np.isfinite(arr).all():
+        with np.errstate(over="ignore", invalid="ignore"):  # huge values: no warning of theirs
+            total = float(np.sum(arr))
+        if not math.isfinite(total) and not np.isfinite(arr).all():
             raise InputError("value must be finite (NaN/inf cannot be randomised privately)")
         return arr, arr.ndim == 0
 
@@ -217,7 +219,15 @@ class GridNoiseMechanism(DPMechanism):
             out = x.copy()
         else:
             g = self._grid_step()
-            out = (np.rint(x / g) + self._noise(x.size).reshape(x.shape)) * g
+            z = self._noise(x.size).reshape(x.shape)
+            with np.errstate(over="ignore"):
+                steps = x / g
+                out = (np.rint(steps) + z) * g
+                # |x| > max float * g: x / g overflows, but such an x is a multiple of g, so
+                # x + z g rounds as (x / g + z) g would (the same value, not +-inf or NaN)
+                wide = np.isinf(steps)
+                if wide.any():
+                    out = np.where(wide, x + z * g, out)
         return float(out) if scalar else out
 
     def bias(self, value: Any) -> float:
@@ -266,6 +276,16 @@ class TruncationAndFoldingMixin:
         lo, hi = self.lower, self.upper
         if hi == lo:
             return np.full_like(x, lo)
-        width = hi - lo
-        y = np.mod(x - lo, 2 * width)
-        return lo + np.where(y > width, 2 * width - y, y)
+        # bounds whose doubled width overflows float64 (e.g. +-1e308) made ``x - lo`` or
+        # ``2 width`` infinite and the fold NaN: fold a quarter of everything and scale back
+        # (exact for normal floats; the result stays in [lo, hi]).  A noisy value that
+        # overflowed to +-inf folds as the largest float of its sign (post-processing).
+        s = 1.0 if math.isfinite(2 * (hi - lo)) else 0.25
+        big = np.finfo(np.float64).max
+        x = np.clip(np.asarray(x, dtype=np.float64), -big, big)
+        lo_s, width = lo * s, hi * s - lo * s
+        y = np.mod(x * s - lo_s, 2 * width)
+        folded = np.clip((lo_s + np.where(y > width, 2 * width - y, y)) / s, lo, hi)
+        # a value already inside is its own fold (``lo + (x - lo)`` loses its low bits when
+        # the bounds are far larger than it)
+        return np.where((x >= lo) & (x <= hi), x, folded)
