@@ -171,7 +171,9 @@ class PrivateFrame:
         ----------
         condition
             A SQL condition (``"age > 20 AND sex = 'F'"``, three-valued logic: NULL rows are
-            dropped) or a boolean array/Series aligned with the table.
+            dropped) or a boolean array/Series aligned with the table, each entry computed
+            from its own row (a mask that reads other rows, ``df.age > df.age.mean()``, is
+            no stable transformation and breaks the guarantee).
 
         Returns
         -------
