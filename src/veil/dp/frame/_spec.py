@@ -135,8 +135,17 @@ def _check_candidates(agg: Agg) -> tuple[float, ...]:
 
 
 def _check_bounds(bounds: Any, column: str | None) -> tuple[float, float]:
+    # a text is no pair: "05" was read character by character as the bounds (0, 5)
+    if isinstance(bounds, (str, bytes)):
+        raise ConfigError(
+            f"bounds of column {column!r} must be a pair (lower, upper), got {bounds!r}"
+        )
     try:
         lo, hi = (float(b) for b in bounds)
+    except OverflowError:  # an int beyond float64: not finite
+        raise ConfigError(
+            f"bounds of column {column!r} must be finite with lower <= upper, got {bounds!r}"
+        ) from None
     except (TypeError, ValueError):
         raise ConfigError(
             f"bounds of column {column!r} must be a pair (lower, upper), got {bounds!r}"
