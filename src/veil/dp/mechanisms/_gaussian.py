@@ -21,7 +21,8 @@ from scipy import special
 
 from veil.dp._samplers import discrete_gaussian, fp_gaussian_params, gaussian_fp
 from veil.dp.mechanisms._base import DPMechanism, as_float
-from veil.errors import ConfigError, InputError
+from veil.dp.mechanisms._geometric import _int_array, add_int_noise
+from veil.errors import ConfigError
 
 __all__ = [
     "Gaussian",
@@ -247,16 +248,11 @@ class GaussianDiscrete(DPMechanism):
 
     def randomise(self, value: Any) -> Any:
         """Return the integer ``value`` plus exact discrete Gaussian noise."""
-        arr = np.asarray(value)
-        if arr.dtype.kind not in "iu" and not (
-            arr.dtype.kind == "f" and np.isfinite(arr).all() and (arr == np.round(arr)).all()
-        ):
-            raise InputError("GaussianDiscrete randomises integers only")
-        x = arr.astype(np.int64)
+        x = _int_array(value, "GaussianDiscrete randomises integers only")  # exact, any size
         if self.sigma == 0:
             out = x.copy()
         else:
-            out = x + discrete_gaussian(self.sigma, x.size, self._rng).reshape(x.shape)
+            out = add_int_noise(x, discrete_gaussian(self.sigma, x.size, self._rng))
         return int(out) if out.ndim == 0 else out
 
     def variance(self, value: Any = None) -> float:

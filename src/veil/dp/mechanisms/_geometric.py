@@ -20,13 +20,59 @@ from veil.errors import ConfigError, InputError
 __all__ = ["Geometric", "GeometricTruncated", "GeometricFolded"]
 
 
-def _int_array(value: Any) -> np.ndarray:
+_I64 = np.iinfo(np.int64)
+_SAFE = 2**62  # |x|, |z| below it: x + z cannot overflow int64
+
+
+def _int_array(
+    value: Any, refusal: str = "geometric mechanisms randomise integers only"
+) -> np.ndarray:
+    """The integer ``value`` exactly: an int64 array, or an object array of Python ints when
+    some value lies beyond int64.
+
+    Casting to int64 wrapped ``2**63`` (uint64) to ``-2**63``, turned an integral float such as
+    ``1e300`` into ``-2**63`` and refused ``2**64`` (object): one unit of sensitivity apart,
+    ``2**63 - 1`` and ``2**63`` were clipped to opposite bounds by :class:`GeometricTruncated`,
+    and ``2**64 - 1`` released while ``2**64`` raised.  Every integer now keeps its value."""
     arr = np.asarray(value)
-    if arr.dtype.kind in "iu":
+    if arr.dtype.kind == "i" or (
+        arr.dtype.kind == "u" and (arr.size == 0 or arr.max() <= _I64.max)
+    ):
         return arr.astype(np.int64)
-    if arr.dtype.kind == "f" and np.isfinite(arr).all() and (arr == np.round(arr)).all():
-        return arr.astype(np.int64)
-    raise InputError("geometric mechanisms randomise integers only")
+    if arr.dtype.kind == "f":
+        if not (np.isfinite(arr).all() and (arr == np.round(arr)).all()):
+            raise InputError(refusal)
+        if arr.size == 0 or np.abs(arr).max() < 2.0**63:
+            return arr.astype(np.int64)
+    elif arr.dtype.kind not in "uO":
+        raise InputError(refusal)
+    cells = []
+    for v in arr.ravel().tolist():
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise InputError(refusal)
+        if isinstance(v, (float, np.floating)) and not (math.isfinite(v) and float(v).is_integer()):
+            raise InputError(refusal)
+        cells.append(int(v))
+    out = np.empty(len(cells), dtype=object)
+    out[:] = cells
+    return _narrow(out.reshape(arr.shape))
+
+
+def _narrow(x: np.ndarray) -> np.ndarray:
+    """int64 when every value fits, else the object array of Python ints unchanged."""
+    x = np.asarray(x, dtype=x.dtype if isinstance(x, np.ndarray) else object)  # 0-d results
+    if x.dtype == object and (x.size == 0 or (min(x.flat) >= _I64.min and max(x.flat) <= _I64.max)):
+        return x.astype(np.int64)
+    return x
+
+
+def add_int_noise(x: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """``x + z`` exactly (int64 when it fits, else Python ints): int64 arithmetic wrapped
+    silently near ``+-2**63``.  The choice of dtype reads the noisy sums only."""
+    z = np.asarray(z, dtype=np.int64).reshape(x.shape)
+    if x.dtype != object and (x.size == 0 or (np.abs(x).max() < _SAFE and np.abs(z).max() < _SAFE)):
+        return x + z
+    return _narrow(x.astype(object) + z.astype(object))
 
 
 class Geometric(DPMechanism):
@@ -63,7 +109,7 @@ class Geometric(DPMechanism):
         if self.sensitivity == 0:
             return x.copy()
         exact_scale = Fraction(self.sensitivity) / Fraction(self.epsilon)
-        return x + discrete_laplace(exact_scale, x.size, self._rng).reshape(x.shape)
+        return add_int_noise(x, discrete_laplace(exact_scale, x.size, self._rng))
 
     def _post(self, y: np.ndarray) -> np.ndarray:
         return y
@@ -114,7 +160,8 @@ class _Bounded(Geometric):
         return m, float((w * y * y).sum()) - m * m
 
     def randomise(self, value: Any) -> Any:
-        x = np.clip(_int_array(value), self.lower, self.upper)
+        # clipped exactly (Python ints beyond int64), then int64: the bounds fit it
+        x = _narrow(np.clip(_int_array(value).astype(object), self.lower, self.upper))
         out = self._post(self._noisy(x))
         return int(out) if out.ndim == 0 else out
 
