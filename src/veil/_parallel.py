@@ -29,7 +29,14 @@ from typing import TypeVar
 
 import numpy as np
 
-__all__ = ["thread_pool", "map_parts", "scan_moments", "clamped_sum", "PARALLEL_MIN_SIZE"]
+__all__ = [
+    "thread_pool",
+    "map_parts",
+    "scan_moments",
+    "clamped_sum",
+    "shifted_clamped_sum",
+    "PARALLEL_MIN_SIZE",
+]
 
 T = TypeVar("T")
 
@@ -130,3 +137,33 @@ def clamped_sum(x: np.ndarray, lo: float, hi: float, centre: float | None = None
     """
     lo64, hi64 = np.float64(lo), np.float64(hi)
     return sum(map_parts(lambda p: _clamped(p, lo64, hi64, centre), x))
+
+
+def _shifted(x: np.ndarray, lo: np.float64, hi: np.float64, shift: np.float64) -> float:
+    buf = np.empty(min(BLOCK, x.size))
+    total = 0.0
+    for i in range(0, x.size, BLOCK):
+        b = x[i : i + BLOCK]
+        c = buf[: b.size]
+        np.minimum(b, hi, out=c)
+        np.maximum(c, lo, out=c)
+        c -= shift
+        total += float(np.add.reduce(c))
+    return total
+
+
+def shifted_clamped_sum(x: np.ndarray, lo: float, hi: float, shift: float) -> float:
+    """``sum(clip(x, lo, hi) - shift)``, each term formed before it is added; NaN propagates.
+
+    For bounds far from 0, ``sum(clip(x)) - n * shift`` would cancel catastrophically: both
+    terms round to multiples of ``ulp(n * hi)``, and neighbouring inputs could then differ by
+    far more than ``hi - lo``.  With ``shift`` inside ``[lo, hi]`` each term lies within the
+    bounds' width of 0, so the rounding of the sum is relative to ``n (hi - lo)``, not to
+    ``n max(|lo|, |hi|)``.  Block by block, on several threads when ``x`` is large.
+
+    >>> x = np.full(1000, 2.0**52 + 2)
+    >>> shifted_clamped_sum(x, 2.0**52, 2.0**52 + 2, 2.0**52 + 1)
+    1000.0
+    """
+    lo64, hi64, s64 = np.float64(lo), np.float64(hi), np.float64(shift)
+    return sum(map_parts(lambda p: _shifted(p, lo64, hi64, s64), x))
