@@ -261,10 +261,9 @@ def encode_public(
         dtype=np.int64,
         count=len(observed),
     )
-    if mapping.size == 0:
-        return np.full(len(df), -1, dtype=np.int64), frame
-    # -1: a nested cell (list, dict, array) in a group column, which matches no key
-    return np.where(codes >= 0, mapping[np.maximum(codes, 0)], -1), frame
+    # code -1 (a nested cell -- list, dict, array -- in a group column) matches no key: it
+    # indexes the -1 appended last, so one gather maps every row
+    return np.append(mapping, -1)[codes], frame
 
 
 def selection_threshold(epsilon: float, delta: float, max_groups: int) -> int:
