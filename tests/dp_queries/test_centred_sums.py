@@ -58,3 +58,25 @@ def test_the_mean_of_values_far_from_zero_is_right(grouped) -> None:
     out = query.agg(m=("x", "mean"), v=("x", "var"), epsilon=1e4)
     assert float(out["m"].iloc[0]) == T + 2
     assert float(out["v"].iloc[0]) <= 0.1
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+@pytest.mark.parametrize("bounds", [(0.0, 100.0), (-3.0, 7.0), (-1e-3, 1e-3), (10.0, 25.0)])
+def test_bounds_near_zero_take_the_fast_path_within_the_sensitivity(grouped, bounds) -> None:
+    """Bounds within two widths of 0 reuse the clamped sum (``sum - mid * count``, one scan of
+    the values, as before the term-by-term sums): an added value still moves the centred sum by
+    at most ``half`` (up to the relative rounding docs/dp.md bounds), and it equals the
+    term-by-term sum to that rounding."""
+    lo, hi = bounds
+    half = (hi - lo) / 2.0
+    rng = np.random.default_rng(1)
+    for n in (100, 5000, 200_000):
+        x = rng.uniform(lo - half, hi + half, n)  # some values outside the bounds
+        groups = np.zeros(n + 1, dtype=np.int64) if grouped else None
+        for extra in (lo, hi, lo - 1.0, hi + 1.0):
+            d = ColumnStats(None if groups is None else groups[:n], 1, x)
+            d2 = ColumnStats(groups, 1, np.append(x, extra))
+            moved = abs(float(d2.centred_sum(bounds)[0] - d.centred_sum(bounds)[0]))
+            assert moved <= half * (1 + 1e-9), (n, extra, moved)
+        terms = float(d._centred(bounds)[0][0])
+        assert float(d.centred_sum(bounds)[0]) == pytest.approx(terms, abs=1e-9 * n * half)
