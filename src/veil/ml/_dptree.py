@@ -177,14 +177,14 @@ def _count_below(x: np.ndarray, th: np.ndarray, a: np.ndarray) -> np.ndarray:
     # a value far outside the node (beyond ~1e307 / k for bounds of width 1) overflows to
     # +-inf here, which clips to the end bin: silently, since a RuntimeWarning raised in the
     # private fit shows that one person holds a huge value (an error under -W error after the
-    # budget is spent); NaN (inf * 0 on equal thresholds, or infinite bounds) is a guess of 1,
-    # which the exact check below corrects
+    # budget is spent); NaN (inf * 0 on equal thresholds, or infinite bounds) is a guess of 1
+    # (np.fmax ignores NaN), which the exact check below corrects
     with np.errstate(over="ignore", invalid="ignore"):
         r = x - np.take(start, a)
         r *= np.take(inv, a)
-    np.nan_to_num(r, copy=False, nan=1.0)
     np.ceil(r, out=r)
-    np.clip(r, 1, k + 1, out=r)
+    np.fmax(r, 1, out=r)
+    np.fmin(r, k + 1, out=r)
     b = r.astype(np.int64)
     b -= 1
     # check: P[b] < x <= P[b + 1] on the node's thresholds padded as [-inf, t_1..t_k, +inf];
