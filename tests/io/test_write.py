@@ -224,6 +224,20 @@ def test_equal_decimals_are_written_alike(tmp_path: Path) -> None:
     assert str(df["x"][1]) == "1.0"  # the caller's frame is not modified
 
 
+def test_equal_decimals_written_alike_keep_their_value(tmp_path: Path) -> None:
+    """The one text of equal decimals is computed exactly: the default 28-digit context
+    rounded 1.00000000000000000000000000001 to 1 (another value, merged with the cells of 1),
+    and its exponent range failed the write of 1E+1000000 with decimal.Overflow."""
+    long = "1.00000000000000000000000000001"
+    cells = [Decimal(long), Decimal(long + "0"), Decimal("1")]
+    cells += [Decimal("1E+1000000"), Decimal("10E+999999")]
+    df = pd.DataFrame({"x": pd.Series(cells, dtype=object)})
+    text = pd.read_csv(write(df, tmp_path / "rel.csv"), dtype=str)["x"].tolist()
+    assert [Decimal(t) for t in text] == cells  # every written value equals its cell
+    assert text[0] == text[1] != text[2]
+    assert text[3] == text[4]
+
+
 def test_negative_zero_text_is_kept(tmp_path: Path) -> None:
     """Only float cells are rewritten: the text '-0.0' (in a text or a mixed object column,
     where it is a string, not a float) and integers keep what they hold."""

@@ -8,7 +8,7 @@ written with different texts are written with one (see :func:`positive_zeros`).
 from __future__ import annotations
 
 import math
-from decimal import Decimal, InvalidOperation
+from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, InvalidOperation
 
 import numpy as np
 import pandas as pd
@@ -33,14 +33,21 @@ def _negative_zero_cells(cells: np.ndarray) -> np.ndarray:
 
 def _one_text(v: Decimal) -> Decimal:
     """The decimal equal to ``v`` written for every cell equal to it: no trailing zeros, no
-    exponent where the digits allow (``1.50`` -> ``1.5``, ``1E+1`` -> ``10``), ``0`` for zeros."""
+    exponent where the digits allow (``1.50`` -> ``1.5``, ``1E+1`` -> ``10``), ``0`` for zeros.
+
+    Computed exactly, whatever the thread's decimal context: its precision (28 digits by
+    default) rounded ``1.00000000000000000000000000001`` to ``1``, another value, and its
+    exponent range failed the write on ``1E+1000000`` with ``decimal.Overflow``.
+    """
     if v == 0:
         return Decimal(0)
-    norm = v.normalize()
+    digits = len(v.as_tuple().digits)
+    exact = Context(prec=max(digits, 28), Emax=MAX_EMAX, Emin=MIN_EMIN)
+    norm = v.normalize(exact)
     if norm.as_tuple().exponent > 0:  # type: ignore[operator]
         try:
-            return norm.quantize(Decimal(1))
-        except InvalidOperation:  # more digits than the context's precision: keep the exponent
+            return norm.quantize(Decimal(1), context=exact)
+        except InvalidOperation:  # more digits than the precision: keep the exponent
             return norm
     return norm
 
