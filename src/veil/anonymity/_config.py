@@ -18,6 +18,7 @@ from veil.anonymity._models import (
     RecursiveCLDiversity,
 )
 from veil.anonymity._stats import (
+    _BOOLEAN_TEXTS,
     READ_AS_MISSING,
     SensitiveColumn,
     encode_sensitive,
@@ -82,9 +83,25 @@ def check_suppression_limit(lim: Any) -> float:
 
 
 def _shows(labels: Any, mark: str) -> bool:
-    """Whether a reader of the written release may take one of ``labels`` for ``mark``."""
+    """Whether a reader of the written release may take one of ``labels`` for ``mark``.
+
+    Besides the text itself: every text :data:`READ_AS_MISSING` matches every other (a reader
+    reads them all as a missing value); a marker that is a number matches the labels of that
+    number (pandas' default reader reads a column of ``"0"`` and ``"0.0"``, or ``"1"`` and
+    ``"1e0"``, as one number); a boolean text matches the texts of that boolean (``"True"``,
+    ``"true"``, ``"TRUE"``).  Conservative: the number and boolean matches are taken whatever
+    the rest of the column holds (with a text label in it, a reader would keep the texts).
+    """
     texts = {str(x) for x in labels}
-    return mark in texts or (mark in READ_AS_MISSING and not texts.isdisjoint(READ_AS_MISSING))
+    if mark in texts or (mark in READ_AS_MISSING and not texts.isdisjoint(READ_AS_MISSING)):
+        return True
+    if mark in _BOOLEAN_TEXTS:
+        return any(_BOOLEAN_TEXTS.get(t) == _BOOLEAN_TEXTS[mark] for t in texts)
+    mark_num = pd.to_numeric(pd.Series([mark], dtype=object), errors="coerce").iloc[0]
+    if pd.isna(mark_num) or not texts:
+        return False
+    nums = pd.to_numeric(pd.Series(sorted(texts), dtype=object), errors="coerce")
+    return bool((nums == mark_num).any())
 
 
 def max_suppressed_records(limit: float, n_records: int) -> int:
@@ -294,7 +311,8 @@ class AnonymizationConfig:
         fine: a class printing it in every QI holds every record.  Texts that a CSV reader
         takes for missing values (:data:`READ_AS_MISSING`: ``''``, ``nan``, ``NA``, ``?``, ...)
         match each other: marker ``''`` and the label ``nan`` of missing cells are one value to
-        such a reader.  Applies to the lattice search (full-domain generalization with
+        such a reader; so do texts of one number (marker ``'0'``, label ``'0.0'``: pandas'
+        default reader reads both as 0) and of one boolean (``'True'``, ``'true'``).  Applies to the lattice search (full-domain generalization with
         suppression); :class:`ConfigError`.
         """
         if self.drop_suppressed or self.max_suppressed(n_records) == 0:
@@ -314,7 +332,9 @@ class AnonymizationConfig:
         if mixed is not None:
             raise ConfigError(
                 f"suppressed_value {mark!r} is also a label of the hierarchy of {mixed!r} below "
-                "its top, and of every other quasi-identifier's: a class generalized to it in "
+                "its top, and of every other quasi-identifier's (or reads like one: a number "
+                "written otherwise, a boolean in other case, a missing-value text): a class "
+                "generalized to it in "
                 "every column would look like the masked suppressed records, which a reader "
                 "would take for one group; drop the suppressed records (drop_suppressed=True, "
                 "policy 'suppressed: drop'), choose another suppressed_value, or set "
