@@ -111,14 +111,15 @@ def _drop_unused_categories(release: pd.DataFrame) -> pd.DataFrame:
         if isinstance(release[c].dtype, pd.CategoricalDtype)
         and len(release[c].cat.categories) > release[c].nunique(dropna=True)
     ]
-    arrow = [c for c in release.columns if _arrow_dictionary(release[c]) is not None]
+    # each Arrow dictionary column is rebuilt once (unify, combine, unique over its indices)
+    arrow = {c: a for c in release.columns if (a := _arrow_dictionary(release[c])) is not None}
     if not cats and not arrow:
         return release
     out = release.copy(deep=False)
     for c in cats:
         out[c] = release[c].cat.remove_unused_categories()
-    for c in arrow:
-        out[c] = _arrow_dictionary(release[c])
+    for c, a in arrow.items():
+        out[c] = a
     return out
 
 
