@@ -49,3 +49,33 @@ def test_non_integers_are_still_refused() -> None:
     for bad in (2.5, float("nan"), True, [1.5, 2**70], "3"):
         with pytest.raises(InputError):
             mech.randomise(bad)
+
+
+@pytest.mark.parametrize(
+    "mech",
+    [
+        M.Geometric(epsilon=1.0, random_state=10),
+        M.GaussianDiscrete(epsilon=1.0, delta=1e-5, random_state=11),
+    ],
+)
+def test_the_smallest_int64_keeps_its_value(mech: M.Geometric) -> None:
+    # abs(-2**63) wraps to -2**63 in int64, which passed the "cannot wrap" test: about half
+    # the draws (negative noise) wrapped to near +2**63
+    v = np.int64(-(2**63))
+    noise = np.array([int(mech.randomise(v)) - int(v) for _ in range(300)], dtype=float)
+    assert np.abs(noise).max() < 60 and (noise < 0).any()
+
+
+@pytest.mark.parametrize("cls", [M.GeometricTruncated, M.GeometricFolded])
+@pytest.mark.parametrize("bounds", [(-(2**63), 2**63), (0, 2**70), (2**70, 2**70 + 2**20)])
+def test_bounds_beyond_int64_release_within_them(cls: type, bounds: tuple[int, int]) -> None:
+    # a 0-d Python-int result (AttributeError) or int64 arithmetic on the bounds
+    # (OverflowError) failed these releases, for some values (and noise) only
+    mech = cls(epsilon=1.0, lower=bounds[0], upper=bounds[1], random_state=12)
+    lo, hi = mech.lower, mech.upper  # the bounds as read (through float64)
+    for v in (lo, hi, lo + 2, hi - 2, 5):
+        out = [mech.randomise(v) for _ in range(100)]
+        assert all(lo <= o <= hi for o in out)
+        assert abs(np.mean([int(o) - min(max(v, lo), hi) for o in out])) < 2  # exact ints
+    arr = mech.randomise(np.array([lo, hi], dtype=object))
+    assert lo <= arr[0] <= hi and lo <= arr[1] <= hi

@@ -22,6 +22,7 @@ __all__ = ["Geometric", "GeometricTruncated", "GeometricFolded"]
 
 _I64 = np.iinfo(np.int64)
 _SAFE = 2**62  # |x|, |z| below it: x + z cannot overflow int64
+_SMALL = 2**60  # bounds and noisy values below it: a fold's int64 arithmetic cannot overflow
 
 
 def _int_array(
@@ -66,11 +67,17 @@ def _narrow(x: np.ndarray) -> np.ndarray:
     return x
 
 
+def _within(x: np.ndarray, limit: int) -> bool:
+    """Whether every value of the int64 array ``x`` lies strictly inside ``+-limit`` (min and
+    max, not ``abs``: ``abs(-2**63)`` wraps to ``-2**63`` and passed any such test)."""
+    return x.size == 0 or (-limit < x.min() and x.max() < limit)
+
+
 def add_int_noise(x: np.ndarray, z: np.ndarray) -> np.ndarray:
     """``x + z`` exactly (int64 when it fits, else Python ints): int64 arithmetic wrapped
     silently near ``+-2**63``.  The choice of dtype reads the noisy sums only."""
     z = np.asarray(z, dtype=np.int64).reshape(x.shape)
-    if x.dtype != object and (x.size == 0 or (np.abs(x).max() < _SAFE and np.abs(z).max() < _SAFE)):
+    if x.dtype != object and _within(x, _SAFE) and _within(z, _SAFE):
         return x + z
     return _narrow(x.astype(object) + z.astype(object))
 
@@ -160,9 +167,17 @@ class _Bounded(Geometric):
         return m, float((w * y * y).sum()) - m * m
 
     def randomise(self, value: Any) -> Any:
-        # clipped exactly (Python ints beyond int64), then int64: the bounds fit it
-        x = _narrow(np.clip(_int_array(value).astype(object), self.lower, self.upper))
-        out = self._post(self._noisy(x))
+        lo, hi = self.lower, self.upper
+        x = _int_array(value)
+        small = -_SMALL < lo and hi < _SMALL
+        if x.dtype == object or not small:  # clipped exactly: Python ints beyond int64
+            x = x.astype(object)
+        y = self._noisy(np.asarray(np.clip(x, lo, hi), dtype=x.dtype))  # 0-d: an array
+        if small and y.dtype != object and _within(y, _SMALL):
+            out = self._post(y)  # int64: the fold's arithmetic stays below 2**62
+        else:  # Python ints: int64 could wrap (bounds or noisy values near 2**63)
+            z = np.asarray(self._post(y.astype(object).reshape(-1)), dtype=object)  # 1-d: a
+            out = _narrow(z.reshape(y.shape))  # 0-d object array's arithmetic gives Python ints
         return int(out) if out.ndim == 0 else out
 
     def bias(self, value: Any) -> float:
