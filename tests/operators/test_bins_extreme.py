@@ -24,3 +24,14 @@ def test_edges_are_finite_and_increasing(values: list[float]) -> None:
     assert np.isfinite(edges).all() and (np.diff(edges) > 0).all()
     assert out.notna().all()
     assert edges[0] == min(values) and (edges[-1] == max(values) or len(set(values)) == 1)
+
+
+def test_one_value_at_the_end_of_float64_gets_finite_edges() -> None:
+    """One value at float64's maximum: value + width overflowed, and the edges [nan, inf]
+    failed the column ('fall outside the bins'); the unit bin then ends at the value."""
+    top = float(np.finfo(np.float64).max)
+    op = get_operator("generalize", {"bins": 3})
+    out = op.apply(pd.DataFrame({"x": [top] * 4}), "x", OperatorContext())["x"]
+    edges = np.asarray(op.stats()["edges"])
+    assert np.isfinite(edges).all() and (np.diff(edges) > 0).all()
+    assert edges[-1] == top and out.notna().all()

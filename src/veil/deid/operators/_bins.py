@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,8 +32,9 @@ def bin_edges(values: np.ndarray, bins: int | Sequence[float], strategy: str) ->
         edges = np.unique(np.quantile(finite, np.linspace(0.0, 1.0, int(bins) + 1)))
     else:
         lo, hi = float(finite.min()), float(finite.max())
-        if lo == hi:  # one value: a unit bin (wider where 1.0 is below its precision)
-            hi = lo + max(1.0, abs(lo) * 1e-12)
+        if lo == hi:  # one value: a unit bin (wider where 1.0 is below its precision),
+            w = max(1.0, abs(lo) * 1e-12)  # ending at the value where float64 ends there
+            lo, hi = (lo, lo + w) if math.isfinite(lo + w) else (lo - w, lo)
         if np.isfinite(hi - lo):
             edges = np.linspace(lo, hi, int(bins) + 1)
         else:  # -1e308 .. 1e308: the width overflows, and linspace gave NaN edges
