@@ -33,6 +33,7 @@ CASES: list[tuple[str, Any]] = [
     (OP, {"name": "generalize", "bins": "KEY"}),
     (OP, {"name": "generalize", "keep": 2, "pad": "KEY"}),
     (OP, {"name": "KEY"}),
+    (OP, {"name": "distribution", "candidates": ["norm", "KEY"]}),
 ]
 
 
@@ -42,6 +43,8 @@ def _doc(where: str, value: Any, fill: str) -> dict[str, Any]:
             return fill
         if isinstance(v, dict):
             return {k: put(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [put(x) for x in v]
         return v
 
     doc: dict[str, Any] = {"columns": {"c": {"role": "quasi"}}, "privacy": {"k": 2}}

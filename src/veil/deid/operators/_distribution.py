@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from veil.deid._keys import shown
 from veil.deid.operators._base import Operator, OperatorContext, register
 from veil.deid.operators._numeric_out import numeric_result
 from veil.deid.operators._util import (
@@ -124,7 +125,8 @@ class Distribution(Operator):
         for c in candidates:
             if not isinstance(getattr(stats, str(c), None), stats.rv_continuous):
                 raise ConfigError(
-                    f"operator 'distribution': {c!r} is not a continuous scipy.stats distribution"
+                    f"operator 'distribution': {shown(c)} is not a continuous scipy.stats "
+                    "distribution"
                 )
         self.candidates = [str(c) for c in candidates]
         self.criterion = require_choice(self.name, "criterion", criterion, ("aic", "ks"))
