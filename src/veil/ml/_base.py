@@ -18,7 +18,7 @@ import contextlib
 import numbers
 import threading
 import warnings
-from collections.abc import Hashable, Iterator
+from collections.abc import Collection, Hashable, Iterator
 from typing import Any
 
 import numpy as np
@@ -341,11 +341,11 @@ def resolve_classes(classes: Any, y: np.ndarray) -> tuple[np.ndarray, np.ndarray
         codes = np.clip(np.searchsorted(labels, y), 0, max(len(labels) - 1, 0))
         outside = labels[codes] != y if len(labels) else np.ones(len(y), dtype=bool)
     except (TypeError, ValueError):  # y mixes types (None, text, a list) with the classes
-        known = _hashable_set(labels)
-        outside = np.array([not _is_known(v, known) for v in np.asarray(y, dtype=object)])
+        index = {v: i for i, v in enumerate(labels.tolist()) if isinstance(v, Hashable)}
+        yo = np.asarray(y, dtype=object)
+        outside = np.array([not _is_known(v, index) for v in yo])
         if not outside.any():  # every label is a class after all: code them by lookup
-            index = {v: i for i, v in enumerate(labels.tolist()) if isinstance(v, Hashable)}
-            codes = np.array([index[v] for v in np.asarray(y, dtype=object)], dtype=np.intp)
+            codes = np.array([index[v] for v in yo], dtype=np.intp)
     if np.any(outside):
         n_unseen = len({str(v) for v in np.asarray(y, dtype=object)[outside]})
         raise InputError(
@@ -355,11 +355,7 @@ def resolve_classes(classes: Any, y: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return labels, codes
 
 
-def _hashable_set(labels: np.ndarray) -> set[Any]:
-    return {v for v in labels.tolist() if isinstance(v, Hashable)}
-
-
-def _is_known(value: Any, known: set[Any]) -> bool:
+def _is_known(value: Any, known: Collection[Any]) -> bool:
     """Whether one label of ``y`` is among the classes (``False`` for unhashable cells)."""
     try:
         return value in known
