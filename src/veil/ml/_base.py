@@ -15,6 +15,7 @@ Privacy-relevant defaults (see docs/ml.md):
 from __future__ import annotations
 
 import contextlib
+import math
 import numbers
 import threading
 import warnings
@@ -192,6 +193,20 @@ def _first_non_numeric_column(X: Any) -> int | None:
         except (TypeError, ValueError, OverflowError):
             return j
     return None
+
+
+def check_real(value: Any, name: str, *, positive: bool) -> float:
+    """``value`` as a finite float, > 0 (``positive``) or >= 0; else :class:`ConfigError`.
+
+    For an estimator's parameters, checked before its fit spends the budget.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ConfigError(f"{name} must be a real number, got {value!r}")
+    v = float(value)
+    if not math.isfinite(v) or v < 0 or (positive and v == 0):
+        kind = "positive" if positive else "non-negative"
+        raise ConfigError(f"{name} must be a {kind} finite number, got {value!r}")
+    return v
 
 
 def check_target(est: Any, y: Any, n: int, *, classification: bool) -> np.ndarray:

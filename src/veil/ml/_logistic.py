@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
 
 import numpy as np
@@ -17,6 +16,7 @@ from veil.ml._base import (
     check_array_2d,
     check_n_features,
     check_privacy_params,
+    check_real,
     check_target,
     clip_rows_to_norm,
     resolve_classes,
@@ -128,8 +128,8 @@ class LogisticRegression(DPClassifierMixin, ClassifierMixin, BaseEstimator):
         if sample_weight is not None:
             raise InputError("sample_weight is not supported: it would change the sensitivity")
         check_privacy_params(self.epsilon)
-        C = _real(self.C, "C", positive=True)
-        max_iter, tol = self.max_iter, _real(self.tol, "tol", positive=False)
+        C = check_real(self.C, "C", positive=True)
+        max_iter, tol = self.max_iter, check_real(self.tol, "tol", positive=False)
         if (
             isinstance(max_iter, bool)
             or not isinstance(max_iter, (int, np.integer))
@@ -211,14 +211,3 @@ class LogisticRegression(DPClassifierMixin, ClassifierMixin, BaseEstimator):
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
-
-
-def _real(value: Any, name: str, *, positive: bool) -> float:
-    """``value`` as a finite float, > 0 (``positive``) or >= 0; else :class:`ConfigError`."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise ConfigError(f"{name} must be a real number, got {value!r}")
-    v = float(value)
-    if not math.isfinite(v) or v < 0 or (positive and v == 0):
-        kind = "positive" if positive else "non-negative"
-        raise ConfigError(f"{name} must be a {kind} finite number, got {value!r}")
-    return v

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-import numbers
 from typing import Any
 
 import numpy as np
@@ -11,12 +9,13 @@ from scipy.special import erfcx
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from veil.errors import ConfigError, InputError
+from veil.errors import InputError
 from veil.ml._base import (
     DPClassifierMixin,
     check_array_2d,
     check_n_features,
     check_privacy_params,
+    check_real,
     check_target,
     clip_rows_to_bounds,
     group_sums,
@@ -172,13 +171,8 @@ class GaussianNB(DPClassifierMixin, ClassifierMixin, BaseEstimator):
         if sample_weight is not None:
             raise InputError("sample_weight is not supported: it would change the sensitivity")
         check_privacy_params(self.epsilon)
-        vs = self.var_smoothing  # checked before the charge (it is used after it)
-        if (
-            isinstance(vs, (bool, np.bool_))
-            or not isinstance(vs, numbers.Real)
-            or not (math.isfinite(float(vs)) and vs >= 0)
-        ):
-            raise ConfigError(f"var_smoothing must be a non-negative finite number, got {vs!r}")
+        # checked before the charge (it is used after it)
+        check_real(self.var_smoothing, "var_smoothing", positive=False)
         Xa = check_array_2d(X)
         ya = check_target(self, y, len(Xa), classification=True)
         lo, hi = resolve_bounds(self.bounds, Xa)
