@@ -345,28 +345,26 @@ def missing_cells(s: pd.Series) -> np.ndarray:
         return np.fromiter((canonical(v) is None for v in s.array), dtype=bool, count=len(s))
 
 
-def factorize_cells(
-    s: pd.Series, *, use_na_sentinel: bool = True
-) -> tuple[np.ndarray, pd.Index, np.ndarray | None]:
+def factorize_cells(s: pd.Series, *, use_na_sentinel: bool = True) -> tuple[np.ndarray, pd.Index]:
     """``pd.factorize`` of a column that may hold *nested* cells, each read by itself.
 
     A nested cell -- a list, dict, set or array (nested JSON, Parquet list columns): anything
     unhashable -- has no value a group, a key or a comparison can use.  ``pd.factorize``
     raised ``TypeError`` on the whole column, so one person's nested cell failed a query that
     ran without that person (error versus release: a leak).  Here such a cell gets the code
-    ``-1`` and is flagged in the returned mask: it matches no key, forms no group, compares
-    as unknown and is no person's id -- a decision on the cell alone.  ``Decimal('sNaN')``
-    (unhashable too) is a missing value, as :func:`canonical` reads it.
+    ``-1``: it matches no key, forms no group, compares as unknown and is no person's id --
+    a decision on the cell alone.  ``Decimal('sNaN')`` (unhashable too) is a missing value,
+    as :func:`canonical` reads it.
 
     Returns
     -------
-    codes, uniques, nested
-        As ``pd.factorize`` (``uniques`` from the other cells only); ``nested`` is the mask
-        of nested cells, ``None`` when there is none (the common case: one C pass).
+    codes, uniques
+        As ``pd.factorize`` (``uniques`` from the other cells only; one C pass when no cell
+        is nested).
     """
     try:
         codes, uniques = pd.factorize(s, use_na_sentinel=use_na_sentinel)
-        return np.asarray(codes, dtype=np.int64), pd.Index(uniques), None
+        return np.asarray(codes, dtype=np.int64), pd.Index(uniques)
     except (TypeError, ArithmeticError, NotImplementedError):  # unhashable; sNaN in isna;
         pass  # an Arrow list column (no dictionary_encode kernel)
     cells = s.to_numpy(dtype=object).copy()
@@ -381,4 +379,4 @@ def factorize_cells(
     sub, uniques = pd.factorize(pd.Series(cells[ok], dtype=object), use_na_sentinel=use_na_sentinel)
     codes = np.full(len(cells), -1, dtype=np.int64)
     codes[ok] = sub
-    return codes, pd.Index(uniques, dtype=object), (nested if nested.any() else None)
+    return codes, pd.Index(uniques, dtype=object)

@@ -404,18 +404,18 @@ def _unit_codes(ids: pd.Series) -> np.ndarray:
     steps of add/remove), which ``privacy_unit`` documents.
     Refusing mixed types instead was an error on one table and a release on its neighbour.
     """
-    codes, uniques, _ = factorize_cells(ids)  # a nested id (list, dict): -1, no person
+    codes, uniques = factorize_cells(ids)  # a nested id (list, dict): -1, no person
     if pd.api.types.is_numeric_dtype(ids.dtype) or pd.api.types.is_bool_dtype(ids.dtype):
         return codes  # one value, one form
-    if len(uniques) == 0:  # no id at all (every one missing or nested): no person
-        return codes  # (indexing the empty remap raised IndexError after the charge)
     seen: dict[Any, int] = {}
     remap = np.fromiter(
         (seen.setdefault(canonical(u), len(seen)) for u in np.asarray(uniques, dtype=object)),
         dtype=np.int64,
         count=len(uniques),
     )
-    return np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)
+    # code -1 (missing or nested id: no person) gathers the -1 appended, also when no id
+    # exists at all (indexing an empty remap raised IndexError after the charge)
+    return np.append(remap, -1)[codes]
 
 
 def _check_ci_names(outputs: Sequence[str], others: Sequence[str]) -> None:

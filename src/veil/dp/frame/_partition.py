@@ -48,8 +48,7 @@ __all__ = [
 def _factorize(series: pd.Series) -> tuple[np.ndarray, pd.Index]:
     """Codes and uniques of a group column; a nested cell (list, dict, array) gets ``-1``: it
     forms no group and matches no key (:func:`veil.dp._canon.factorize_cells`)."""
-    codes, uniques, _ = factorize_cells(series, use_na_sentinel=False)
-    return codes, uniques
+    return factorize_cells(series, use_na_sentinel=False)
 
 
 _MAX_CODE = 2**62  # largest mixed-radix group code built before re-factorizing
@@ -127,7 +126,7 @@ def _canonical_codes(series: pd.Series) -> tuple[np.ndarray, list[Any]]:
     merged: list[Any] = [None] * len(ids)
     for k, i in zip(keys, remap.tolist()):
         merged[i] = k
-    return np.where(codes >= 0, remap[np.maximum(codes, 0)], -1), merged
+    return np.append(remap, -1)[codes], merged  # code -1 (nested) gathers the -1 appended
 
 
 def _bool_like(value: Any) -> bool:

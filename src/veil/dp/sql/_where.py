@@ -163,7 +163,7 @@ class _Cells:
                 # a nested cell (list, dict, array: nested JSON, Parquet lists) gets code -1,
                 # as a missing one: it compares as unknown, decided by that cell alone (a
                 # refusal of the whole column failed the query because of one person's cell)
-                codes, uniques, _ = factorize_cells(s, use_na_sentinel=True)
+                codes, uniques = factorize_cells(s, use_na_sentinel=True)
                 canon = [canonical(u) for u in np.asarray(uniques, dtype=object)]
                 self._cache[name] = ("obj", codes, canon)
         return self._cache[name]
@@ -176,7 +176,7 @@ class _Cells:
             return a, b
         # the column's own values, not the float64 reading of a nullable Int64 column (which
         # rounds beyond 2^53, while the same cells in an object column compare exactly)
-        codes, uniques, _ = factorize_cells(_column(self.df, name))  # NA -> -1
+        codes, uniques = factorize_cells(_column(self.df, name))  # NA -> -1
         return codes, [canonical(v) for v in uniques.tolist()]
 
 
