@@ -224,6 +224,24 @@ def test_equal_decimals_are_written_alike(tmp_path: Path) -> None:
     assert str(df["x"][1]) == "1.0"  # the caller's frame is not modified
 
 
+def test_negative_zero_is_written_as_zero_in_parquet(tmp_path: Path) -> None:
+    """Parquet kept the sign bit of -0.0: a reader of the release saw which zeros came from
+    negative values (-300 rounded to -0.0), which check() groups with 0.0 as one value and the
+    CSV writes as 0."""
+    df = pd.DataFrame(
+        {
+            "f": [-0.0, 0.0, 0.0, 2.5],
+            "n": pd.Series([-0.0, None, 0.0, 2.5], dtype="Float64"),
+            "c": pd.Series(pd.Categorical([-0.0, -0.0, 1.0, 1.0])),
+        }
+    )
+    back = pd.read_parquet(write(df, tmp_path / "rel.parquet"))
+    for col in ("f", "n", "c"):
+        values = back[col].astype(object).to_numpy(dtype=float, na_value=np.nan)
+        assert not np.signbit(values[values == 0]).any(), col
+    assert np.signbit(df["f"][0])  # the caller's frame is not modified
+
+
 def test_equal_decimals_written_alike_keep_their_value(tmp_path: Path) -> None:
     """The one text of equal decimals is computed exactly: the default 28-digit context
     rounded 1.00000000000000000000000000001 to 1 (another value, merged with the cells of 1),

@@ -466,7 +466,9 @@ def write(
     if suffix in PARQUET_SUFFIXES or (
         suffix not in (".csv", ".tsv") and fmt and fmt.format == "parquet"
     ):
-        out = df.copy(deep=False)
+        # -0.0 as 0.0 here too: Parquet keeps the sign bit, so a reader saw which released
+        # zeros came from negative values (-300 rounded to -0.0), as the text showed '-0'
+        out = positive_zeros(df).copy(deep=False)
         out.attrs = {}
         return atomic_write(target, lambda fh: _to_parquet(out, fh, target.name), parents=parents)
     csv_fmt = fmt if fmt and fmt.format == "csv" else None
