@@ -119,18 +119,14 @@ def atomic_write(
 
 
 def _json_default(o: Any) -> Any:
+    """What ``json`` cannot write and :func:`_finite` left: numpy integers and booleans as
+    numbers and booleans, anything else as its text."""
     import numpy as np
 
     if isinstance(o, np.integer):
         return int(o)
-    if isinstance(o, np.floating):
-        return float(o)
     if isinstance(o, np.bool_):
         return bool(o)
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    if isinstance(o, (set, frozenset, tuple)):
-        return list(o)
     return str(o)
 
 
