@@ -280,22 +280,23 @@ def _fmt(value: Any) -> str:
 
 def _print(df: Any, title: str, caption: str) -> None:
     from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
     console = Console() if sys.stdout.isatty() else Console(width=160)
     table = Table()
-    # column names and group labels are text, not Rich markup: a released group "[/USD]"
-    # failed the output with a MarkupError after the budget was spent
+    # column names and group labels are plain Text, never Rich markup: a released group
+    # "[/USD]" failed the output with a MarkupError after the budget was spent, and markup's
+    # escape() still showed a trailing backslash twice and dropped one before a "["
     for col in df.columns:
         name = str(col)
         table.add_column(
-            escape(f"± {name[:-3]}" if name.endswith("_ci") else name),
+            Text(f"± {name[:-3]}" if name.endswith("_ci") else name),
             justify="right" if df[col].dtype.kind in "iuf" else "left",
             style="dim" if name.endswith("_ci") else None,
         )
     for row in df.itertuples(index=False):
-        table.add_row(*(escape(_fmt(v)) for v in row))
+        table.add_row(*(Text(_fmt(v)) for v in row))
     # title and caption on their own lines, not wrapped to the table's width (rich would)
     console.print(title, style="bold", soft_wrap=True, markup=False, highlight=False)
     console.print(table)
