@@ -34,3 +34,21 @@ def test_report_of_infinite_values(extra: list[float]) -> None:
     finite = np.sort([v for v in x if np.isfinite(v)])
     edges = rep["distributions"]["x"]["original"]["edges"]
     assert finite[K] <= edges[0] and edges[-1] <= finite[-1 - K]  # no extreme value shown
+
+
+@pytest.mark.parametrize("n", [20, 40])
+def test_report_of_values_closer_than_twenty_bins_at_their_magnitude(n: int) -> None:
+    """Near 1e17 neighbouring floats are 16 apart: 20 distinct values 16 apart span too little
+    for 20 distinct equal-width edges, and np.histogram_bin_edges failed the whole run with
+    "Too many bins for data range"; the edges that exist are used."""
+    x = 1e17 + 16.0 * np.arange(n)
+    df = pd.DataFrame({"x": x, "q": (["a", "b"] * n)[:n]})
+    _, rep = apply(df, {"columns": {"x": "sensitive", "q": "quasi"}, "privacy": {"k": K}})
+    assert render_html(rep).startswith("<!DOCTYPE html>")
+    for side in ("original", "release"):
+        d = rep["distributions"]["x"][side]
+        if d["kind"] == "numeric":
+            assert (np.diff(d["edges"]) > 0).all() and sum(d["counts"]) == n
+    edges = rep["distributions"]["x"]["original"].get("edges")
+    if edges is not None:  # the tails stay pooled: no extreme value shown
+        assert x[K] <= edges[0] and edges[-1] <= x[-1 - K]

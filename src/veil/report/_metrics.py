@@ -6,6 +6,7 @@ labels, so suppressed records simply disappear).
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -231,13 +232,16 @@ def _text_counts(s: pd.Series, f: Factorized) -> pd.Series:
 
 
 def _hist_edges(x: np.ndarray) -> np.ndarray:
-    """``HIST_BINS`` equal-width edges over the finite ``x``; where the width overflows
-    (``-1e308 .. 1e308``, which numpy refuses) interpolated between the ends."""
+    """``HIST_BINS`` equal-width edges over the finite ``x``; where numpy refuses them
+    interpolated between the ends, repeated edges dropped: the width overflows
+    (``-1e308 .. 1e308``), or the range is too narrow for ``HIST_BINS`` distinct edges at
+    that magnitude (``1e17 + 16 k``, "Too many bins for data range")."""
     lo, hi = float(x.min()), float(x.max())
     if np.isfinite(hi - lo):
-        return np.histogram_bin_edges(x, bins=HIST_BINS)
+        with contextlib.suppress(ValueError):
+            return np.histogram_bin_edges(x, bins=HIST_BINS)
     t = np.linspace(0.0, 1.0, HIST_BINS + 1)
-    return lo * (1.0 - t) + hi * t
+    return np.unique(lo * (1.0 - t) + hi * t)
 
 
 def _merge_small_bins(
