@@ -15,7 +15,14 @@ from veil.deid.operators import OperatorContext, get_operator
 
 
 @pytest.mark.parametrize(
-    "values", [[1e308, -1e308, 1.0, 2.0], [-1.7e308, 1.7e308], [1e17] * 5, [-3e200] * 3]
+    "values",
+    [
+        [1e308, -1e308, 1.0, 2.0],
+        [-1.7e308, 1.7e308],
+        [1e17] * 5,
+        [-3e200] * 3,
+        [1e17, 1e17 + 16, 1e17 + 32],  # floats are 16 apart here: fewer than 3 steps
+    ],
 )
 def test_edges_are_finite_and_increasing(values: list[float]) -> None:
     op = get_operator("generalize", {"bins": 3})

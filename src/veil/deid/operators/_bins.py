@@ -40,6 +40,9 @@ def bin_edges(values: np.ndarray, bins: int | Sequence[float], strategy: str) ->
         else:  # -1e308 .. 1e308: the width overflows, and linspace gave NaN edges
             t = np.linspace(0.0, 1.0, int(bins) + 1)
             edges = lo * (1.0 - t) + hi * t
+        # a range narrower than ``bins`` steps of float64 at its magnitude (1e17 .. 1e17 + 32,
+        # 16 apart there) repeats edges: the distinct ones, as for quantiles
+        edges = np.unique(edges)
     if edges.size < 2:
         edges = np.array([edges[0], edges[0] + 1.0])
     return edges
