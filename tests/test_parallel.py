@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 
 from veil import _parallel
-from veil._parallel import BLOCK, PARALLEL_MIN_SIZE, clamped_sum, map_parts, scan_moments
+from veil._parallel import (
+    BLOCK,
+    PARALLEL_MIN_SIZE,
+    clamped_sum,
+    map_parts,
+    scan_moments,
+    shifted_clamped_sum,
+)
 
 SIZES = [0, 1, 7, BLOCK - 1, BLOCK + 3, PARALLEL_MIN_SIZE + 12_345]
 
@@ -70,6 +77,19 @@ def test_clamped_sum_matches_numpy(n, centre):
     y = np.clip(x, lo, hi)
     want = math.fsum(y if centre is None else (y - centre) ** 2)
     assert clamped_sum(x, lo, hi, centre) == pytest.approx(want, rel=1e-12, abs=1e-9)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_shifted_scan_sums_the_terms_of_shifted_clamped_sum(n):
+    # values inside bounds far from 0: the scan's shifted sum stands in for the second pass,
+    # so it must be that sum bit for bit (same terms, blocks and order), not merely close
+    lo, hi = 2.0**40, 2.0**40 + 7.0
+    x = np.random.default_rng(n + 3).uniform(lo, hi, n)
+    c = (lo + hi) / 2.0
+    mn, mx, s, _ = scan_moments(x, shift=c)
+    assert s == shifted_clamped_sum(x, lo, hi, c)
+    assert (mn, mx) == ((x.min(), x.max()) if n else (math.inf, -math.inf))
+    assert s == pytest.approx(math.fsum(x - c), abs=1e-6 * n)
 
 
 def test_clamped_sum_propagates_nan_from_any_block():

@@ -82,27 +82,38 @@ def map_parts(fn: Callable[[np.ndarray], T], x: np.ndarray) -> list[T]:
     return [first] + [f.result() for f in futures]
 
 
-def _moments(x: np.ndarray, squares: bool) -> tuple[float, float, float, float]:
+def _moments(x: np.ndarray, squares: bool, shift: float) -> tuple[float, float, float, float]:
     mn, mx, s, sq = math.inf, -math.inf, 0.0, 0.0
+    buf = np.empty(min(BLOCK, x.size)) if shift else None
     with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: NaN, which the caller reads
         for i in range(0, x.size, BLOCK):
             b = x[i : i + BLOCK]
             mn = min(mn, float(np.minimum.reduce(b)))
             mx = max(mx, float(np.maximum.reduce(b)))
-            s += float(np.add.reduce(b))
+            if buf is None:
+                s += float(np.add.reduce(b))
+            else:  # the terms b - shift, as shifted_clamped_sum forms them
+                c = buf[: b.size]
+                np.subtract(b, shift, out=c)
+                s += float(np.add.reduce(c))
             if squares:
                 sq += float(np.dot(b, b))
     return mn, mx, s, sq
 
 
-def scan_moments(x: np.ndarray, *, squares: bool = False) -> tuple[float, float, float, float]:
+def scan_moments(
+    x: np.ndarray, *, squares: bool = False, shift: float = 0.0
+) -> tuple[float, float, float, float]:
     """``(min, max, sum, sum of squares)`` of a 1-d float array in one traversal.
 
     Block by block (the reductions of a block run from cache), on several threads when ``x``
     is large.  Any NaN makes min, max and sum NaN.  The sum of squares is 0 unless ``squares``;
-    an empty array gives ``(inf, -inf, 0, 0)``.
+    an empty array gives ``(inf, -inf, 0, 0)``.  With ``shift`` the sum is ``sum(x - shift)``,
+    each term formed before it is added: for ``x`` inside ``[lo, hi]`` it equals
+    :func:`shifted_clamped_sum` bit for bit (same terms, same blocks and order), one pass
+    fewer.
     """
-    parts = map_parts(lambda p: _moments(p, squares), x)
+    parts = map_parts(lambda p: _moments(p, squares, shift), x)
     s = sum(p[2] for p in parts)
     if math.isnan(s):  # a NaN (or +inf with -inf): min and max say so too
         return math.nan, math.nan, s, sum(p[3] for p in parts)

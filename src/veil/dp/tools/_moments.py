@@ -97,6 +97,10 @@ def _moment(
     arr = as_array(array, nan=nan, name=name, check=nan)
     axes, out_shape = plan_axis(arr, axis)
     n_out = int(np.prod(out_shape)) if out_shape else 1
+    estimate = isinstance(bounds, str) and bounds == "estimate"
+    if not estimate:
+        lo_all, hi_all = parse_bounds(bounds, name, n_out)
+    integer = dtype is not None and np.issubdtype(np.dtype(dtype), np.integer)
     scan: tuple[float, float, float, float] | None = None
     if not nan and arr.size:
         # validate the data (NaN/inf propagate into min/max) and learn whether clipping is
@@ -104,19 +108,19 @@ def _moment(
         # and sum of squares in one traversal of memory, on several threads when large);
         # nothing is noised or released before the budget is charged below.
         if n_out == 1:
-            scan = scan_moments(arr.reshape(-1), squares=kind in ("var", "std"))
+            shift = 0.0  # bounds away from 0: the sum of the terms x - mid (see cell)
+            if not estimate and kind in ("sum", "mean") and not integer:
+                lo, hi = float(lo_all[0]), float(hi_all[0])
+                shift = (lo + hi) / 2.0 if _far(lo, hi) else 0.0
+            scan = scan_moments(arr.reshape(-1), squares=kind in ("var", "std"), shift=shift)
             gmin, gmax = scan[0], scan[1]
         else:
             gmin, gmax = float(arr.min()), float(arr.max())
         if not (math.isfinite(gmin) and math.isfinite(gmax)):
             check_finite(arr, nan=False, name=name)
-    estimate = isinstance(bounds, str) and bounds == "estimate"
-    if not estimate:
-        lo_all, hi_all = parse_bounds(bounds, name, n_out)
     if arr.size == 0:
         raise InputError(f"{name}: empty input")
     eps_cell = cell_epsilon(eps, arr.shape)
-    integer = dtype is not None and np.issubdtype(np.dtype(dtype), np.integer)
     if not estimate:  # every noise scale is public: refuse an impossible one before charging
         n_cell = arr.size // n_out
         for lo, hi in set(zip(lo_all.tolist(), hi_all.tolist())):
@@ -137,13 +141,14 @@ def _moment(
         if integer and kind == "sum":
             return _int_sum(v, lo, hi, e, rng)
         inside = scan is not None and lo <= gmin and gmax <= hi
-        if kind in ("sum", "mean") and max(abs(lo), abs(hi)) > 2.0 * (hi - lo):
+        if kind in ("sum", "mean") and _far(lo, hi):
             # bounds away from 0: noise the sum of the shifted terms clip(x) - c (sensitivity
             # hi - lo), then add the public n c back; sum(clip(x)) is rounded relative to
             # n max(|lo|, |hi|), which can exceed hi - lo by far: bounds (2^52, 2^52 + 2) gave
-            # neighbours' sums 1024 apart (docs/dp.md, known limitations)
+            # neighbours' sums 1024 apart (docs/dp.md, known limitations).  Values inside the
+            # bounds: the scan summed these very terms already
             c = (lo + hi) / 2.0
-            shifted = shifted_clamped_sum(v, lo, hi, c)
+            shifted = scan[2] if inside else shifted_clamped_sum(v, lo, hi, c)  # type: ignore[index]
             if kind == "sum":
                 return float(np.clip(_lap(shifted, hi - lo, e, rng) + n * c, n * lo, n * hi))
             return float(np.clip(_lap(shifted / n, (hi - lo) / n, e, rng) + c, lo, hi))
@@ -178,6 +183,12 @@ def _moment(
             )
         return rounded.astype(dtype) if np.ndim(out) else np.dtype(dtype).type(int(rounded))
     return out
+
+
+def _far(lo: float, hi: float) -> bool:
+    """Bounds away from 0 (``max(|lo|, |hi|) > 2 (hi - lo)``): sums of the values round
+    relative to ``n max(|lo|, |hi|)``, far beyond the width; sum the values minus the middle."""
+    return max(abs(lo), abs(hi)) > 2.0 * (hi - lo)
 
 
 def _var_sens(lo: float, hi: float, n: int) -> float:
