@@ -45,6 +45,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from veil._checks import positive_int
+from veil.anonymity._exact import MARGIN, entropy_border
 from veil.anonymity._stats import ClassStats, SensitiveStats
 from veil.errors import ConfigError
 
@@ -263,8 +264,14 @@ class EntropyLDiversity(PrivacyModel):
         self.l = float(self.l)
 
     def violating(self, stats: ClassStats) -> np.ndarray:
-        h = _entropy(self._read(stats), stats.sizes)
-        return h < math.log(self.l) - 1e-9
+        ss = self._read(stats)
+        h = _entropy(ss, stats.sizes)
+        lg = math.log(self.l)
+        viol = h < lg - MARGIN
+        border = ~viol & (h < lg + MARGIN)  # within rounding of log(l): decided exactly
+        if border.any():
+            viol |= entropy_border(ss, stats.sizes, border, self.l)
+        return viol
 
     def achieved(self, stats: ClassStats) -> float | None:
         h = _entropy(self._read(stats), stats.sizes)

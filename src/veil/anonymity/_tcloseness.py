@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from veil.anonymity._exact import MARGIN, emd_beyond
 from veil.anonymity._models import PrivacyModel
 from veil.anonymity._stats import ClassStats, SensitiveStats, group_keys
 from veil.errors import ConfigError
@@ -163,7 +164,19 @@ class TCloseness(PrivacyModel):
         return d
 
     def violating(self, stats: ClassStats) -> np.ndarray:
-        return self.distances(stats) > self.t + 1e-9
+        d = self.distances(stats)
+        viol = d > self.t + MARGIN
+        border = ~viol & (d > self.t - MARGIN)  # within rounding of t: decided exactly
+        if border.any():
+            ss = self._sens(stats)
+            views = [ss]
+            if self.distance == "ordered" and ss.column.written_as is not None:
+                views.append(ss.as_written())
+            if self.distance == "ordered" and ss.column.read_as is not None:
+                views.append(ss.as_read())
+            for v in views:
+                viol |= emd_beyond(v, stats.sizes, border, self.distance, self.t)
+        return viol
 
     def achieved(self, stats: ClassStats) -> float | None:
         d = self.distances(stats)
