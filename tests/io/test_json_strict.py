@@ -43,6 +43,14 @@ def test_json_text_writes_non_finite_numbers_as_null() -> None:
     assert got["finite"] == 0.25 and got["int"] == 3
 
 
+def test_non_finite_dict_keys_are_texts() -> None:
+    """A value counted under its own key (NaN, inf) must not fail the write (allow_nan=False
+    refused the float key NaN, which json would otherwise write as the non-JSON-looking key
+    'NaN'); it is its text."""
+    got = _strict(json_text({float("nan"): 2, np.float64("-inf"): 1, 1.5: 3}))
+    assert got == {"nan": 2, "-inf": 1, "1.5": 3}
+
+
 def test_write_json_is_strict(tmp_path: Path) -> None:
     path = write_json({"risk": float("nan"), "name": "Ünïcode"}, tmp_path / "r.json")
     assert _strict(path.read_text(encoding="utf-8")) == {"risk": None, "name": "Ünïcode"}

@@ -132,13 +132,19 @@ def _json_default(o: Any) -> Any:
 
 def _finite(o: Any) -> Any:
     """``o`` with every non-finite float (Python or numpy, also inside arrays, lists, tuples,
-    sets and dict values) replaced by ``None``."""
+    sets and dict values) replaced by ``None``; a non-finite float dict key (a value counted
+    under its own key) becomes its text (``"nan"``, ``"inf"``), as JSON keys are texts."""
     import numpy as np
 
     if isinstance(o, float | np.floating):
         return float(o) if math.isfinite(o) else None
     if isinstance(o, dict):
-        return {k: _finite(v) for k, v in o.items()}
+        return {
+            str(float(k)) if isinstance(k, float | np.floating) and not math.isfinite(k) else k: (
+                _finite(v)
+            )
+            for k, v in o.items()
+        }
     if isinstance(o, list | tuple | set | frozenset):
         return [_finite(v) for v in o]
     if isinstance(o, np.ndarray):
