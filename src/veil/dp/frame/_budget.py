@@ -141,6 +141,30 @@ def _sensitivity(
     return max_rows * half * half / 2.0  # csq: (x - mid)^2 - half^2 / 2 lies in +-half^2 / 2
 
 
+#: More rows than any table holds (numpy sizes are below 2^63), with a margin for rounding:
+#: sums of at most this many terms bounded by :func:`_term` never overflow float64.
+_MAX_ROWS = 2.0**64
+
+
+def _term(kind: str, bounds: tuple[float, float] | None) -> float:
+    """Largest magnitude of one row's term in a component's exact sum (0: no sum of values).
+
+    Refusing bounds whose sum over any possible number of rows could overflow reads the
+    public bounds alone; an overflow itself (``inf``, or ``NaN`` from ``inf - inf``) happened
+    after the charge, on tables with enough large values only (``sum`` with bounds
+    ``(-1e308, 1e308)`` released on one row of ``1e308`` and failed on three).  ``csum`` sums
+    ``clip(x) - mid`` or, for bounds near 0 (``max |bound| <= 4 half``), ``clip(x)``
+    (:meth:`~veil.dp.frame._compute.ColumnStats.centred_sum`): ``4 half`` covers both.
+    """
+    if bounds is None or kind not in ("sum", "csum", "csq"):
+        return 0.0
+    lo, hi = bounds
+    half = (hi - lo) / 2.0
+    if kind == "sum":
+        return max(abs(lo), abs(hi))
+    return 4.0 * half if kind == "csum" else half * half
+
+
 def build_components(
     aggs: dict[str, Agg], *, max_rows: int, replace: bool = False
 ) -> dict[tuple, Component]:
@@ -157,6 +181,11 @@ def build_components(
                     raise ConfigError(
                         f"bounds {bounds} of column {column!r} are too wide: the sensitivity of "
                         "its variance/standard deviation overflows; narrow them"
+                    )
+                if not math.isfinite(_term(kind, bounds) * _MAX_ROWS):
+                    raise ConfigError(
+                        f"bounds {bounds} of column {column!r} are too wide: a sum of its "
+                        "clipped values could overflow float64; narrow them"
                     )
                 comps[key] = Component(kind, column, bounds, q, candidates, sensitivity=sens)
                 if sens == 0.0:
