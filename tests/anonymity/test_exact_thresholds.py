@@ -176,3 +176,18 @@ def test_the_all_classes_exact_decision_matches_class_by_class(seed, distance):
             if 0 <= t <= 1:
                 got = emd_beyond(ss, stats.sizes, everyone, distance, t)
                 assert got.tolist() == [e > threshold(t) for e in exact]
+
+
+@pytest.mark.parametrize(
+    ("c", "r1", "tail"), [(1.1, 55, 50), (1.1, 99, 90), (0.7, 7, 10), (3.0, 9, 3)]
+)
+def test_recursive_cl_compares_r1_with_c_times_the_tail_exactly(c, r1, tail):
+    # class A: r1 records of 'u', then `tail` records of 'v' (l = 2: the tail is r_2 = tail);
+    # class B: a balanced class that holds for every c here
+    df = pd.DataFrame(
+        {"q": ["A"] * (r1 + tail) + ["B"] * 4, "y": ["u"] * r1 + ["v"] * tail + list("uvwx")}
+    )
+    from veil.anonymity import RecursiveCLDiversity
+
+    holds = check(df, ["q"], models=[RecursiveCLDiversity("y", l=2, c=c)]).holds
+    assert holds == (r1 < Fraction(repr(c)) * tail)  # c as written: 1.1 * 50 is 55, not more

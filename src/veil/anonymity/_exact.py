@@ -19,7 +19,15 @@ import numpy as np
 
 from veil.anonymity._stats import SensitiveColumn, SensitiveStats
 
-__all__ = ["MARGIN", "emd_beyond", "emd_exact", "entropy_at_least", "entropy_border", "threshold"]
+__all__ = [
+    "MARGIN",
+    "emd_beyond",
+    "emd_exact",
+    "entropy_at_least",
+    "entropy_border",
+    "r1_below",
+    "threshold",
+]
 
 #: Classes whose floating-point figure is within this of the threshold are decided exactly.
 MARGIN = 1e-9
@@ -35,6 +43,23 @@ def threshold(x: float) -> Fraction:
     exactly 3/10 is within the ``t`` the user wrote and the report prints.
     """
     return Fraction(repr(float(x)))
+
+
+def r1_below(r1: np.ndarray, tail: np.ndarray, c: float) -> np.ndarray:
+    """``r1 < c * tail`` exactly, for integer counts and ``c`` as written (:func:`threshold`).
+
+    In floating point ``1.1 * 50`` is ``55.00000000000001``, so a class with ``r1 = 55`` and
+    ``r_l + ... + r_m = 50`` passed recursive (1.1, l)-diversity while ``55 < 55`` is false.
+    With ``c = a/b``: ``r1 b < a tail``, in ``int64`` when no product can reach ``2**63``.
+    """
+    target = threshold(c)
+    a, b = target.numerator, target.denominator
+    r1 = np.asarray(r1, dtype=np.int64)
+    tail = np.asarray(tail, dtype=np.int64)
+    top = max(int(r1.max(initial=0)), int(tail.max(initial=0)), 1)
+    if top.bit_length() + max(a.bit_length(), b.bit_length()) < 62:
+        return r1 * b < tail * a
+    return np.asarray(r1.astype(object) * b < tail.astype(object) * a, dtype=bool)
 
 
 def class_counts(ss: SensitiveStats, cls: int) -> tuple[np.ndarray, np.ndarray]:

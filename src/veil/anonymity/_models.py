@@ -45,7 +45,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from veil._checks import positive_int
-from veil.anonymity._exact import MARGIN, entropy_border
+from veil.anonymity._exact import MARGIN, entropy_border, r1_below
 from veil.anonymity._stats import ClassStats, SensitiveStats
 from veil.errors import ConfigError
 
@@ -331,7 +331,7 @@ class RecursiveCLDiversity(PrivacyModel):
         first = rank == 0
         r1[cls[first]] = cnt[first]
         tail = np.bincount(cls, weights=np.where(rank >= self.l - 1, cnt, 0), minlength=n)
-        return ~(r1 < self.c * tail)
+        return ~r1_below(r1, np.rint(tail).astype(np.int64), self.c)
 
     def params(self) -> dict[str, Any]:
         return {"column": self.column, "l": self.l, "c": self.c}
