@@ -80,3 +80,21 @@ def test_bounds_near_zero_take_the_fast_path_within_the_sensitivity(grouped, bou
             assert moved <= half * (1 + 1e-9), (n, extra, moved)
         terms = float(d._centred(bounds)[0][0])
         assert float(d.centred_sum(bounds)[0]) == pytest.approx(terms, abs=1e-9 * n * half)
+
+
+@pytest.mark.parametrize("squares", [None, set()])
+def test_the_centred_scan_tells_missing_values(squares) -> None:
+    """Ungrouped, the centred scan also tells whether a value is missing (a NaN sum), so the
+    count needs no scan of its own; with ``squares`` empty it sums the centred values alone."""
+    lo, hi = 1000.0, 1100.0
+    x = np.random.default_rng(5).uniform(990.0, 1110.0, 3000)
+    x[[7, 2999]] = np.nan
+    for values in (x, x[~np.isnan(x)]):
+        d = ColumnStats(None, 1, values, squares)
+        y = np.clip(values[~np.isnan(values)], lo, hi) - (lo + hi) / 2.0
+        assert d.centred_sum((lo, hi))[0] == pytest.approx(y.sum(), rel=1e-12, abs=1e-9)
+        assert d.count()[0] == y.size
+        assert d.has_nan == (values.size != y.size)
+        if squares is None:
+            want = (y * y).sum() - 50.0 * 50.0 / 2.0 * y.size
+            assert d.centred_squares((lo, hi))[0] == pytest.approx(want, rel=1e-9)

@@ -18,6 +18,8 @@ Example
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from veil._parallel import BLOCK, clamped_sum, map_parts, scan_moments
@@ -47,12 +49,22 @@ class ColumnStats:
         Number of groups.
     values
         float64 values (NaN = missing), one per row.
+    squares
+        The bounds whose centred sums of squares the query needs (``None``: any); for other
+        bounds an ungrouped scan sums the centred values alone.
     """
 
-    def __init__(self, groups: np.ndarray | None, n_groups: int, values: np.ndarray) -> None:
+    def __init__(
+        self,
+        groups: np.ndarray | None,
+        n_groups: int,
+        values: np.ndarray,
+        squares: set[tuple[float, float]] | None = None,
+    ) -> None:
         self.groups = groups
         self.n_groups = n_groups
         self.values = values
+        self._squares = squares
         self._has_nan: bool | None = None if values.size else False
         self._scan: tuple[float, float, float, float] | None = None
         self._valid: np.ndarray | None = None
@@ -146,10 +158,17 @@ class ColumnStats:
         if bounds not in self._sqs:
             lo, hi = bounds
             if self.groups is None:
-                x = self.values[self.valid] if self.has_nan else self.values
-                parts = map_parts(lambda p: _centred_sums(p, lo, hi), x)
-                s1 = np.array([sum(p[0] for p in parts)])
-                s2 = np.array([sum(p[1] for p in parts)])
+                sums = None
+                sq = self._squares is None or bounds in self._squares
+                if self._has_nan is not True:  # not known to miss values: read all of them
+                    sums = _centred_total(self.values, lo, hi, sq)
+                    # y is finite unless x is NaN (inf is clipped): a NaN sum tells a missing
+                    # value, as the scan's would, and saves that scan when nothing else needs it
+                    self._has_nan = bool(np.isnan(sums[0]))
+                if self._has_nan:
+                    sums = _centred_total(self.values[self.valid], lo, hi, sq)
+                assert sums is not None
+                s1, s2 = np.array([sums[0]]), np.array([sums[1]])
             else:
                 y = _centre(self.values, lo, hi, np.empty_like(self.values))
                 if self.has_nan:
@@ -188,17 +207,25 @@ def _centre(x: np.ndarray, lo: float, hi: float, out: np.ndarray) -> np.ndarray:
     return out
 
 
-def _centred_sums(x: np.ndarray, lo: float, hi: float) -> tuple[float, float]:
-    """``(sum y, sum y^2)`` of the centred values ``y`` (:func:`_centre`), block-wise."""
+def _centred_total(x: np.ndarray, lo: float, hi: float, squares: bool) -> tuple[float, float]:
+    """:func:`_centred_sums` of ``x``, block-wise on the thread pool when large."""
+    parts = map_parts(lambda p: _centred_sums(p, lo, hi, squares), x)
+    return sum(p[0] for p in parts), sum(p[1] for p in parts)
+
+
+def _centred_sums(x: np.ndarray, lo: float, hi: float, squares: bool) -> tuple[float, float]:
+    """``(sum y, sum y^2)`` of the centred values ``y`` (:func:`_centre`), block-wise (the
+    squares NaN unless ``squares``)."""
     s1 = s2 = 0.0
     buf = np.empty(min(BLOCK, x.size))
     for i in range(0, x.size, BLOCK):
         b = x[i : i + BLOCK]
         y = _centre(b, lo, hi, buf[: b.size])
         s1 += float(np.add.reduce(y))
-        y *= y  # squared in place and summed: np.dot ran no faster on the pool's threads
-        s2 += float(np.add.reduce(y))
-    return s1, s2
+        if squares:
+            y *= y  # squared in place and summed: np.dot ran no faster on the pool's threads
+            s2 += float(np.add.reduce(y))
+    return s1, s2 if squares else math.nan
 
 
 def noisy_component(

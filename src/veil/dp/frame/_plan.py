@@ -371,7 +371,8 @@ class QueryPlan:
                 skey = (numeric, comp.column)
                 if skey not in stats:
                     values = frame._values(comp.column, value_rows, numeric=numeric)
-                    stats[skey] = ColumnStats(codes, n_groups, values)
+                    squares = {c.bounds for c in self._comps.values() if c.kind == "csq"}
+                    stats[skey] = ColumnStats(codes, n_groups, values, squares)
                 column_stats = stats[skey]
                 if comp.kind != "quantile":
                     exact = column_stats.exact(comp.kind, comp.bounds)
