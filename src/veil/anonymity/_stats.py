@@ -389,8 +389,12 @@ def encode_sensitive(
     ser = pd.Series(values, copy=False)
     numeric = None
     if hierarchy is not None:
-        codes = hierarchy.encode(ser, column=name).astype(np.int64)
-        labels = np.asarray(hierarchy.labels(0), dtype=object)
+        from veil.anonymity._sensitive_hierarchy import hierarchy_codes
+
+        codes, labels, read_as = hierarchy_codes(ser, name, hierarchy)
+        n = len(codes)
+        freq = np.bincount(codes, minlength=len(labels)).astype(np.float64) / max(n, 1)
+        return SensitiveColumn(name, codes, labels, freq, None, hierarchy, read_as=read_as)
     elif _is_ordered_categorical(ser):
         if ser.isna().any():
             raise InputError(f"sensitive column {name!r} has missing values")
