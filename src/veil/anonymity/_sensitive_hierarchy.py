@@ -1,4 +1,4 @@
-"""A sensitive column with a hierarchy: its level-0 codes and the leaves a reader merges."""
+"""Sensitive values a reader merges, for columns of leaves (hierarchy) or categories."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from veil.anonymity._stats import (
 from veil.errors import InputError
 from veil.schema._hierarchy import Hierarchy, as_str_values, missing_from_hierarchy
 
-__all__ = ["hierarchy_codes"]
+__all__ = ["hierarchy_codes", "texts_read_as"]
 
 
 def hierarchy_codes(
@@ -60,3 +60,16 @@ def hierarchy_codes(
         return codes, labels, None
     roots = np.array([root(i) for i in range(len(labels))], dtype=np.int64)
     return codes, labels, pd.factorize(roots)[0].astype(np.int64)
+
+
+def texts_read_as(labels: np.ndarray) -> np.ndarray | None:
+    """``read_as`` of distinct texts (the categories of an ordered Categorical): texts a reader
+    takes for one value (read as missing; one number in a column of numbers; one boolean in a
+    column of booleans) share a code, in the texts' order; None when none merge."""
+    ident = np.arange(len(labels), dtype=np.int64)
+    num = number_values(labels)
+    if num is not None:
+        key, seen = _numbers_merged(ident, labels, num)
+    else:
+        key, seen = _booleans_merged(*_missing_texts_merged(ident, labels))
+    return None if len(seen) == len(labels) else np.asarray(key, dtype=np.int64)

@@ -386,21 +386,19 @@ def encode_sensitive(
     >>> s.labels.tolist(), s.text_numbers, s.as_read.labels.tolist()
     (['1', '1.0', '9', '10', ''], True, ['1', '9', '10', ''])
     """
-    ser = pd.Series(values, copy=False)
-    numeric = None
-    if hierarchy is not None:
-        from veil.anonymity._sensitive_hierarchy import hierarchy_codes
+    from veil.anonymity._sensitive_hierarchy import hierarchy_codes, texts_read_as
 
+    ser = pd.Series(values, copy=False)
+    numeric = read_as = None
+    if hierarchy is not None:  # read_as: leaves, categories a reader takes for one value
         codes, labels, read_as = hierarchy_codes(ser, name, hierarchy)
-        n = len(codes)
-        freq = np.bincount(codes, minlength=len(labels)).astype(np.float64) / max(n, 1)
-        return SensitiveColumn(name, codes, labels, freq, None, hierarchy, read_as=read_as)
     elif _is_ordered_categorical(ser):
         if ser.isna().any():
             raise InputError(f"sensitive column {name!r} has missing values")
         cat = ser.cat.remove_unused_categories()
         codes = np.asarray(cat.cat.codes, dtype=np.int64)
         labels = np.array([str(c) for c in cat.cat.categories], dtype=object)
+        read_as = texts_read_as(labels)
     elif pd.api.types.is_numeric_dtype(ser.dtype) and not pd.api.types.is_bool_dtype(ser.dtype):
         if ser.isna().any():
             raise InputError(
@@ -450,7 +448,7 @@ def encode_sensitive(
     n = len(codes)
     freq = np.bincount(codes, minlength=len(labels)).astype(np.float64)
     freq /= max(n, 1)
-    return SensitiveColumn(name, codes, labels, freq, numeric, hierarchy)
+    return SensitiveColumn(name, codes, labels, freq, numeric, hierarchy, read_as=read_as)
 
 
 @dataclass
