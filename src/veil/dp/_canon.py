@@ -57,6 +57,7 @@ __all__ = [
     "group_key",
     "group_tag",
     "missing_cells",
+    "real_dtype",
     "release_key",
     "release_column",
 ]
@@ -324,6 +325,14 @@ def release_column(values: Any) -> pd.Series:
     if any(k is None for k in keys):
         return pd.Series(keys, dtype=object)
     return pd.Series(keys)
+
+
+def real_dtype(dtype: Any) -> bool:
+    """Numbers or booleans, read as float64 vectorized: not complex, whose float64 reading
+    drops the imaginary part (``1+2j`` as ``1``) where the cell-by-cell reading of an object
+    column -- which one person's text cell makes it -- gives no number."""
+    numeric = pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
+    return numeric and not pd.api.types.is_complex_dtype(dtype)
 
 
 def _hashes(value: Any) -> bool:

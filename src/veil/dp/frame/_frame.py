@@ -27,9 +27,9 @@ import numpy as np
 import pandas as pd
 
 from veil._checks import positive_int
-from veil.dp._canon import canonical, factorize_cells, missing_cells
+from veil.dp._canon import canonical, factorize_cells, missing_cells, real_dtype
 from veil.dp._rng import BitSource, resolve_rng
-from veil.dp.frame._plan import QueryPlan, real_dtype
+from veil.dp.frame._plan import QueryPlan
 from veil.dp.frame._spec import Agg, parse_agg
 from veil.errors import ConfigError, InputError
 

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from veil.dp import _samplers
-from veil.dp._canon import missing_cells, release_column
+from veil.dp._canon import missing_cells, real_dtype, release_column
 from veil.dp.frame import _noise
 from veil.dp.frame._bounding import bound_contributions, persons_per_group
 from veil.dp.frame._budget import (
@@ -80,7 +80,7 @@ def _check_neighbouring(frame: Any, by: list[str], aggs: dict[str, Agg], neighbo
         checked.add((agg.column, numeric))
         missing = bool(missing_cells(s).any())
         no_number = not missing and numeric and np.isnan(frame._values(agg.column, None)).any()
-        if missing or (no_number and _numeric_dtype(s)):
+        if missing or (no_number and real_dtype(s.dtype)):
             raise ConfigError(
                 f"neighbouring='replace' needs column {agg.column!r} without missing values "
                 "(the number of values must be public)"
@@ -93,25 +93,11 @@ def _check_neighbouring(frame: Any, by: list[str], aggs: dict[str, Agg], neighbo
     return True
 
 
-def _numeric_dtype(s: pd.Series) -> bool:
-    """Whether ``s``'s cells are read as numbers by either reading (numbers, booleans; not
-    complex numbers, read cell by cell)."""
-    return real_dtype(s.dtype)
-
-
-def real_dtype(dtype: Any) -> bool:
-    """Numbers or booleans read as float64 vectorized: not complex, whose float64 reading
-    drops the imaginary part (``1+2j`` as ``1``) where the cell-by-cell reading of an object
-    column -- which one person's text cell makes it -- gives no number."""
-    numeric = pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
-    return numeric and not pd.api.types.is_complex_dtype(dtype)
-
-
 def _reads_numbers(kind: str, s: pd.Series) -> bool:
     """Whether an aggregate or component of ``kind`` reads column ``s``'s cells as numbers:
     everything but ``COUNT(col)``, and that one too on a numeric or boolean dtype, where the
     two readings are equal (so both share one reading of the column)."""
-    return kind != "count" or _numeric_dtype(s)
+    return kind != "count" or real_dtype(s.dtype)
 
 
 def _check_listed(frame: Any, aggs: dict[str, Agg]) -> None:

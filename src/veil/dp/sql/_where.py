@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from veil.dp._canon import canonical, compare, factorize_cells, missing_cells
+from veil.dp._canon import canonical, compare, factorize_cells, missing_cells, real_dtype
 from veil.dp.sql._ast import (
     And,
     Between,
@@ -105,10 +105,8 @@ def _numeric_values(s: pd.Series) -> np.ndarray | None:
     dtype = s.dtype
     if isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_object_dtype(dtype):
         return None
-    if not (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)):
+    if not real_dtype(dtype):  # complex numbers too: cell by cell, 1+2j is no number
         return None
-    if pd.api.types.is_complex_dtype(dtype):  # cell by cell: 1+2j is no number (float64 of
-        return None  # the column dropped the imaginary part, as an object column does not)
     if isinstance(dtype, np.dtype) and dtype.kind in "iu":
         return s.to_numpy()  # exact integers
     return s.to_numpy(dtype=np.float64, na_value=np.nan)
