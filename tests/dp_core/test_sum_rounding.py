@@ -69,3 +69,20 @@ def test_far_bounds_release_is_still_right() -> None:
     )
     s = dp.tools.sum(x, epsilon=1e9, bounds=(1e9, 1e9 + 0.5), random_state=1)
     assert s == pytest.approx(1000 * (1e9 + 0.25), rel=1e-15)
+
+
+@pytest.mark.parametrize(("kind", "dtype"), [("sum", None), ("mean", None), ("mean", int)])
+def test_values_inside_far_bounds_are_read_once(monkeypatch, kind, dtype) -> None:
+    """The validating scan sums the shifted terms itself: no second pass over values that
+    lie inside the bounds (it made the mean over 10M floats 2.4x slower)."""
+
+    def second_pass(*args, **kwargs):
+        raise AssertionError("shifted_clamped_sum ran on values inside the bounds")
+
+    x = np.random.default_rng(4).uniform(1000.0, 1100.0, 5000)
+    monkeypatch.setattr(_moments, "shifted_clamped_sum", second_pass)
+    out = getattr(dp.tools, kind)(
+        x, epsilon=1e6, bounds=(1000.0, 1100.0), dtype=dtype, accountant=dp.BudgetAccountant()
+    )
+    want = x.sum() if kind == "sum" else x.mean()
+    assert out == pytest.approx(want, rel=1e-6)

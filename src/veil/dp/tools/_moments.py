@@ -109,7 +109,7 @@ def _moment(
         # nothing is noised or released before the budget is charged below.
         if n_out == 1:
             shift = 0.0  # bounds away from 0: the sum of the terms x - mid (see cell)
-            if not estimate and kind in ("sum", "mean") and not integer:
+            if not estimate and kind in ("sum", "mean") and not (integer and kind == "sum"):
                 lo, hi = float(lo_all[0]), float(hi_all[0])
                 shift = (lo + hi) / 2.0 if _far(lo, hi) else 0.0
             scan = scan_moments(arr.reshape(-1), squares=kind in ("var", "std"), shift=shift)
