@@ -49,3 +49,14 @@ def test_other_number_literals_are_unchanged() -> None:
         ("1e400", float("inf")),
     ]:
         assert parse_condition(f"c = {text}").right.value == value
+
+
+@pytest.mark.parametrize("literal", ["²", "3²", "٣", "1.²"])
+def test_non_ascii_digits_are_a_typed_error(literal: str) -> None:
+    """str.isdigit() accepts superscript and other scripts' digits, which int()/float() refuse:
+    the lexer read '²' as a number and the parser failed with a bare ValueError."""
+    from veil.dp.sql import parse
+    from veil.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="SQL"):
+        parse(f"SELECT COUNT(*) FROM data WHERE age > {literal}")

@@ -50,6 +50,8 @@ class Token:
         return self.kind in (TokenKind.PUNCT, TokenKind.OP) and self.text in chars
 
 
+#: ASCII digits only: str.isdigit() also accepts "²" or "٣", which float() and int() refuse
+_DIGITS = frozenset("0123456789")
 _TWO_CHAR_OPS = ("<=", ">=", "<>", "!=", "==", "||")
 _ONE_CHAR_OPS = "=<>+-/%"
 _PUNCT = "(),.*;"
@@ -115,17 +117,17 @@ def tokenize(sql: str) -> list[Token]:
                 raise ConfigError(f"SQL: empty quoted identifier at position {i}")
             tokens.append(Token(TokenKind.QUOTED_IDENT, text, i))
             i = j
-        elif ch.isdigit() or (ch == "." and i + 1 < n and sql[i + 1].isdigit()):
+        elif ch in _DIGITS or (ch == "." and i + 1 < n and sql[i + 1] in _DIGITS):
             j = i
-            while j < n and (sql[j].isdigit() or sql[j] == "."):
+            while j < n and (sql[j] in _DIGITS or sql[j] == "."):
                 j += 1
             if j < n and sql[j] in "eE":
                 k = j + 1
                 if k < n and sql[k] in "+-":
                     k += 1
-                if k < n and sql[k].isdigit():
+                if k < n and sql[k] in _DIGITS:
                     j = k
-                    while j < n and sql[j].isdigit():
+                    while j < n and sql[j] in _DIGITS:
                         j += 1
             text = sql[i:j]
             if text.count(".") > 1:
