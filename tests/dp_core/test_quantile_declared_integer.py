@@ -142,3 +142,17 @@ def test_bad_declarations_are_refused_before_any_charge(name):
     assert float(out) == np.floor(out) and len(acc) == 1
     out = _call(name, x, integer=False, candidates=[1.5, 2.5], accountant=acc, random_state=1)
     assert float(out) in (1.5, 2.5)
+
+
+def test_integer_without_an_integer_in_the_bounds_is_refused_before_the_charge() -> None:
+    """integer=True promises an integer release; bounds (0.2, 0.8) hold none, and the floored
+    Smith release was 0.2-0.8 (not an integer) or outside the bounds: refused, nothing spent."""
+    from veil.dp import BudgetAccountant
+    from veil.errors import ConfigError
+
+    acc = BudgetAccountant(epsilon=1.0)
+    with pytest.raises(ConfigError, match="no integer"):
+        dp.tools.quantile(
+            np.array([0.3, 0.5]), 0.5, epsilon=0.5, bounds=(0.2, 0.8), integer=True, accountant=acc
+        )
+    assert acc.spent_budget == []

@@ -220,6 +220,13 @@ def _quantiles(
     estimate = isinstance(bounds, str) and bounds == "estimate"
     if not estimate:
         lo_all, hi_all = parse_bounds(bounds, name, n_out)
+    if integer_input and not estimate:
+        for lo, hi in zip(np.ravel(lo_all).tolist(), np.ravel(hi_all).tolist()):
+            if math.isfinite(lo) and math.isfinite(hi) and math.ceil(lo) > math.floor(hi):
+                raise ConfigError(
+                    f"{name}: integer=True but the bounds ({lo:g}, {hi:g}) contain no integer; "
+                    "widen them to whole numbers or drop integer=True"
+                )
     listed = None
     if candidates is not None:
         if integer_input:
@@ -323,7 +330,8 @@ def _signature_doc(name: str, arg: str) -> str:
     integer : bool, default False (keyword only; a Veil extension)
         Declare the data whole numbers (ages, counts): the release is then an integer between
         the bounds, chosen by the same permute-and-flip on the values rounded to the nearest
-        integer (ranges wider than 2**20 integers: Smith's mechanism, floored).  A public
+        integer (ranges wider than 2**20 integers: Smith's mechanism, floored; bounds that
+        hold no integer: ``ConfigError`` before any budget is spent).  A public
         choice, like the bounds: the dtype is never consulted (``False`` is continuous even for
         an integer array, as in diffprivlib), because a dtype pandas infers from the values
         turns to float when one value is fractional or missing, and the support of the release
