@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from veil.anonymity._exact import MARGIN, entropy_at_least, r1_below
 from veil.anonymity._stats import encode_sensitive
 from veil.report._risk import class_codes
 
@@ -110,15 +111,23 @@ def _l_value(
         p = counts / counts.sum(axis=1, keepdims=True)
         with np.errstate(divide="ignore", invalid="ignore"):
             h = -np.nansum(np.where(p > 0, p * np.log(p), 0.0), axis=1)
-        achieved = float(np.exp(h).min())
-        return achieved, achieved >= l_target - 1e-9
+        exph = np.exp(h)
+        achieved = float(exph.min())
+        # classes within rounding of l decided exactly, as the engine does (a class of 15,001
+        # and 15,000 records has exp(H) = 2 (1 - 5.6e-10): below l = 2)
+        near = np.flatnonzero(np.abs(exph - l_target) <= MARGIN)
+        ok = not bool(np.any(exph < l_target - MARGIN)) and all(
+            entropy_at_least(counts[i], l_target) for i in near
+        )
+        return achieved, ok
     distinct = (counts > 0).sum(axis=1)
     achieved = float(distinct.min())
     if variant == "recursive":
         l_int = int(l_target)
         s = -np.sort(-counts, axis=1)
         tail = s[:, l_int - 1 :].sum(axis=1)
-        ok = bool(np.all((distinct >= l_int) & (s[:, 0] < (c or 0) * tail)))
+        # r1 < c * tail exactly (1.1 * 50 is 55.00000000000001 in floating point)
+        ok = bool(np.all((distinct >= l_int) & r1_below(s[:, 0], tail, c or 0)))
         return achieved, ok
     return achieved, achieved >= l_target
 
