@@ -30,3 +30,18 @@ def test_exponential_categorical_does_not_quote_the_input():
     ) as e:
         m.randomise(SENTINEL)
     assert SENTINEL not in str(e.value)
+
+
+def test_bounded_domain_too_narrow_for_its_scale_is_refused_not_hung() -> None:
+    """randomise() resamples until the value lands in the domain; a domain far narrower than
+    the noise scale (1e-300 wide, or [0, 1] at epsilon 1e-10) looped practically forever."""
+    import pytest
+
+    from veil.dp.mechanisms import LaplaceBoundedDomain
+    from veil.errors import ConfigError
+
+    for upper, eps in ((1e-300, 1.0), (1.0, 1e-10)):
+        with pytest.raises(ConfigError, match="too narrow"):
+            LaplaceBoundedDomain(epsilon=eps, sensitivity=1, lower=0, upper=upper)
+    m = LaplaceBoundedDomain(epsilon=1e-5, sensitivity=1, lower=0, upper=1, random_state=0)
+    assert 0 <= m.randomise(0.5) <= 1  # ~250,000 proposals on average: still served

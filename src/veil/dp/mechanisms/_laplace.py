@@ -248,6 +248,11 @@ class LaplaceFolded(_LaplaceOnInterval):
         return _grid_moments(z, self._fold(v + z) - v, b)
 
 
+#: Least acceptance rate of LaplaceBoundedDomain's resampling (at most a million proposals per
+#: value on average); narrower domains for their scale are refused rather than left to hang.
+_MIN_ACCEPT = 1e-6
+
+
 class LaplaceBoundedDomain(LaplaceTruncated):
     """Bounded Laplace: resample until the output lies in ``[lower, upper]``.
 
@@ -269,6 +274,16 @@ class LaplaceBoundedDomain(LaplaceTruncated):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._scale = self._find_scale()
+        b = self._scale
+        if b:  # the least acceptance rate of randomise's resampling (a value on a bound)
+            accept = -math.expm1(-(self.upper - self.lower) / b) / 2 if math.isfinite(b) else 0
+            if not accept >= _MIN_ACCEPT:
+                raise ConfigError(
+                    f"LaplaceBoundedDomain: the domain [{self.lower:g}, {self.upper:g}] is too "
+                    f"narrow for the noise scale {b:.3g} (a release would draw about "
+                    f"{1 / accept if accept else math.inf:.2g} proposals); widen the domain or "
+                    "raise epsilon"
+                )
 
     @property
     def scale(self) -> float:  # type: ignore[override]
