@@ -192,3 +192,16 @@ def test_tuples_of_equal_items_are_one_group_label() -> None:
         pf = PrivateFrame(df, "pid", accountant=False, random_state=1)
         labels.append(repr(pf.groupby("g").agg(n="count", epsilon=1.0, delta=1e-6)["g"].tolist()))
     assert labels[0] == labels[1] == labels[2]
+
+
+def test_clock_texts_are_not_timestamps() -> None:
+    """pandas reads 'now' and 'today' as the current time: a person's cell 'now' compared with
+    a timestamp matched WHERE d < '2030-01-01' today and not in 2031 -- the answer depended on
+    when the query ran.  They are texts that do not parse (unknown), as 'NOW' always was."""
+    from veil.dp._canon import compare
+
+    when = canonical(pd.Timestamp("2030-01-01"))
+    for text in ("now", "today", "NOW"):
+        assert compare(canonical(text), "<", when) == (False, False)
+        assert compare(when, ">", canonical(text)) == (False, False)
+    assert compare(canonical("2020-05-01"), "<", when) == (True, True)

@@ -244,8 +244,13 @@ def _kind(value: Any) -> str:
 _MAX_TIME_TEXT = 100
 
 
+#: Texts pandas reads as the *current* time: a cell (or literal) 'now' compared with a
+#: timestamp would match or not depending on when the query runs, not on what it holds.
+_CLOCK_TEXTS = frozenset({"now", "today"})
+
+
 def _as_time(value: Any) -> Any:
-    if isinstance(value, str) and len(value) > _MAX_TIME_TEXT:
+    if isinstance(value, str) and (len(value) > _MAX_TIME_TEXT or value in _CLOCK_TEXTS):
         return None  # no timestamp: unknown, as any text that does not parse
     try:
         return pd.Timestamp(value)
