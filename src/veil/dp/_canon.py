@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import numbers
 import operator
 from decimal import Decimal
 from fractions import Fraction
@@ -58,6 +59,7 @@ __all__ = [
     "group_tag",
     "missing_cells",
     "real_dtype",
+    "real_float",
     "release_key",
     "release_column",
 ]
@@ -172,10 +174,7 @@ def _other(value: Any) -> Any:
     if isinstance(value, Fraction):
         if value.denominator == 1:
             return _integer(int(value))
-        try:
-            return _number(float(value))
-        except OverflowError:  # beyond float64 (float(Decimal) gives inf there): +-inf
-            return math.inf if value > 0 else -math.inf
+        return _number(real_float(value))  # +-inf beyond float64, as float(Decimal) gives
     if isinstance(value, pd.Timestamp):  # the common case
         return _utc(value)
     if isinstance(value, (tuple, frozenset)):
@@ -330,6 +329,19 @@ def release_column(values: Any) -> pd.Series:
     if any(k is None for k in keys):
         return pd.Series(keys, dtype=object)
     return pd.Series(keys)
+
+
+def real_float(value: Any) -> float:
+    """``float(value)``, but an integer or fraction beyond float64 (``10**400``,
+    ``Fraction(10**400)``) is ``+-inf`` (its sign), as ``float`` reads ``Decimal('1e999999')``,
+    instead of an ``OverflowError`` that one record's value alone would raise.  Anything else
+    ``float`` refuses raises as it does."""
+    try:
+        return float(value)
+    except OverflowError:
+        if isinstance(value, numbers.Rational):
+            return math.inf if value > 0 else -math.inf
+        raise
 
 
 def real_dtype(dtype: Any) -> bool:

@@ -27,7 +27,13 @@ import numpy as np
 import pandas as pd
 
 from veil._checks import positive_int
-from veil.dp._canon import canonical, factorize_cells, missing_cells, real_dtype
+from veil.dp._canon import (
+    canonical,
+    factorize_cells,
+    missing_cells,
+    real_dtype,
+    real_float,
+)
 from veil.dp._rng import BitSource, resolve_rng
 from veil.dp.frame._plan import QueryPlan
 from veil.dp.frame._spec import Agg, parse_agg
@@ -383,10 +389,8 @@ def _cell_numbers(s: pd.Series) -> np.ndarray:
 def _cell_number(value: Any) -> float:
     """One cell's canonical value as a float (NaN unless a number; see :func:`_cell_numbers`)."""
     c = canonical(value)
-    try:
-        return float(c) if isinstance(c, (int, float)) else math.nan
-    except OverflowError:  # an int beyond float64: clamped to the bounds like any value
-        return math.inf if c > 0 else -math.inf
+    # an int beyond float64 is +-inf: clamped to the bounds like any value
+    return real_float(c) if isinstance(c, (int, float)) else math.nan
 
 
 def _unit_codes(ids: pd.Series) -> np.ndarray:

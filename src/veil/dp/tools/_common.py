@@ -6,7 +6,6 @@ import difflib
 import functools
 import inspect
 import math
-import numbers
 import sys
 import warnings
 from collections.abc import Callable, Iterable
@@ -17,6 +16,7 @@ import numpy as np
 
 from veil._checks import user_stacklevel
 from veil.dp._accountant import BudgetAccountant
+from veil.dp._canon import real_float
 from veil.dp._samplers import _check_scale as check_scale
 from veil.dp._samplers import fp_laplace_params
 from veil.dp.mechanisms._base import as_float
@@ -133,13 +133,8 @@ def _cell_float(value: Any) -> float:
 
     if value is None or value is pd.NA or value is pd.NaT:
         return math.nan
-    try:
-        with np.errstate(over="ignore"):
-            return float(value)
-    except OverflowError:
-        if isinstance(value, numbers.Rational):
-            return math.inf if value > 0 else -math.inf
-        raise
+    with np.errstate(over="ignore"):  # a longdouble beyond float64: inf, without a warning
+        return real_float(value)
 
 
 def _object_to_float(arr: np.ndarray) -> np.ndarray:
