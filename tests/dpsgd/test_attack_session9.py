@@ -248,7 +248,9 @@ def test_make_private_warns_when_steps_are_not_fed_by_its_poisson_loader() -> No
             opt.zero_grad()
             nn.functional.cross_entropy(model(x), y).backward()
             opt.step()
-    assert len([w for w in rec if w.category is FixedBatchAccountingWarning]) == 1  # once
+    fixed = [w for w in rec if w.category is FixedBatchAccountingWarning]
+    assert len(fixed) == 1  # once
+    assert fixed[0].filename == __file__  # points at the caller's opt.step()
     steps = opt.steps
     with warnings.catch_warnings():
         warnings.simplefilter("error", FixedBatchAccountingWarning)

@@ -21,7 +21,6 @@ True
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -37,7 +36,6 @@ from ._loader import PoissonLoader, StepSignal, check_finite, check_size, loader
 from ._noise import NoiseSource
 from ._optimizer import (
     DPOptimizer,
-    FixedBatchAccountingWarning,
     _check_noise_multiplier,
     _check_positive,
     warn_fixed_batches,
@@ -296,37 +294,10 @@ def make_private(
     except Exception:
         grads.remove()
         raise
-    if poisson_sampling:
-        dp_opt._on_fed = _fed_check(loader)
+    if poisson_sampling:  # steps not fed by this loader are warned about (once)
+        dp_opt._poisson_loader = loader
+        dp_opt._loader_seen = loader.batches_yielded
     return DPModule(module, grads), dp_opt, loader
-
-
-def _fed_check(loader: PoissonLoader) -> Any:
-    """Warn once when a step is not fed the next batch of the returned Poisson loader.
-
-    The epsilon is the Poisson-sampling bound only for the loader's batches; training on the
-    caller's own ``DataLoader`` (fixed, shuffled batches) or on hand-made batches is
-    accounted the same way, so it gets the :class:`FixedBatchAccountingWarning` of
-    ``poisson_sampling=False``.  (``dp_optimizer(data_loader=...)`` refuses such steps.)
-    """
-    seen = [loader.batches_yielded, False]
-
-    def check(bsz: int) -> None:
-        fed, seen[0] = loader.batches_yielded - seen[0], loader.batches_yielded
-        if (fed != 1 or bsz != loader.last_batch_size) and not seen[1]:
-            seen[1] = True
-            warnings.warn(
-                "opt.step() was not fed the next batch of the Poisson loader that make_private "
-                f"returned ({fed} batch(es) drawn from it since the last step, gradients of "
-                f"{bsz} record(s)): the epsilon is the Poisson-sampling bound at "
-                f"sample_rate={loader.sample_rate:.4g} only for that loader's batches, one "
-                "step each; for other batches (your own DataLoader) it is NOT a proven bound. "
-                "Iterate the returned loader: `model, opt, loader = make_private(...)`",
-                FixedBatchAccountingWarning,
-                stacklevel=4,
-            )
-
-    return check
 
 
 class PrivacyEngine:

@@ -207,7 +207,10 @@ class DPOptimizer(torch.optim.Optimizer):
         self._loader_seen = 0 if data_loader is None else data_loader.batches_yielded
         self._next_chunk: tuple[int, int] | None = None  # expected (logical batch, chunk)
         self._released: int | None = None  # logical batch of the latest noisy step
-        self._on_fed: Callable[[int], None] | None = None  # make_private's Poisson check
+        # make_private's Poisson loader: a step it did not feed is warned about (once), where
+        # a ``data_loader=`` optimizer refuses it
+        self._poisson_loader: PoissonLoader | None = None
+        self._unfed_warned = False
 
     # torch.optim.Optimizer interface, delegated --------------------------------------------
     @property
@@ -289,11 +292,16 @@ class DPOptimizer(torch.optim.Optimizer):
         :class:`FixedBatchAccountingWarning`; it holds only if the gradients come from the
         loader's batches, one step per batch (empty batches included: skipping them would
         make whether a step is taken depend on the data).
+
+        The optimizer of :func:`~veil.ml.dpsgd.make_private` (``poisson_sampling=True``) is
+        accounted the same way for the Poisson loader it returned: training on the caller's
+        own ``DataLoader`` (fixed, shuffled batches) or on hand-made batches gets the
+        :class:`FixedBatchAccountingWarning` of ``poisson_sampling=False``, once.
         """
-        loader = self.data_loader
+        loader = self.data_loader or self._poisson_loader
         if loader is None:
             return
-        if loader.sample_rate != self.sample_rate:
+        if self.data_loader is not None and loader.sample_rate != self.sample_rate:
             raise ConfigError(
                 f"opt.data_loader now samples at {loader.sample_rate!r} but this optimizer "
                 f"accounts {self.sample_rate!r}: build a new optimizer for another sample rate; "
@@ -301,7 +309,9 @@ class DPOptimizer(torch.optim.Optimizer):
             )
         fed = loader.batches_yielded - self._loader_seen
         self._loader_seen = loader.batches_yielded
-        if fed != 1 or bsz != loader.last_batch_size:
+        if fed == 1 and bsz == loader.last_batch_size:
+            return
+        if self.data_loader is not None:
             raise ConfigError(
                 "this optimizer accounts Poisson sampling because it was built with "
                 f"data_loader=...: every step must be fed the next batch of opt.data_loader, "
@@ -309,6 +319,18 @@ class DPOptimizer(torch.optim.Optimizer):
                 f"are of {bsz} record(s) (its latest batch had {loader.last_batch_size}).  "
                 "Iterate `for batch in opt.data_loader:` and call opt.step() once per batch, "
                 "empty batches included; no update was made"
+            )
+        if not self._unfed_warned:
+            self._unfed_warned = True
+            warnings.warn(
+                "opt.step() was not fed the next batch of the Poisson loader that make_private "
+                f"returned ({fed} batch(es) drawn from it since the last step, gradients of "
+                f"{bsz} record(s)): the epsilon is the Poisson-sampling bound at "
+                f"sample_rate={loader.sample_rate:.4g} only for that loader's batches, one "
+                "step each; for other batches (your own DataLoader) it is NOT a proven bound. "
+                "Iterate the returned loader: `model, opt, loader = make_private(...)`",
+                FixedBatchAccountingWarning,
+                stacklevel=4,
             )
 
     def _check_chunk_order(self) -> None:
@@ -350,8 +372,6 @@ class DPOptimizer(torch.optim.Optimizer):
         self._check_foreign_grads()
         bsz = self.grads.batch_size()
         self._check_fed_by_loader(bsz)
-        if self._on_fed is not None:
-            self._on_fed(bsz)
         self._check_chunk_order()
         scale = self._scale(bsz)
         n_units = self.num_microbatches
