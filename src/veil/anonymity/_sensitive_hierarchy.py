@@ -17,6 +17,20 @@ from veil.schema._hierarchy import Hierarchy, as_str_values, missing_from_hierar
 __all__ = ["hierarchy_codes", "texts_read_as"]
 
 
+def _reader_merged(ustr: np.ndarray, num: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct texts ``ustr`` merged as a reader of the release takes them: ``(key, seen)``,
+    the merged value of each text and the texts kept (the first of each value).
+
+    Texts of one number in a column of numbers (``num``: :func:`number_values` of ``ustr``,
+    which also gives every text read as missing one key), else texts read as missing and texts
+    of one boolean in a column of booleans; ``len(seen) == len(ustr)`` when none merge.
+    """
+    ident = np.arange(len(ustr), dtype=np.int64)
+    if num is not None:
+        return _numbers_merged(ident, ustr, num)
+    return _booleans_merged(*_missing_texts_merged(ident, ustr))
+
+
 def hierarchy_codes(
     ser: pd.Series, name: str, hierarchy: Hierarchy
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -34,12 +48,7 @@ def hierarchy_codes(
         raise InputError(missing_from_hierarchy([str(v) for v in ustr[lut < 0]], name))
     codes = lut[tcodes].astype(np.int64)
     labels = np.asarray(hierarchy.labels(0), dtype=object)
-    ident = np.arange(len(ustr), dtype=np.int64)
-    num = number_values(ustr)
-    if num is not None:
-        key, _ = _numbers_merged(ident, ustr, num)
-    else:
-        key, _ = _booleans_merged(*_missing_texts_merged(ident, ustr))
+    key, _ = _reader_merged(ustr, number_values(ustr))
     parent = np.arange(len(labels), dtype=np.int64)  # union-find over the leaves
 
     def root(x: int) -> int:
@@ -66,10 +75,5 @@ def texts_read_as(labels: np.ndarray) -> np.ndarray | None:
     """``read_as`` of distinct texts (the categories of an ordered Categorical): texts a reader
     takes for one value (read as missing; one number in a column of numbers; one boolean in a
     column of booleans) share a code, in the texts' order; None when none merge."""
-    ident = np.arange(len(labels), dtype=np.int64)
-    num = number_values(labels)
-    if num is not None:
-        key, seen = _numbers_merged(ident, labels, num)
-    else:
-        key, seen = _booleans_merged(*_missing_texts_merged(ident, labels))
+    key, seen = _reader_merged(labels, number_values(labels))
     return None if len(seen) == len(labels) else np.asarray(key, dtype=np.int64)

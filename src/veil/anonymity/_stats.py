@@ -386,7 +386,7 @@ def encode_sensitive(
     >>> s.labels.tolist(), s.text_numbers, s.as_read.labels.tolist()
     (['1', '1.0', '9', '10', ''], True, ['1', '9', '10', ''])
     """
-    from veil.anonymity._sensitive_hierarchy import hierarchy_codes, texts_read_as
+    from veil.anonymity._sensitive_hierarchy import _reader_merged, hierarchy_codes, texts_read_as
 
     ser = pd.Series(values, copy=False)
     numeric = read_as = None
@@ -421,11 +421,7 @@ def encode_sensitive(
         rank[order] = np.arange(len(order))
         codes = rank[codes].astype(np.int64)
         labels = ustr[order]
-        ident = np.arange(len(labels), dtype=np.int64)
-        if num is not None:  # the numbers known: texts read as missing get one key too
-            read_as, seen = _numbers_merged(ident, labels, num[order])
-        else:
-            read_as, seen = _booleans_merged(*_missing_texts_merged(ident, labels))
+        read_as, seen = _reader_merged(labels, None if num is None else num[order])
         n = len(codes)
         freq = np.bincount(codes, minlength=len(labels)).astype(np.float64) / max(n, 1)
         if len(seen) == len(labels):  # every written text is a value of its own to a reader
@@ -433,7 +429,7 @@ def encode_sensitive(
         written_as = None
         empty = np.flatnonzero(ustr[:-1] == "") if missing_cells else ()
         if len(empty):  # missing cells are written "": one value with that text in the file
-            key = ident.copy()
+            key = np.arange(len(labels), dtype=np.int64)
             key[rank[len(ustr) - 1]] = rank[empty[0]]
             written_as = pd.factorize(key)[0].astype(np.int64)  # the order kept
         return SensitiveColumn(
