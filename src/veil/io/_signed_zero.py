@@ -80,6 +80,7 @@ def _positive_zero_column(col: pd.Series) -> pd.Series | None:
             return None
         # -0.0 and 0.0 cannot both be categories (they are equal): the renamed ones are unique
         return col.cat.rename_categories(cats.to_numpy())
+    rewrites: dict[int, Decimal] = {}
     if isinstance(dtype, np.dtype) and dtype.kind == "f":
         x = col.to_numpy()
         neg = np.signbit(x)
@@ -93,12 +94,6 @@ def _positive_zero_column(col: pd.Series) -> pd.Series | None:
         x = col.to_numpy()
         neg = _negative_zero_cells(x)
         rewrites = _decimal_rewrites(x) if kind == "decimal" or kind.startswith("mixed") else {}
-        if rewrites:
-            fixed = x.copy()
-            fixed[neg] = 0.0
-            for i, v in rewrites.items():
-                fixed[i] = v
-            return pd.Series(fixed, index=col.index, name=col.name, dtype=dtype)
     elif pd.api.types.is_float_dtype(dtype):  # nullable Float64, float64[pyarrow]
         values = col.to_numpy(dtype="float64", na_value=np.nan)
         neg = np.signbit(values) & (values == 0)
@@ -107,10 +102,12 @@ def _positive_zero_column(col: pd.Series) -> pd.Series | None:
         return None
     else:
         return None
-    if not neg.any():
+    if not neg.any() and not rewrites:
         return None
     fixed = x.copy()
     fixed[neg] = 0.0
+    for i, v in rewrites.items():
+        fixed[i] = v
     return pd.Series(fixed, index=col.index, name=col.name, dtype=dtype)
 
 
