@@ -97,3 +97,16 @@ def test_cli_key_file_is_not_echoed(tmp_path: Path, capsys: pytest.CaptureFixtur
     missing = tmp_path / "none.key"
     assert main([*base, str(tmp_path / "o"), "--key-file", str(missing)]) == 2
     assert str(missing) in capsys.readouterr().err
+
+
+def test_apply_seed_argument_is_not_echoed() -> None:
+    """``apply(df, policy, seed=os.environ["VEIL_KEY"])``: the Python API's seed check quoted
+    it, as the policy's and the CLI's did."""
+    key = secrets.token_hex(32)
+    df, pol = pd.DataFrame({"c": [1, 2, 3, 1]}), Policy.from_dict({"columns": {"c": "quasi"}})
+    with pytest.raises(VeilError) as e:
+        apply(df, pol, seed=key)  # type: ignore[arg-type]
+    assert key not in str(e.value) and key[:16] not in str(e.value)
+    assert "could be a key" in str(e.value)
+    with pytest.raises(VeilError, match="'abc'"):  # a short wrong value is still shown
+        apply(df, pol, seed="abc")  # type: ignore[arg-type]

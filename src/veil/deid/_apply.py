@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from veil.deid._keys import shown
 from veil.deid._policy import Policy
 from veil.deid._targets import verify_targets
 from veil.deid.operators import OperatorContext
@@ -218,7 +219,7 @@ def apply(
     original = df.copy(deep=False)
     original.index = pd.RangeIndex(len(df))
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
-        raise ConfigError(f"seed must be a non-negative integer, got {seed!r}")
+        raise ConfigError(f"seed must be a non-negative integer, got {shown(seed)}")
     if seed is not None and seed < 0:  # numpy would raise a bare ValueError
         raise ConfigError(f"seed must be a non-negative integer, got {seed}")
     rng_seed = seed if seed is not None else pol.seed
