@@ -93,9 +93,7 @@ def check_privacy_params(epsilon: float, delta: float = 0.0, *, need_delta: bool
         raise ConfigError("this estimator needs delta > 0 (it uses the Gaussian mechanism)")
 
 
-def check_array_2d(
-    X: Any, name: str = "X", *, allow_nan: bool = False, min_samples: int = 1
-) -> np.ndarray:
+def check_array_2d(X: Any, name: str = "X", *, min_samples: int = 1) -> np.ndarray:
     """Convert to a 2-D float array (scikit-learn's validation, typed errors).
 
     NaN/inf is an error: a NaN would either leak (propagating through a sum) or silently bias
@@ -109,12 +107,8 @@ def check_array_2d(
     columns = list(X.columns) if hasattr(X, "columns") and hasattr(X, "to_numpy") else None
     if hasattr(X, "to_numpy") and not hasattr(X, "sparse"):
         X = X.to_numpy()
-    if isinstance(X, np.ndarray) and X.dtype == object:
-        # pandas' NA (nullable and pyarrow columns) and NaT are missing values, as None and
-        # NaN are: read as NaN (refused below), not a bare TypeError from float(pd.NA)
-        import pandas as pd
-
-        X = np.where(pd.isna(X), np.nan, X)
+    if isinstance(X, np.ndarray):
+        X = _missing_as_nan(X)  # refused below, not a bare TypeError from float(pd.NA)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
@@ -127,11 +121,21 @@ def check_array_2d(
         raise InputError(_array_error(X, name, str(exc), columns)) from None
     # a dict, date or complex object cell keeps numpy's TypeError ("float() argument must be
     # a string or a real number, not 'dict'": the type, not the value), as scikit-learn does
-    if arr is None or (not allow_nan and not np.isfinite(arr).all()):
+    if arr is None or not np.isfinite(arr).all():
         raise InputError(
             f"{name} contains NaN or infinite values; impute them first (DP models refuse them)"
         )
     return arr
+
+
+def _missing_as_nan(a: np.ndarray) -> np.ndarray:
+    """``a`` with pandas' NA and NaT (nullable and pyarrow columns) read as NaN, as None and
+    NaN are, when ``a`` holds objects; other arrays as they are."""
+    if a.dtype != object:
+        return a
+    import pandas as pd
+
+    return np.where(pd.isna(a), np.nan, a)
 
 
 def _array_error(X: Any, name: str, text: str, columns: list[Any] | None) -> str:
@@ -233,12 +237,8 @@ def check_target(est: Any, y: Any, n: int, *, classification: bool) -> np.ndarra
         # charge (and an infinite one was clipped where the float cell is refused)
         if ya.dtype.kind == "c":
             raise InputError("y must be real-valued: complex targets are not supported")
-        if ya.dtype == object:  # pandas' NA and NaT are missing values, as None and NaN are
-            import pandas as pd
-
-            ya = np.where(pd.isna(ya), np.nan, ya)
         try:
-            ya = ya.astype(np.float64)
+            ya = _missing_as_nan(ya).astype(np.float64)
         except OverflowError:  # a Python int or Fraction beyond float64: an infinite value
             raise InputError("y contains NaN or infinite values") from None
         except (TypeError, ValueError):
