@@ -98,3 +98,25 @@ def test_the_centred_scan_tells_missing_values(squares) -> None:
         if squares is None:
             want = (y * y).sum() - 50.0 * 50.0 / 2.0 * y.size
             assert d.centred_squares((lo, hi))[0] == pytest.approx(want, rel=1e-9)
+
+
+@pytest.mark.parametrize("squares", [None, set(), {(1000.0, 1100.0)}])
+def test_grouped_centred_sums_square_only_the_bounds_asked_for(squares) -> None:
+    """Grouped, the centred values are summed per group whatever ``squares`` holds; their
+    squares are summed only for the bounds a VAR/STDDEV needs (NaN otherwise, as ungrouped)."""
+    lo, hi = 1000.0, 1100.0
+    rng = np.random.default_rng(6)
+    x = rng.uniform(990.0, 1110.0, 4000)
+    x[[3, 3999]] = np.nan
+    g = rng.integers(0, 3, x.size)
+    d = ColumnStats(g, 3, x, squares)
+    ok = ~np.isnan(x)
+    y = np.clip(x[ok], lo, hi) - (lo + hi) / 2.0
+    want1 = np.bincount(g[ok], weights=y, minlength=3)
+    np.testing.assert_allclose(d.centred_sum((lo, hi)), want1, rtol=1e-12, atol=1e-9)
+    got2 = d.centred_squares((lo, hi))
+    if squares is None or (lo, hi) in squares:
+        want2 = np.bincount(g[ok], weights=y * y, minlength=3) - 50.0**2 / 2 * d.count()
+        np.testing.assert_allclose(got2, want2, rtol=1e-9)
+    else:
+        assert np.isnan(got2).all()

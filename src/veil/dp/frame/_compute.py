@@ -51,7 +51,7 @@ class ColumnStats:
         float64 values (NaN = missing), one per row.
     squares
         The bounds whose centred sums of squares the query needs (``None``: any); for other
-        bounds an ungrouped scan sums the centred values alone.
+        bounds the centred values alone are summed (their squares read NaN).
     """
 
     def __init__(
@@ -157,9 +157,9 @@ class ColumnStats:
         """``(sum y, sum y^2)`` per group, ``y`` the centred values (missing: none), cached."""
         if bounds not in self._sqs:
             lo, hi = bounds
+            sq = self._squares is None or bounds in self._squares
             if self.groups is None:
                 sums = None
-                sq = self._squares is None or bounds in self._squares
                 if self._has_nan is not True:  # not known to miss values: read all of them
                     sums = _centred_total(self.values, lo, hi, sq)
                     # y is finite unless x is NaN (inf is clipped): a NaN sum tells a missing
@@ -174,8 +174,10 @@ class ColumnStats:
                 if self.has_nan:
                     y[~self.valid] = 0.0
                 s1 = self._bincount(y)
-                y *= y
-                s2 = self._bincount(y)
+                s2 = np.full(self.n_groups, math.nan)  # as the ungrouped scan without squares
+                if sq:
+                    y *= y
+                    s2 = self._bincount(y)
             self._sqs[bounds] = (s1, s2)
         return self._sqs[bounds]
 
