@@ -35,6 +35,7 @@ __all__ = [
     "scan_moments",
     "clamped_sum",
     "shifted_clamped_sum",
+    "far_from_zero",
     "PARALLEL_MIN_SIZE",
 ]
 
@@ -161,6 +162,19 @@ def _shifted(x: np.ndarray, lo: np.float64, hi: np.float64, shift: np.float64) -
         c -= shift
         total += float(np.add.reduce(c))
     return total
+
+
+def far_from_zero(lo: float, hi: float) -> bool:
+    """Bounds away from 0 (``max(|lo|, |hi|) > 2 (hi - lo)``), where sums of clipped values need
+    :func:`shifted_clamped_sum`: a sum of ``n`` values in them rounds relative to
+    ``n max(|lo|, |hi|)``, far beyond their width.  Within two widths of 0 that rounding is at
+    most a few times the one relative to ``n (hi - lo)``, so ``sum(clip(x)) - n mid`` (and
+    ``E[x^2] - E[x]^2``) may be used instead (docs/dp.md, known limitations).
+
+    >>> far_from_zero(0.0, 100.0), far_from_zero(1000.0, 1100.0)
+    (False, True)
+    """
+    return max(abs(lo), abs(hi)) > 2.0 * (hi - lo)
 
 
 def shifted_clamped_sum(x: np.ndarray, lo: float, hi: float, shift: float) -> float:

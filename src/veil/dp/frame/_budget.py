@@ -153,7 +153,8 @@ def _term(kind: str, bounds: tuple[float, float] | None) -> float:
     public bounds alone; an overflow itself (``inf``, or ``NaN`` from ``inf - inf``) happened
     after the charge, on tables with enough large values only (``sum`` with bounds
     ``(-1e308, 1e308)`` released on one row of ``1e308`` and failed on three).  ``csum`` sums
-    ``clip(x) - mid`` or, for bounds near 0 (``max |bound| <= 4 half``), ``clip(x)``
+    ``clip(x) - mid`` or, for bounds near 0 (``max |bound| <= 4 half``, the complement of
+    :func:`veil._parallel.far_from_zero`), ``clip(x)``
     (:meth:`~veil.dp.frame._compute.ColumnStats.centred_sum`): ``4 half`` covers both.
     """
     if bounds is None or kind not in ("sum", "csum", "csq"):

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from veil._parallel import BLOCK, clamped_sum, map_parts, scan_moments
+from veil._parallel import BLOCK, clamped_sum, far_from_zero, map_parts, scan_moments
 from veil.dp._rng import BitSource
 from veil.dp.frame import _noise
 from veil.dp.frame._budget import COUNT_KINDS, Component
@@ -142,7 +142,7 @@ class ColumnStats:
         ungrouped column inside the bounds, the one scan of the values), so it is taken there.
         """
         lo, hi = bounds
-        if max(abs(lo), abs(hi)) <= 2.0 * (hi - lo):
+        if not far_from_zero(lo, hi):
             return self.total(bounds) - (lo + hi) / 2.0 * self.count()
         return self._centred(bounds)[0]
 

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from veil._parallel import clamped_sum, scan_moments, shifted_clamped_sum
+from veil._parallel import clamped_sum, far_from_zero, scan_moments, shifted_clamped_sum
 from veil.dp._rng import resolve_rng
 from veil.dp._samplers import discrete_laplace, laplace_fp
 from veil.dp.tools._bounds import estimate_bounds
@@ -111,7 +111,7 @@ def _moment(
             shift = 0.0  # bounds away from 0: the sum of the terms x - mid (see cell)
             if not estimate and kind in ("sum", "mean") and not (integer and kind == "sum"):
                 lo, hi = float(lo_all[0]), float(hi_all[0])
-                shift = (lo + hi) / 2.0 if _far(lo, hi) else 0.0
+                shift = (lo + hi) / 2.0 if far_from_zero(lo, hi) else 0.0
             scan = scan_moments(arr.reshape(-1), squares=kind in ("var", "std"), shift=shift)
             gmin, gmax = scan[0], scan[1]
         else:
@@ -141,7 +141,7 @@ def _moment(
         if integer and kind == "sum":
             return _int_sum(v, lo, hi, e, rng)
         inside = scan is not None and lo <= gmin and gmax <= hi
-        if kind in ("sum", "mean") and _far(lo, hi):
+        if kind in ("sum", "mean") and far_from_zero(lo, hi):
             # bounds away from 0: noise the sum of the shifted terms clip(x) - c (sensitivity
             # hi - lo), then add the public n c back; sum(clip(x)) is rounded relative to
             # n max(|lo|, |hi|), which can exceed hi - lo by far: bounds (2^52, 2^52 + 2) gave
@@ -185,12 +185,6 @@ def _moment(
     return out
 
 
-def _far(lo: float, hi: float) -> bool:
-    """Bounds away from 0 (``max(|lo|, |hi|) > 2 (hi - lo)``): sums of the values round
-    relative to ``n max(|lo|, |hi|)``, far beyond the width; sum the values minus the middle."""
-    return max(abs(lo), abs(hi)) > 2.0 * (hi - lo)
-
-
 def _var_sens(lo: float, hi: float, n: int) -> float:
     """Replace-one sensitivity ``(U - L)^2 (n - 1) / n^2`` of the population variance (``inf``
     rather than Python's OverflowError for bounds wider than ~1.3e154)."""
@@ -231,7 +225,7 @@ def _dot_ok(lo: float, hi: float, n: int) -> bool:
     from zero relative to their range: with ``|x| <= 2 (hi - lo)`` its rounding is at most
     ``~4 d 2^-53 n`` of the sensitivity ``(hi - lo)^2 / n`` (depth ``d``; below 1e-6 at 10M rows;
     it was 16 widths, 64 times that: docs/dp.md, known limitations)."""
-    return max(abs(lo), abs(hi)) <= 2 * (hi - lo) and n > 1024
+    return not far_from_zero(lo, hi) and n > 1024
 
 
 def _population_var(x: np.ndarray, lo: float, hi: float) -> float:
