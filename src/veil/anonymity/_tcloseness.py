@@ -152,28 +152,34 @@ class TCloseness(PrivacyModel):
         ``""``: the release writes both as ``""``, one value to a reader of its texts
         (``as_written``).
         """
+        return self._distances(self._views(stats), stats.sizes)
+
+    def _views(self, stats: ClassStats) -> list[SensitiveStats]:
+        """The counts as written, and (ordered distance) as each reader of :meth:`distances`
+        sees them: missing cells and ``""`` as one text (``as_written``), texts a reader takes
+        for one value merged (``as_read``)."""
         ss = self._sens(stats)
-        d = emd(ss, stats.sizes, self.distance)
-        col = ss.column
-        if self.distance != "ordered":
-            return d
-        if col.written_as is not None:  # missing cells and "" texts: one text in the file
-            d = np.maximum(d, emd(ss.as_written(), stats.sizes, "ordered"))
-        if col.read_as is not None:  # texts a reader takes for one value
-            d = np.maximum(d, emd(ss.as_read(), stats.sizes, "ordered"))
+        views = [ss]
+        if self.distance == "ordered":
+            if ss.column.written_as is not None:
+                views.append(ss.as_written())
+            if ss.column.read_as is not None:
+                views.append(ss.as_read())
+        return views
+
+    def _distances(self, views: list[SensitiveStats], sizes: np.ndarray) -> np.ndarray:
+        """The largest EMD of every class over ``views`` (:meth:`_views`)."""
+        d = emd(views[0], sizes, self.distance)
+        for v in views[1:]:
+            d = np.maximum(d, emd(v, sizes, self.distance))
         return d
 
     def violating(self, stats: ClassStats) -> np.ndarray:
-        d = self.distances(stats)
+        views = self._views(stats)
+        d = self._distances(views, stats.sizes)
         viol = d > self.t + MARGIN
         border = ~viol & (d > self.t - MARGIN)  # within rounding of t: decided exactly
         if border.any():
-            ss = self._sens(stats)
-            views = [ss]
-            if self.distance == "ordered" and ss.column.written_as is not None:
-                views.append(ss.as_written())
-            if self.distance == "ordered" and ss.column.read_as is not None:
-                views.append(ss.as_read())
             for v in views:
                 viol |= emd_beyond(v, stats.sizes, border, self.distance, self.t)
         return viol
