@@ -97,6 +97,17 @@ def test_make_private_refuses_fixed_batches_drawn_with_replacement() -> None:
     _private(nn.Linear(3, 2), data, dl={"shuffle": True}, poisson_sampling=False)  # fine
 
 
+def test_make_private_refuses_a_random_sampler_drawing_more_than_the_dataset() -> None:
+    # RandomSampler(num_samples > n) without replacement chains permutations: a batch across
+    # two of them can hold one record twice (sensitivity 2 C), as replacement=True can
+    data = _data()
+    dl = {"sampler": RandomSampler(data, num_samples=2 * len(data))}
+    with pytest.raises(ConfigError, match="num_samples"):
+        _private(nn.Linear(3, 2), data, dl=dl, poisson_sampling=False)
+    same = {"sampler": RandomSampler(data, num_samples=len(data))}  # one permutation: fine
+    _private(nn.Linear(3, 2), data, dl=same, poisson_sampling=False)
+
+
 def test_two_steps_on_one_poisson_batch_would_exceed_the_reported_epsilon() -> None:
     # why it must be refused: two releases of one Poisson batch at sigma are one release at
     # sigma / sqrt(2); its tight PLD epsilon (slack <= 0.05) is above the RDP epsilon the

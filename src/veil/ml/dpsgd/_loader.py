@@ -86,7 +86,8 @@ def loader_rate(data_loader: DataLoader) -> tuple[Dataset, int, float]:
     :class:`~veil.errors.ConfigError`: a ``SubsetRandomSampler`` over ``m < n`` records puts
     each of them in a batch with probability ``batch_size / m > q`` (and Poisson sampling
     over the dataset would train on the records it leaves out), a sampler with replacement
-    can put one record in a batch twice (sensitivity ``2 C``).
+    can put one record in a batch twice (sensitivity ``2 C``), and so can a ``RandomSampler``
+    whose ``num_samples`` exceeds ``n`` (it chains permutations).
     """
     dataset = data_loader.dataset
     n = dataset_size(dataset)
@@ -105,6 +106,14 @@ def loader_rate(data_loader: DataLoader) -> tuple[Dataset, int, float]:
             "Poisson sampling, or the records it keeps sampled more often than accounted; pass "
             "a loader over exactly the training records (torch.utils.data.Subset) with "
             "shuffle=True or False"
+        )
+    if isinstance(sampler, RandomSampler) and sampler.num_samples > n:
+        # without replacement, num_samples > n chains permutations: a batch across two of them
+        # can hold one record twice (sensitivity 2 C), as a sampler with replacement can
+        raise ConfigError(
+            f"the data loader's RandomSampler draws num_samples={sampler.num_samples} from "
+            f"{n} records, so one batch can hold a record twice; leave num_samples out "
+            "(shuffle=True)"
         )
     return dataset, n, min(1.0, int(data_loader.batch_size) / n)
 
