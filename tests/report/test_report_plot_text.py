@@ -36,3 +36,19 @@ def test_usetex_setting_is_not_followed() -> None:
     _, report = apply(df, {"columns": {"age": "quasi", "diag": "sensitive"}})
     with matplotlib.rc_context({"text.usetex": True}):
         assert render_html(report).startswith("<!DOCTYPE html>")
+
+
+def test_a_parseable_formula_is_drawn_as_its_text() -> None:
+    """``$x^2$`` parses as mathtext (it would render, as a formula, not as the cell): the title
+    and the category labels are drawn with math parsing off."""
+    from matplotlib.figure import Figure
+
+    from veil.report._plots import _draw
+
+    ax = Figure().subplots()
+    dist = {"kind": "categorical", "labels": ["$x^2$", "flu"], "counts": [5, 7]}
+    _draw(ax, dist, "$y_1$: original", "#000000")
+    assert ax.title.get_text() == "$y_1$: original" and not ax.title.get_parse_math()
+    labels = ax.get_xticklabels()
+    assert [t.get_text() for t in labels] == ["$x^2$", "flu"]
+    assert not any(t.get_parse_math() for t in labels)
