@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from veil.dp._rng import BitSource, resolve_rng
+from veil.dp._samplers import _add_grid_noise
 from veil.errors import ConfigError, InputError
 
 __all__ = [
@@ -219,15 +220,16 @@ class GridNoiseMechanism(DPMechanism):
             out = x.copy()
         else:
             g = self._grid_step()
-            z = self._noise(x.size).reshape(x.shape)
-            with np.errstate(over="ignore"):
-                steps = x / g
-                out = (np.rint(steps) + z) * g
-                # |x| > max float * g: x / g overflows, but such an x is a multiple of g, so
-                # x + z g rounds as (x / g + z) g would (the same value, not +-inf or NaN)
-                wide = np.isinf(steps)
-                if wide.any():
-                    out = np.where(wide, x + z * g, out)
+            z = self._noise(x.size).reshape(-1)  # in one draw, as always
+            taken = 0
+
+            def draw(k: int) -> np.ndarray:  # the next k draws, as _add_grid_noise asks
+                nonlocal taken
+                taken += k
+                return z[taken - k : taken]
+
+            # the samplers' rounding to the grid, values beyond max float * g included
+            out = _add_grid_noise(x, g, draw)
         return float(out) if scalar else out
 
     def bias(self, value: Any) -> float:
