@@ -452,13 +452,17 @@ def fp_gaussian_params(sigma: float, sensitivity: float, coords: int = 1) -> tup
     return g, sigma * infl / g * (1 + 1e-6)
 
 
-def _check_values(values: np.ndarray) -> np.ndarray:
-    x = np.asarray(values, dtype=np.float64)
-    # one fast pass: a finite sum proves every value finite (NaN/inf propagate); an overflowing
-    # sum falls back to the elementwise check
+def all_finite(x: np.ndarray) -> bool:
+    """Whether every value of the float array ``x`` is finite, in one fast pass: a finite sum
+    proves it (NaN/inf propagate); an overflowing sum falls back to the elementwise check."""
     with np.errstate(over="ignore", invalid="ignore"):  # huge values: no warning of theirs
         total = float(np.sum(x))
-    if not math.isfinite(total) and not np.isfinite(x).all():
+    return math.isfinite(total) or bool(np.isfinite(x).all())
+
+
+def _check_values(values: np.ndarray) -> np.ndarray:
+    x = np.asarray(values, dtype=np.float64)
+    if not all_finite(x):
         raise InputError("cannot add noise to NaN or infinite values")
     return x
 

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from veil.dp._rng import BitSource, resolve_rng
-from veil.dp._samplers import _add_grid_noise
+from veil.dp._samplers import _add_grid_noise, all_finite
 from veil.errors import ConfigError, InputError
 
 __all__ = [
@@ -138,9 +138,7 @@ class DPMechanism(DPMachine):
         if arr.dtype.kind not in "biuf":
             raise InputError(f"value must be numeric, got dtype {arr.dtype}")
         arr = np.asarray(arr, dtype=np.float64)  # no copy when already float64
-        with np.errstate(over="ignore", invalid="ignore"):  # huge values: no warning of theirs
-            total = float(np.sum(arr))
-        if not math.isfinite(total) and not np.isfinite(arr).all():
+        if not all_finite(arr):
             raise InputError("value must be finite (NaN/inf cannot be randomised privately)")
         return arr, arr.ndim == 0
 
