@@ -34,12 +34,8 @@ from veil.errors import ConfigError
 from ._grad_sample import PerSampleGrads
 from ._loader import PoissonLoader, StepSignal, check_finite, check_size, loader_rate
 from ._noise import NoiseSource
-from ._optimizer import (
-    DPOptimizer,
-    _check_noise_multiplier,
-    _check_positive,
-    warn_fixed_batches,
-)
+from ._optimizer import DPOptimizer, warn_fixed_batches
+from ._validate import _check_noise_multiplier, _check_positive
 
 __all__ = ["make_private", "DPModule", "PrivacyEngine"]
 

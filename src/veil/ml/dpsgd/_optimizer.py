@@ -39,6 +39,7 @@ from veil.errors import ConfigError, PrivacyLeakWarning
 from ._grad_sample import PerSampleGrads
 from ._loader import PoissonLoader, StepSignal
 from ._noise import NoiseSource
+from ._validate import _check_noise_multiplier, _check_positive, _check_sample_rate
 
 __all__ = ["DPOptimizer", "dp_optimizer", "FixedBatchAccountingWarning"]
 
@@ -67,36 +68,6 @@ def warn_fixed_batches(sample_rate: float, stacklevel: int) -> None:
         FixedBatchAccountingWarning,
         stacklevel=stacklevel + 1,
     )
-
-
-def _check_positive(name: str, value: Any) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{name} must be a number, got {value!r}") from None
-    if not v > 0 or math.isinf(v):
-        raise ConfigError(f"{name} must be a finite number > 0, got {value!r}")
-    return v
-
-
-def _check_noise_multiplier(value: Any) -> float:
-    """``noise_multiplier`` must be ``> 0``: with ``0`` the update is the clipped gradient
-    itself, which is not differentially private (the accountant would report inf)."""
-    if isinstance(value, (int, float)) and value == 0:
-        raise ConfigError(
-            "noise_multiplier=0 adds no noise: the clipped gradients are released as they are "
-            "and no epsilon holds; pass noise_multiplier > 0 (or use a non-private optimizer)"
-        )
-    return _check_positive("noise_multiplier", value)
-
-
-def _check_sample_rate(value: Any) -> float | None:
-    if value is None:
-        return None
-    v = _check_positive("sample_rate", value)
-    if v > 1.0:
-        raise ConfigError(f"sample_rate must lie in (0, 1] (batch_size / n), got {value!r}")
-    return v
 
 
 class DPOptimizer(torch.optim.Optimizer):

@@ -1,4 +1,5 @@
-"""Which modules DP-SGD can train, and :func:`fix_module` for the ones it cannot.
+"""Which modules DP-SGD can train, and :func:`fix_module` for the ones it cannot; checks of
+the numeric parameters (``max_grad_norm``, ``noise_multiplier``, ``sample_rate``, ...).
 
 BatchNorm normalises each sample with statistics of the *whole batch*, so one record changes
 every other record's gradient and per-sample clipping no longer bounds its influence; its
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import math
+from typing import Any
 
 from torch import nn
 
@@ -138,3 +140,33 @@ def _replace(module: nn.Module) -> None:
             setattr(module, name, nn.GroupNorm(_groups(c), c, eps=child.eps, affine=child.affine))
         else:
             _replace(child)
+
+
+def _check_positive(name: str, value: Any) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name} must be a number, got {value!r}") from None
+    if not v > 0 or math.isinf(v):
+        raise ConfigError(f"{name} must be a finite number > 0, got {value!r}")
+    return v
+
+
+def _check_noise_multiplier(value: Any) -> float:
+    """``noise_multiplier`` must be ``> 0``: with ``0`` the update is the clipped gradient
+    itself, which is not differentially private (the accountant would report inf)."""
+    if isinstance(value, (int, float)) and value == 0:
+        raise ConfigError(
+            "noise_multiplier=0 adds no noise: the clipped gradients are released as they are "
+            "and no epsilon holds; pass noise_multiplier > 0 (or use a non-private optimizer)"
+        )
+    return _check_positive("noise_multiplier", value)
+
+
+def _check_sample_rate(value: Any) -> float | None:
+    if value is None:
+        return None
+    v = _check_positive("sample_rate", value)
+    if v > 1.0:
+        raise ConfigError(f"sample_rate must lie in (0, 1] (batch_size / n), got {value!r}")
+    return v
