@@ -115,13 +115,32 @@ def _numeric_values(s: pd.Series) -> np.ndarray | None:
 _FLOAT_EXACT = 2**53  # every integer of smaller magnitude is a float64
 
 
-def _beyond_float(a: np.ndarray) -> np.ndarray:
-    """Rows whose number may be rounded by a float64 comparison (magnitude ``>= 2^53``)."""
+def _beyond_float(a: np.ndarray) -> np.ndarray | None:
+    """Rows whose number may be rounded by a float64 comparison (magnitude ``>= 2^53``);
+    ``None`` when there are none (two reductions, no mask: the common case)."""
+    if a.size == 0:
+        return None
     with np.errstate(invalid="ignore"):
+        if -_FLOAT_EXACT < np.fmin.reduce(a) and np.fmax.reduce(a) < _FLOAT_EXACT:
+            return None  # also False for a column of NaN alone: the mask then finds no row
         return (a >= _FLOAT_EXACT) | (a <= -_FLOAT_EXACT)
 
 
-def _exact_rows(value: np.ndarray, rows: np.ndarray, op: str, left: pd.Series, right: object):
+def _exact_vs_literal(a: np.ndarray, exact: bool, lit: int | float) -> bool:
+    """Whether numpy's ``a op lit`` is already the exact comparison of every cell's value:
+    ``a`` holds the column's own values (``exact``, not a nullable integer column's float64
+    reading) and no operand is rounded -- floats against a float or an integer below ``2^53``,
+    signed integers against an int64 integer."""
+    if not exact:
+        return False
+    if a.dtype.kind == "f":
+        return isinstance(lit, float) or -_FLOAT_EXACT <= lit <= _FLOAT_EXACT
+    return a.dtype.kind == "i" and isinstance(lit, int) and -(2**63) <= lit < 2**63
+
+
+def _exact_rows(
+    value: np.ndarray, rows: np.ndarray | None, op: str, left: pd.Series, right: object
+) -> None:
     """Recompute ``value`` on ``rows`` from each cell's canonical value, exactly (in place).
 
     numpy compares an integer with a float (``int64`` against ``float64`` columns, or a nullable
@@ -131,6 +150,8 @@ def _exact_rows(value: np.ndarray, rows: np.ndarray, op: str, left: pd.Series, r
     person's text cell in either column changes -- a WHERE that kept or dropped *another*
     person's row.  Only those rows are redone; ``right`` is a column or a canonical literal.
     """
+    if rows is None:
+        return
     idx = np.flatnonzero(rows)
     if idx.size == 0:
         return
@@ -149,6 +170,19 @@ class _Cells:
     def __init__(self, df: pd.DataFrame) -> None:
         self.df = df
         self._cache: dict[str, tuple] = {}
+        self._exact: dict[str, bool] = {}  # numeric columns read as their own values
+        self._beyond: dict[str, np.ndarray | None] = {}
+
+    def exact(self, name: str) -> bool:
+        """Whether numeric column ``name``'s array holds its cells' own values."""
+        self.get(name)
+        return self._exact[name]
+
+    def beyond(self, name: str) -> np.ndarray | None:
+        """:func:`_beyond_float` of numeric column ``name``, once per evaluation."""
+        if name not in self._beyond:
+            self._beyond[name] = _beyond_float(self.get(name)[1])
+        return self._beyond[name]
 
     def get(self, name: str) -> tuple:
         if name not in self._cache:
@@ -157,6 +191,9 @@ class _Cells:
             if nums is not None:
                 null = np.isnan(nums) if nums.dtype.kind == "f" else np.zeros(len(s), bool)
                 self._cache[name] = ("num", nums, null)
+                # the float64 reading is the cells' own values (not a nullable integer's)
+                exact = nums.dtype.kind in "iu" or pd.api.types.is_float_dtype(s.dtype)
+                self._exact[name] = exact or pd.api.types.is_bool_dtype(s.dtype)
             else:
                 # a nested cell (list, dict, array: nested JSON, Parquet lists) gets code -1,
                 # as a missing one: it compares as unknown, decided by that cell alone (a
@@ -189,7 +226,8 @@ def _column_vs_literal(cells: _Cells, name: str, op: str, lit: object, n: int) -
         known = ~b
         with np.errstate(invalid="ignore"):
             value = np.asarray(_NP_OPS[op](a, lit), dtype=bool)
-        _exact_rows(value, _beyond_float(a), op, cells.df[name], lit)
+        if not _exact_vs_literal(a, cells.exact(name), lit):
+            _exact_rows(value, cells.beyond(name), op, cells.df[name], lit)
         return value & known, known
     value_u = np.zeros(len(b) + 1, dtype=bool)  # last slot: missing cells (code -1)
     known_u = np.zeros(len(b) + 1, dtype=bool)
@@ -214,8 +252,12 @@ def _tri_compare(cells: _Cells, left: Operand, op: str, right: Operand) -> _Tri:
         known = ~(lb | rb)
         with np.errstate(invalid="ignore"):
             value = np.asarray(_NP_OPS[op](la, ra), dtype=bool)
-        big = _beyond_float(la) | _beyond_float(ra)
-        _exact_rows(value, big, op, df[left.name], df[right.name])
+        # same kind of array, each its cells' own values: numpy compares them exactly
+        same = la.dtype.kind == ra.dtype.kind and la.dtype.kind in "if"
+        if not (same and cells.exact(left.name) and cells.exact(right.name)):
+            bl, br = cells.beyond(left.name), cells.beyond(right.name)
+            big = br if bl is None else bl if br is None else bl | br
+            _exact_rows(value, big, op, df[left.name], df[right.name])
         return value & known, known
     # a column of text (or other objects) on either side: compare once per distinct pair of
     # canonical values present in the rows (missing is the last slot of each side, None)
