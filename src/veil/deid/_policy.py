@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from veil.deid._policy_schema import POLICY, validate_policy
+from veil.deid._policy_schema import POLICY, choice_value, validate_policy
 from veil.deid._policy_yaml import load_with_lines, policy_error
 from veil.deid.operators import Operator, OperatorParameterError, get_operator
 from veil.errors import ConfigError, InputError, PolicyError
@@ -400,11 +400,22 @@ def _load_hierarchy(
         raise err(str(exc)) from None
 
 
+#: The privacy settings that are choices (:func:`~veil.deid._policy_schema.choice_value`).
+_CHOICES = ("algorithm", "suppressed", "row_order")
+
+
 def _privacy(
     value: Any, columns: dict[str, ColumnSpec], err: Callable[..., PolicyError]
 ) -> PrivacyTargets | None:
     if value is None:
         return None
+    # the choices as validated ("Random " is "random"): read as written, row_order: Random
+    # kept the input's row order without an error
+    value = {k: choice_value(v) if k in _CHOICES and v is not None else v for k, v in value.items()}
+    for target, key in (("l", "variant"), ("t", "distance")):
+        spec = value.get(target)
+        if isinstance(spec, Mapping) and spec.get(key) is not None:
+            value[target] = {**spec, key: choice_value(spec[key])}
     for target in ("l", "t"):
         spec = value.get(target)
         if (
@@ -428,7 +439,7 @@ def _privacy(
         l=dict(lspec) if lspec is not None else None,
         t=dict(value["t"]) if value.get("t") is not None else None,
         suppression_limit=value.get("suppression_limit"),
-        algorithm=str(algorithm).lower() if algorithm is not None else None,
+        algorithm=algorithm,
         objective=value.get("objective"),
         raw=dict(value),
     )

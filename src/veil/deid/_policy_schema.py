@@ -14,7 +14,7 @@ from typing import Any
 from veil.deid._keys import KEY_NAME_HIDDEN, may_be_key_name, shown
 from veil.deid._policy_yaml import policy_error
 
-__all__ = ["validate_policy", "ROLES", "ALGORITHMS"]
+__all__ = ["validate_policy", "choice_value", "ROLES", "ALGORITHMS"]
 
 ROLES = ("identifier", "quasi", "sensitive", "insensitive")
 ALGORITHMS = ("optimal", "heuristic", "mondrian", "mdav")
@@ -45,9 +45,14 @@ def _str(v: Any) -> str | None:
     return None if isinstance(v, str) and v.strip() else "must be a non-empty text"
 
 
+def choice_value(v: Any) -> str:
+    """A choice setting as the schema compares it: ``"Random "``, ``"random"`` alike."""
+    return str(v).strip().lower().replace("-", "_")
+
+
 def _choice(*choices: str) -> Field:
     def check(v: Any) -> str | None:
-        if isinstance(v, str) and v.strip().lower().replace("-", "_") in choices:
+        if isinstance(v, str) and choice_value(v) in choices:
             return None
         return f"must be one of: {', '.join(choices)} (got {shown(v)})"
 
