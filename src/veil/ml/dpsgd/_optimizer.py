@@ -269,7 +269,7 @@ class DPOptimizer(torch.optim.Optimizer):
         own ``DataLoader`` (fixed, shuffled batches) or on hand-made batches gets the
         :class:`FixedBatchAccountingWarning` of ``poisson_sampling=False``, once.
         """
-        loader = self.data_loader or self._poisson_loader
+        loader = self.data_loader if self.data_loader is not None else self._poisson_loader
         if loader is None:
             return
         if self.data_loader is not None and loader.sample_rate != self.sample_rate:
