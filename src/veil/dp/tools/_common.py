@@ -228,15 +228,22 @@ def parse_bounds(bounds: Any, name: str, n_slices: int = 1) -> tuple[np.ndarray,
             "(that would leak). Pass them explicitly, or bounds='estimate' to spend part of the "
             "budget estimating them privately."
         )
+    pair = (
+        f"{name}: bounds must be a pair (lower, upper) of numbers or of arrays with one "
+        f"entry per output ({n_slices})"
+    )
+    # a text or bytes is no pair: '05' was read character by character as (0, 5) and b'05'
+    # as its byte values (48, 53), as veil.dp.frame refuses it (bb80ded)
+    if isinstance(bounds, (str, bytes)):
+        raise ConfigError(pair)
     try:
         lo, hi = bounds
         lo = np.broadcast_to(np.asarray(lo, dtype=np.float64), (n_slices,)).copy()
         hi = np.broadcast_to(np.asarray(hi, dtype=np.float64), (n_slices,)).copy()
+    except OverflowError:  # an int beyond float64 (10**400): a bare OverflowError before
+        raise ConfigError(f"{name}: bounds must be finite") from None
     except (TypeError, ValueError):
-        raise ConfigError(
-            f"{name}: bounds must be a pair (lower, upper) of numbers or of arrays with one "
-            f"entry per output ({n_slices})"
-        ) from None
+        raise ConfigError(pair) from None
     if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
         raise ConfigError(f"{name}: bounds must be finite")
     if np.any(lo > hi):
