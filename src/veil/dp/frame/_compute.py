@@ -2,10 +2,12 @@
 
 Exact statistics are computed once per column reading (its cells for ``COUNT(col)``, their
 numbers for the rest) and shared between components: the non-missing count, the clamped sum
-and the centred sum of squares.  The centred sum sums its own
-clipped terms (``sum - mid * count`` cancelled catastrophically for bounds far from 0).  Ungrouped queries (``groups is None``) read "any value
-missing?" and the in-bounds sum from one block-wise scan, else use the block-wise clamp-and-sum
-(:mod:`veil._parallel`, threaded when large) instead of ``bincount``.  Missing values are
+and the centred sum of squares.  The centred sum is ``sum - mid * count`` for bounds near 0
+and sums its own clipped terms for bounds far from 0 (:func:`veil._parallel.far_from_zero`),
+where that difference cancelled catastrophically.  Ungrouped queries (``groups is None``) read
+"any value missing?" and the in-bounds sum from one block-wise scan (or, far from 0, from the
+centred scan itself), else use the block-wise clamp-and-sum (:mod:`veil._parallel`, threaded
+when large) instead of ``bincount``.  Missing values are
 excluded, never turned into zeros that would count as data.
 
 Example
