@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from veil.anonymity._exact import MARGIN, entropy_at_least, r1_below
+from veil.anonymity._exact import MARGIN, entropy_at_least, r1_below, threshold
 from veil.anonymity._stats import encode_sensitive
 from veil.report._risk import class_codes
 
@@ -43,7 +43,8 @@ def _class_value_counts(
     is that of ``reference`` (of ``values`` when None).  :func:`_t_views` gives the views of
     the ordered distance.
     """
-    return _t_views(codes, values, reference, as_read=as_read)[0]
+    counts, q, _ = _t_views(codes, values, reference, as_read=as_read)[0]
+    return counts, q
 
 
 def _t_views(
@@ -53,8 +54,9 @@ def _t_views(
     *,
     as_read: bool = False,
     ordered: bool = False,
-) -> list[tuple[np.ndarray, np.ndarray]]:
-    """:func:`_class_value_counts`, and with ``ordered`` also the counts over the other views
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """:func:`_class_value_counts` (with the reference's counts third, for the exact decision
+    of :func:`_t_within`), and with ``ordered`` also the counts over the other views
     of a text column the ordered distance measures: the texts the file shows (missing cells
     and ``""`` one text) and, on a text column whose texts a reader merges (``"1"`` and ``"1.0"``,
     ``"True"`` and ``"true"``), the values read.
@@ -99,8 +101,9 @@ def _t_views(
         m = int(vcodes.max()) + 1 if len(vcodes) else 0
         flat = np.bincount(codes * m + vcodes[:n_rel], minlength=n_classes * m)
         ref = vcodes[n_rel:] if reference is not None else vcodes
-        q = np.bincount(ref, minlength=m).astype(np.float64)
-        out.append((flat.reshape(n_classes, m), q / max(q.sum(), 1.0)))
+        q_counts = np.bincount(ref, minlength=m)
+        q = q_counts.astype(np.float64)
+        out.append((flat.reshape(n_classes, m), q / max(q.sum(), 1.0), q_counts))
     return out
 
 
@@ -132,12 +135,79 @@ def _l_value(
     return achieved, achieved >= l_target
 
 
-def _t_value(counts: np.ndarray, q: np.ndarray, distance: str) -> float:
+def _t_distances(counts: np.ndarray, q: np.ndarray, distance: str) -> np.ndarray:
+    """The EMD of every class (a row of ``counts``) to ``q``, in floating point."""
     p = counts / counts.sum(axis=1, keepdims=True)
     m = counts.shape[1]
     if distance == "ordered" and m > 1:
-        return float((np.abs(np.cumsum(p - q, axis=1)).sum(axis=1) / (m - 1)).max())
-    return float((0.5 * np.abs(p - q).sum(axis=1)).max())
+        return np.abs(np.cumsum(p - q, axis=1)).sum(axis=1) / (m - 1)
+    return 0.5 * np.abs(p - q).sum(axis=1)
+
+
+def _t_beyond_exactly(counts: np.ndarray, q_counts: np.ndarray, distance: str, t: float) -> bool:
+    """Whether the EMD of a class with ``counts`` to the reference ``q_counts`` exceeds ``t``.
+
+    In integers, as the engine (:func:`veil.anonymity._exact.emd_exact`): with ``n`` and
+    ``N`` the class's and the reference's sizes, ``e_v = c_v N - C_v n = n N (p_v - q_v)``;
+    the equal distance is ``sum |e_v| / (2 n N)``, the ordered one
+    ``sum_j |e_0 + ... + e_j| / ((m - 1) n N)``, compared with ``t = a / b`` as written
+    (:func:`~veil.anonymity._exact.threshold`) by cross-multiplying.
+    """
+    target = threshold(t)
+    c = [int(x) for x in counts]
+    big_c = [int(x) for x in q_counts]
+    n, big_n = sum(c), max(sum(big_c), 1)  # an empty reference is q = 0, as _t_views has it
+    e = [cv * big_n - qv * n for cv, qv in zip(c, big_c)]
+    m = len(e)
+    if distance == "ordered" and m > 1:
+        run, num = 0, 0
+        for x in e:
+            run += x
+            num += abs(run)
+        denom = (m - 1) * n * big_n
+    else:
+        num, denom = sum(abs(x) for x in e), 2 * n * big_n
+    return num * target.denominator > denom * target.numerator
+
+
+def _t_within(
+    views: list[tuple[np.ndarray, np.ndarray, np.ndarray]], distance: str, t: float
+) -> tuple[float, bool]:
+    """The largest distance over the classes and views, and whether every one is ``<= t``.
+
+    ``t`` means the decimal it is written as (``0.3`` is 3/10, :func:`~veil.anonymity._exact.
+    threshold`); a class whose floating-point distance is within
+    :data:`~veil.anonymity._exact.MARGIN` of ``t`` is decided exactly
+    (:func:`_t_beyond_exactly`), as the engine does (:meth:`~veil.anonymity.TCloseness.violating`):
+    a tolerance of ``1e-12`` accepted classes beyond ``t`` by less than it.
+    """
+    achieved, met = 0.0, True
+    for counts, q, q_counts in views:
+        d = _t_distances(counts, q, distance)
+        if d.size:
+            achieved = max(achieved, float(d.max()))
+        if not met:
+            continue
+        if bool(np.any(d > t + MARGIN)):
+            met = False
+            continue
+        border = np.flatnonzero(d > t - MARGIN)
+        met = not any(_t_beyond_exactly(counts[i], q_counts, distance, t) for i in border)
+    return achieved, met
+
+
+def _share_within(removed: int, total: int, limit: float) -> tuple[float, bool]:
+    """The suppressed share ``removed / total`` and whether it is at most ``limit``.
+
+    As the engine applies the limit (:func:`~veil.anonymity._config.max_suppressed_records`:
+    the share a reader computes, ``removed / total`` in floating point, so ``2 / 12`` allows 2
+    of 12 records), with no tolerance: ``share <= limit + 1e-12`` accepted a share above the
+    limit the engine would have refused (1 of 10 records at ``0.1 - 5e-13``).
+    """
+    if not total:
+        return 0.0, True
+    share = removed / total
+    return share, share <= limit
 
 
 def verify_targets(
@@ -225,7 +295,7 @@ def verify_targets(
         views = _t_views(
             codes, release[col], ref, as_read=name == "l", ordered=distance == "ordered"
         )
-        counts, q = views[0]
+        counts = views[0][0]
         if name == "l":
             variant = str(spec.get("variant", "distinct")).lower()
             achieved, met = _l_value(counts, variant, spec.get("c"), float(spec["l"]))
@@ -240,13 +310,10 @@ def verify_targets(
                 }
                 continue
             # the ordered distance on text: the largest over the texts, the texts the file
-            # shows and the numbers a reader reads (as the engine: TCloseness.distances)
-            achieved = max(_t_value(c, qv, distance) for c, qv in views)
-            out["t"] = {
-                "target": spec,
-                "achieved": achieved,
-                "met": achieved <= float(spec["t"]) + 1e-12,
-            }
+            # shows and the numbers a reader reads (as the engine: TCloseness.distances),
+            # decided exactly near t
+            achieved, met = _t_within(views, distance, float(spec["t"]))
+            out["t"] = {"target": spec, "achieved": achieved, "met": met}
             if ref is not None and len(reference) > len(full):
                 # the reference holds records that are not released: with the release in hand,
                 # the exact distance pins their sensitive values down (try each candidate
@@ -261,12 +328,8 @@ def verify_targets(
     limit = getattr(targets, "suppression_limit", None)
     if limit is not None:
         removed = removed_by_privacy + n_masked
-        share = removed / input_records if input_records else 0.0
-        out["suppression_limit"] = {
-            "target": limit,
-            "achieved": share,
-            "met": share <= limit + 1e-12,
-        }
+        share, met = _share_within(int(removed), int(input_records), float(limit))
+        out["suppression_limit"] = {"target": limit, "achieved": share, "met": met}
     verdicts = [v["met"] for v in out.values() if v.get("met") is not None]
     out["all_met"] = all(verdicts)
     return out
