@@ -45,7 +45,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from veil._checks import positive_int
-from veil.anonymity._exact import MARGIN, entropy_border, r1_below
+from veil.anonymity._exact import MARGIN, entropy_border, r1_below, threshold
 from veil.anonymity._stats import ClassStats, SensitiveStats
 from veil.errors import ConfigError
 
@@ -60,8 +60,6 @@ __all__ = [
     "Evaluation",
     "evaluate",
 ]
-
-_EPS = 1e-12
 
 
 class PrivacyModel(ABC):
@@ -378,7 +376,18 @@ class AverageRisk(PrivacyModel):
         return float(np.count_nonzero(sizes)) / n if n else 0.0
 
     def holds(self, stats: ClassStats, keep: np.ndarray | None = None) -> bool:
-        return self.risk(stats, keep) <= self.threshold + _EPS
+        """Whether ``classes / records <= threshold`` exactly, the threshold as written.
+
+        Compared in integers (``classes * b <= records * a`` for ``threshold = a / b``,
+        :func:`~veil.anonymity._exact.threshold`: ``0.3`` is 3/10): a tolerance of ``1e-12``
+        accepted a table whose average risk was above the threshold by less than it.
+        """
+        sizes = stats.sizes if keep is None else stats.sizes[keep]
+        n = int(sizes.sum())
+        if not n:
+            return True
+        target = threshold(self.threshold)
+        return int(np.count_nonzero(sizes)) * target.denominator <= n * target.numerator
 
     def achieved(self, stats: ClassStats) -> float | None:
         return self.risk(stats)
