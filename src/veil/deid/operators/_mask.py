@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
@@ -25,9 +24,22 @@ from veil.errors import ConfigError
 __all__ = ["Mask", "mask_partial", "mask_email", "mask_phone"]
 
 _KINDS = ("full", "partial", "email", "phone")
-# digits are Unicode decimal digits (category Nd: "0"-"9", full-width "０"-"９", Arabic-Indic,
-# Devanagari, ...), as str.isdecimal and re's \d (for str) read them
-_LEADING_CODE = re.compile(r"^(\+|00)(\d{1,3})(?=\D)")
+# A phone's digits are the characters with a Unicode numeric value (str.isnumeric, the same set
+# as unicodedata.numeric): decimal digits (category Nd: "0"-"9", full-width "０"-"９",
+# Arabic-Indic, Devanagari, ...) and every other character a reader takes for a digit:
+# superscript/subscript "¹₂", circled "①⓪", parenthesized "⑴", dingbat "❶", CJK "一二三", ...
+
+
+def _country_code_end(text: str) -> int:
+    """End of a leading ``+`` or ``00`` and the 1-3 digits after it when a non-digit follows
+    them (the kept country code); 0 when there is none."""
+    p = 1 if text.startswith("+") else 2 if text.startswith("00") else 0
+    if not p:
+        return 0
+    end = p
+    while end < len(text) and text[end].isnumeric():
+        end += 1
+    return end if 1 <= end - p <= 3 and end < len(text) else 0
 
 
 def mask_partial(text: str, keep_first: int, keep_last: int, char: str) -> str:
@@ -74,9 +86,11 @@ def mask_email(text: str, keep_first: int, char: str, keep_tld: bool = True) -> 
 def mask_phone(text: str, keep_last: int, char: str, keep_country_code: bool = True) -> str:
     """Mask the digits of a phone number, keeping separators, country code and last digits.
 
-    Digits are all Unicode decimal digits: a number written in full-width (``０９０``) or
-    Arabic-Indic digits is masked too, not released as it is.  The country code is the 1-3
-    digits after a leading ``+`` or ``00`` when a separator follows them.  Non-digit
+    Digits are all characters with a Unicode numeric value (``str.isnumeric``): a number
+    written in full-width (``０９０``), Arabic-Indic, superscript (``¹²³``), circled
+    (``①②③``) or CJK (``一二三``) digits is masked too, not released as it is.  A character
+    that stands for a number above 9 (``⑩``, ``Ⅻ``) is one digit position.  The country code is
+    the 1-3 digits after a leading ``+`` or ``00`` when a separator follows them.  Non-digit
     characters (spaces, dashes, parentheses) are kept, so the length and the format are
     unchanged.
 
@@ -88,12 +102,8 @@ def mask_phone(text: str, keep_last: int, char: str, keep_country_code: bool = T
     '(XXX) XXX 4567'
     """
     chars = list(text)
-    start = 0
-    if keep_country_code:
-        m = _LEADING_CODE.match(text)
-        if m:
-            start = m.end()
-    digit_pos = [i for i in range(start, len(chars)) if chars[i].isdecimal()]
+    start = _country_code_end(text) if keep_country_code else 0
+    digit_pos = [i for i in range(start, len(chars)) if chars[i].isnumeric()]
     # keep the last digits only when some digits remain masked
     cut = len(digit_pos) - keep_last if keep_last < len(digit_pos) else len(digit_pos)
     for i in digit_pos[:cut]:

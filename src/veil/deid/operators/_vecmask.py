@@ -28,13 +28,13 @@ def partial_matrix(codes: np.ndarray, lens: np.ndarray, a: int, b: int, c: int) 
     return np.where(inside & ~keep, np.uint32(c), codes)
 
 
-def _decimal(codes: np.ndarray) -> np.ndarray:
-    """Whether each code point is a Unicode decimal digit (category Nd)."""
+def _numeric(codes: np.ndarray) -> np.ndarray:
+    """Whether each code point has a Unicode numeric value (``str.isnumeric``)."""
     digit = (codes >= _ZERO) & (codes <= _NINE)
     wide = codes > 127
     if wide.any():
         points = np.unique(codes[wide])
-        table = np.fromiter((chr(p).isdecimal() for p in points), dtype=bool, count=len(points))
+        table = np.fromiter((chr(p).isnumeric() for p in points), dtype=bool, count=len(points))
         digit[wide] = table[np.searchsorted(points, codes[wide])]
     return digit
 
@@ -44,11 +44,12 @@ def phone_matrix(
 ) -> np.ndarray:
     """Mask digits except a leading country code and the last ``keep_last`` digits.
 
-    Digits are Unicode decimal digits (``str.isdecimal``), as in the scalar ``mask_phone``.
+    Digits are the characters with a Unicode numeric value (``str.isnumeric``), as in the
+    scalar ``mask_phone``.
     """
     n, w = codes.shape
     pos = np.arange(w)[None, :]
-    digit = _decimal(codes)
+    digit = _numeric(codes)
     start = np.zeros(n, dtype=np.int64)
     if keep_country_code and w > 1:
         plus = codes[:, 0] == _PLUS
