@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import sys
+import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
 
@@ -95,19 +97,56 @@ _NOT_A_PHONE = (
 )
 
 
+@lru_cache(maxsize=1)
+def _digit_fold() -> dict[int, str]:
+    """``str.translate`` table: every character with a whole Unicode numeric value below 100
+    (circled ``①``, superscript ``¹``, CJK ``一``, full-width ``１``, ``⑩``, ...) to its ASCII
+    digits, and the full-width forms ``！``-``～`` (``－``, ``（``, ``＋``) to ASCII."""
+    table: dict[int, str] = {cp: chr(cp - 0xFEE0) for cp in range(0xFF01, 0xFF5F)}
+    for cp in range(128, sys.maxunicode + 1):
+        v = unicodedata.numeric(chr(cp), None)
+        if v is not None and v == int(v) and 0 <= v < 100:
+            table[cp] = str(int(v))
+    return table
+
+
+def fold_digits(s: pd.Series) -> pd.Series:
+    """``s`` with the non-ASCII values' digit-like characters written as ASCII digits.
+
+    A reader takes ``①②③``, ``¹²³`` or ``一二三`` for the digits ``123``, and ``kind: phone``
+    masks them as digits; the phone detector reads cells through this fold so that it finds
+    the same numbers.
+
+    Examples
+    --------
+    >>> fold_digits(pd.Series(["⓪⑦①②－³⁴⁵", "a1"], dtype=object)).tolist()
+    ['0712-345', 'a1']
+    """
+    wide = s.str.contains(r"[^\x00-\x7f]", regex=True).to_numpy(bool)
+    if not wide.any():
+        return s
+    out = s.astype(object).to_numpy(copy=True)
+    table = _digit_fold()
+    for i in np.flatnonzero(wide):
+        out[i] = out[i].translate(table)
+    return pd.Series(out, index=s.index, dtype=s.dtype)
+
+
 def detect_phone(values: np.ndarray) -> np.ndarray:
     """Phone numbers written as text: 7 to 15 digits with a '+', a leading 0 or separators.
 
     Bare integers without separators are not phones (they are far more often counts or IDs);
     neither are dates, SSNs, US ZIP+4 codes (``02139-4307``) or decimal numbers written as
-    text (``57819.85``, ``1234,56``).
+    text (``57819.85``, ``1234,56``).  Digit-like characters (circled ``①``, superscript
+    ``¹``, CJK ``一``, full-width ``１`` and ``－``) count as the digits and separators they
+    stand for (:func:`fold_digits`), as ``kind: phone`` masks them.
 
     Examples
     --------
     >>> detect_phone(np.array(["+254 712 345 678", "(555) 123-4567", "12345678"], dtype=object)).tolist()
     [True, True, False]
     """
-    s = _s(values)
+    s = fold_digits(_s(values))
     shape = s.str.fullmatch(_PHONE).to_numpy(bool)
     digits = s.str.replace(r"(?:x|ext\.?|#)\s*\d{1,6}$", "", regex=True).str.count(r"\d").to_numpy()
     styled = (
