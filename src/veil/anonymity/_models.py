@@ -62,6 +62,11 @@ __all__ = [
 ]
 
 
+def own_methods(model: PrivacyModel, base: type, *names: str) -> bool:
+    """Whether ``model``'s class keeps ``base``'s own ``names`` (no subclass overrides them)."""
+    return all(getattr(type(model), n) is getattr(base, n) for n in names)
+
+
 class PrivacyModel(ABC):
     """Base class of the privacy models (see the module design note).
 
@@ -107,6 +112,11 @@ class PrivacyModel(ABC):
     def achieved(self, stats: ClassStats) -> float | None:
         """The best parameter the classes achieve (e.g. smallest class size), if defined."""
         return None
+
+    def assess(self, stats: ClassStats) -> tuple[np.ndarray, float | None]:
+        """:meth:`violating` and :meth:`achieved` together (models that derive both from one
+        per-class figure, such as a distance or an entropy, compute it once)."""
+        return self.violating(stats), self.achieved(stats)
 
     def holds(self, stats: ClassStats, keep: np.ndarray | None = None) -> bool:
         """Whether the model holds on the kept classes (all classes when ``keep`` is None)."""
@@ -262,6 +272,18 @@ class EntropyLDiversity(PrivacyModel):
         self.l = float(self.l)
 
     def violating(self, stats: ClassStats) -> np.ndarray:
+        return self._assess(stats)[0]
+
+    def achieved(self, stats: ClassStats) -> float | None:
+        h = _entropy(self._read(stats), stats.sizes)
+        return float(np.exp(h.min())) if h.size else None
+
+    def assess(self, stats: ClassStats) -> tuple[np.ndarray, float | None]:
+        if own_methods(self, EntropyLDiversity, "violating", "achieved"):
+            return self._assess(stats)
+        return super().assess(stats)  # a subclass changed one of them: ask each
+
+    def _assess(self, stats: ClassStats) -> tuple[np.ndarray, float | None]:
         ss = self._read(stats)
         h = _entropy(ss, stats.sizes)
         lg = math.log(self.l)
@@ -269,11 +291,7 @@ class EntropyLDiversity(PrivacyModel):
         border = ~viol & (h < lg + MARGIN)  # within rounding of log(l): decided exactly
         if border.any():
             viol |= entropy_border(ss, stats.sizes, border, self.l)
-        return viol
-
-    def achieved(self, stats: ClassStats) -> float | None:
-        h = _entropy(self._read(stats), stats.sizes)
-        return float(np.exp(h.min())) if h.size else None
+        return viol, float(np.exp(h.min())) if h.size else None
 
     def params(self) -> dict[str, Any]:
         return {"column": self.column, "l": self.l}

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from veil.anonymity._exact import MARGIN, emd_beyond
-from veil.anonymity._models import PrivacyModel
+from veil.anonymity._models import PrivacyModel, own_methods
 from veil.anonymity._stats import ClassStats, SensitiveStats, group_keys
 from veil.errors import ConfigError
 
@@ -175,6 +175,14 @@ class TCloseness(PrivacyModel):
         return d
 
     def violating(self, stats: ClassStats) -> np.ndarray:
+        return self._assess(stats)[0]
+
+    def assess(self, stats: ClassStats) -> tuple[np.ndarray, float | None]:
+        if own_methods(self, TCloseness, "violating", "achieved"):
+            return self._assess(stats)  # the distances computed once for both
+        return super().assess(stats)  # a subclass changed one of them: ask each
+
+    def _assess(self, stats: ClassStats) -> tuple[np.ndarray, float | None]:
         views = self._views(stats)
         d = self._distances(views, stats.sizes)
         viol = d > self.t + MARGIN
@@ -182,7 +190,7 @@ class TCloseness(PrivacyModel):
         if border.any():
             for v in views:
                 viol |= emd_beyond(v, stats.sizes, border, self.distance, self.t)
-        return viol
+        return viol, float(d.max()) if d.size else None
 
     def achieved(self, stats: ClassStats) -> float | None:
         d = self.distances(stats)
