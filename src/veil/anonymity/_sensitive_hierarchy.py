@@ -7,8 +7,10 @@ import pandas as pd
 
 from veil.anonymity._stats import (
     _booleans_merged,
+    _first_of,
     _missing_texts_merged,
     _numbers_merged,
+    _text_order,
     number_values,
 )
 from veil.errors import InputError
@@ -24,7 +26,32 @@ def _reader_merged(ustr: np.ndarray, num: np.ndarray | None) -> tuple[np.ndarray
     Texts of one number in a column of numbers (``num``: :func:`number_values` of ``ustr``,
     which also gives every text read as missing one key), else texts read as missing and texts
     of one boolean in a column of booleans; ``len(seen) == len(ustr)`` when none merge.
+
+    Texts that differ only in leading/trailing whitespace (``" x"`` and ``"x"``) are one value
+    too: a reader that strips cells (``pandas.read_csv(skipinitialspace=True)``, spreadsheet
+    imports that trim, a cleaning step's ``str.strip``) reads them alike, and the rules above
+    then apply to the stripped texts (``" NA"`` is read as missing, ``"True "`` as a
+    boolean).  The keys then follow the stripping reader's order of its values
+    (:func:`~veil.anonymity._stats._text_order` of the stripped texts: numeric order for
+    numbers, else text order), for the ordered distance's view over them.
     """
+    texts = [str(u) for u in ustr]
+    stripped = [t.strip() for t in texts]
+    if stripped == texts:
+        return _merged_as_read(ustr, num)
+    scodes, suniq = pd.factorize(np.array(stripped, dtype=object))
+    suniq = np.asarray(suniq, dtype=object)
+    order, snum = _text_order(suniq)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    skey, _ = _merged_as_read(suniq[order], None if snum is None else snum[order])
+    key = np.asarray(skey, dtype=np.int64)[rank[scodes]]
+    m = int(key.max()) + 1
+    return key, ustr[_first_of(key, m)]
+
+
+def _merged_as_read(ustr: np.ndarray, num: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_reader_merged` of texts without leading/trailing whitespace."""
     ident = np.arange(len(ustr), dtype=np.int64)
     if num is not None:
         return _numbers_merged(ident, ustr, num)

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from veil.anonymity._exact import MARGIN, entropy_at_least, r1_below, threshold
+from veil.anonymity._sensitive_hierarchy import texts_read_as
 from veil.anonymity._stats import encode_sensitive
 from veil.report._risk import class_codes
 
@@ -58,8 +59,9 @@ def _t_views(
     """:func:`_class_value_counts` (with the reference's counts third, for the exact decision
     of :func:`_t_within`), and with ``ordered`` also the counts over the other views
     of a text column the ordered distance measures: the texts the file shows (missing cells
-    and ``""`` one text) and, on a text column whose texts a reader merges (``"1"`` and ``"1.0"``,
-    ``"True"`` and ``"true"``), the values read.
+    and ``""`` one text) and, on a text column or an ordered Categorical whose texts a reader
+    merges (``"1"`` and ``"1.0"``, ``"True"`` and ``"true"``, ``" x"`` and ``"x"``), the
+    values read.
 
     The engine's ordered distance is the largest of them
     (:meth:`~veil.anonymity.TCloseness.distances`): the check measures them all.
@@ -76,7 +78,17 @@ def _t_views(
         vcodes = cat.cat.codes.to_numpy().astype(np.int64)
         if (vcodes < 0).any():
             vcodes[vcodes < 0] = len(cat.cat.categories)
-        views.append(vcodes)
+        # categories a reader takes for one value (texts read as missing, of one number, of
+        # one boolean, alike once stripped), as the engine's read_as (texts_read_as)
+        labels = np.array([str(c) for c in cat.cat.categories], dtype=object)
+        read_as = texts_read_as(labels)
+        merged = vcodes
+        if read_as is not None:
+            lut = np.append(read_as, int(read_as.max()) + 1)  # missing cells: a value apart
+            merged = lut[vcodes]
+        views.append(merged if as_read else vcodes)
+        if ordered and not as_read and read_as is not None:
+            views.append(merged)
     elif not pd.api.types.is_numeric_dtype(v.dtype) or pd.api.types.is_bool_dtype(v.dtype):
         # the engine's text path (encode_sensitive): the written text (True and "True" are one
         # value, True and 1 two; '' and a missing cell one), texts of numbers in numeric order,
