@@ -2,13 +2,19 @@
 
 The same holds for decimals: ``Decimal("1")`` and ``Decimal("1.0")`` are one value to every
 grouping in Veil (they are equal and hash alike) but print as ``1`` and ``1.0``; equal decimals
-written with different texts are written with one (see :func:`positive_zeros`).
+written with different texts are written with one (see :func:`positive_zeros`).  And for any
+other cells of an ``object`` column that Veil groups as one value
+(:func:`~veil.schema._hierarchy.factorize_typed`: equal cells of one kind) but that print
+differently: ``numpy.datetime64`` cells of one instant in different units (``1980-01-02``,
+``1980-01-02T00:00:00.000000000``), time-zone-aware timestamps of one instant in different
+zones, ``numpy.timedelta64`` cells of one duration in different units.
 """
 
 from __future__ import annotations
 
 import math
 from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, InvalidOperation
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -17,6 +23,38 @@ __all__ = ["positive_zeros"]
 
 #: ``infer_dtype`` kinds of an ``object`` column that cannot hold a float cell (skipped in C).
 _NO_FLOATS = frozenset({"string", "bytes", "empty", "boolean", "integer"})
+#: ``infer_dtype`` kinds whose equal cells print alike, or are handled by the float and
+#: decimal rules: other kinds (dates, times, durations, mixed) go through
+#: :func:`_equal_cell_rewrites`.
+_PRINTED_ALIKE = _NO_FLOATS | {"floating", "mixed-integer-float", "decimal"}
+#: Cell types whose equal cells print alike, or that the float and decimal rules handle.
+_PLAIN_TYPES = (str, bytes, bool, int, float, np.bool_, np.integer, np.floating, Decimal)
+
+
+def _equal_cell_rewrites(cells: np.ndarray) -> dict[int, Any]:
+    """Rows whose cell Veil groups with cells printed differently (equal cells of one kind:
+    :func:`~veil.schema._hierarchy.factorize_typed`), mapped to the first cell of that value,
+    so that the value is written with one text.  Cells of :data:`_PLAIN_TYPES` are left out
+    (written alike, or rewritten by the float and decimal rules)."""
+    from veil.schema._hierarchy import factorize_typed
+
+    types = set(map(type, cells))  # the common case (texts and numbers) in one C-level pass
+    if all(issubclass(t, _PLAIN_TYPES) and not issubclass(t, np.timedelta64) for t in types):
+        return {}
+    other = [
+        i
+        for i, v in enumerate(cells)
+        if not isinstance(v, _PLAIN_TYPES) or isinstance(v, np.timedelta64)  # an np.integer
+    ]
+    if len(other) < 2:
+        return {}
+    codes, uniq = factorize_typed(cells)
+    texts: dict[int, set[str]] = {}
+    for i in other:
+        if codes[i] >= 0:
+            texts.setdefault(int(codes[i]), set()).add(str(cells[i]))
+    split = {c for c, seen in texts.items() if len(seen) > 1}
+    return {i: uniq[codes[i]] for i in other if codes[i] in split}
 
 
 def _negative_zero_cells(cells: np.ndarray) -> np.ndarray:
@@ -82,7 +120,7 @@ def _positive_zero_column(col: pd.Series) -> pd.Series | None:
             return None
         # -0.0 and 0.0 cannot both be categories (they are equal): the renamed ones are unique
         return col.cat.rename_categories(cats.to_numpy())
-    rewrites: dict[int, Decimal] = {}
+    rewrites: dict[int, Any] = {}
     if isinstance(dtype, np.dtype) and dtype.kind == "f":
         x = col.to_numpy()
         neg = np.signbit(x)
@@ -96,6 +134,8 @@ def _positive_zero_column(col: pd.Series) -> pd.Series | None:
         x = col.to_numpy()
         neg = _negative_zero_cells(x)
         rewrites = _decimal_rewrites(x) if kind == "decimal" or kind.startswith("mixed") else {}
+        if kind not in _PRINTED_ALIKE:
+            rewrites.update(_equal_cell_rewrites(x))
     elif pd.api.types.is_float_dtype(dtype):  # nullable Float64, float64[pyarrow]
         values = col.to_numpy(dtype="float64", na_value=np.nan)
         neg = np.signbit(values) & (values == 0)
@@ -126,6 +166,10 @@ def positive_zeros(df: pd.DataFrame) -> pd.DataFrame:
     Equal ``Decimal`` cells of an ``object`` column written with different
     texts (``Decimal("1")`` / ``Decimal("1.0")``, ``Decimal("-0")`` / ``Decimal("0")``) are all
     written as the normalised one (``1``, ``0``); a value written one way only keeps its text.
+    Other cells of an ``object`` column that Veil groups as one value but that print
+    differently (``numpy.datetime64`` of one instant in two units, timestamps of one instant in
+    two time zones, ``numpy.timedelta64`` of one duration in two units) are all written as the
+    first of them.
 
     Examples
     --------
