@@ -7,6 +7,7 @@ with the number of distinct values, not with the number of rows.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import os
 from collections.abc import Callable, Iterable, Sequence
@@ -147,7 +148,19 @@ def canonical_str(value: Any) -> str:
     """Canonical text of a cell value, so that ``17``, ``17.0`` and ``"17"`` agree.
 
     A date read as ``Timestamp("1980-01-02")`` and the text ``"1980-01-02"`` agree too; a
-    time of day is kept (``isoformat``).
+    time of day is kept (``isoformat``).  A ``datetime.datetime`` and a ``numpy.datetime64``
+    are read as the ``Timestamp`` of their instant, so one instant has one text whatever type
+    holds it (``datetime(1980, 1, 2)`` wrote ``1980-01-02 00:00:00`` and
+    ``datetime64("1980-01-02T00:00:00.000000000")`` its nanoseconds: one date, three
+    pseudonyms).
+
+    Examples
+    --------
+    >>> import datetime as dt
+    >>> canonical_str(17.0), canonical_str(dt.datetime(1980, 1, 2))
+    ('17', '1980-01-02')
+    >>> canonical_str(np.datetime64("1980-01-02T10:30"))
+    '1980-01-02T10:30:00'
     """
     if isinstance(value, str):
         return value
@@ -162,6 +175,16 @@ def canonical_str(value: Any) -> str:
         return repr(f)
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
+    if isinstance(value, (np.datetime64, datetime.datetime)) and not isinstance(
+        value, pd.Timestamp
+    ):
+        try:
+            stamp = pd.Timestamp(value)
+        except (ValueError, OverflowError):  # beyond the range pandas holds: as written
+            return str(value)
+        if stamp is pd.NaT:
+            return str(value)
+        value = stamp
     if isinstance(value, pd.Timestamp):
         # a date (midnight, no time zone) is its ISO date text: veil.io reads a column into
         # dates only when every cell parses, so "1980-01-02" is a Timestamp in one file and
