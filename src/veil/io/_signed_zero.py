@@ -48,7 +48,10 @@ def _equal_cell_rewrites(cells: np.ndarray) -> dict[int, Any]:
     ]
     if len(other) < 2:
         return {}
-    codes, uniq = factorize_typed(cells)
+    try:
+        codes, uniq = factorize_typed(cells)
+    except TypeError:  # unhashable cells (dicts, lists: nested JSON) are each written as they are
+        return {}
     texts: dict[int, set[str]] = {}
     for i in other:
         if codes[i] >= 0:
