@@ -3,6 +3,7 @@
 ``csum`` was ``sum(clip(x)) - mid * count``: with bounds far from 0 both terms round to
 multiples of ``ulp(n * hi)`` and their difference was off by thousands where one person moves
 it by ``half`` -- the noise, calibrated to ``half``, then hid nothing (and the mean was wrong).
+It is now the exact sum of grid terms (veil.dp._exact_sum), within ``n h / 2`` of the real sum.
 """
 
 from __future__ import annotations
@@ -11,10 +12,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from veil.dp._exact_sum import FRAME_DIGITS, SumGrid
 from veil.dp.frame import PrivateFrame
 from veil.dp.frame._compute import ColumnStats
 
 pytestmark = pytest.mark.filterwarnings("ignore::veil.errors.InsecureRandomWarning")
+
+
+def _slack(bounds: tuple[float, float], n: int) -> float:
+    """How far ``n`` centred grid terms may sum from the float64 terms: ``h / 2`` each, plus the
+    float64 rounding of those terms and of their sum (relative 1e-12 here)."""
+    grid = SumGrid.make(*bounds, centred=True, digits=FRAME_DIGITS)
+    return n * grid.h / 2 + 1e-12 * n * (bounds[1] - bounds[0])
+
 
 T = 2.0**52  # floats here are whole numbers: ulp(T) = 1, ulp(1000 T) = 1024
 
@@ -62,11 +72,10 @@ def test_the_mean_of_values_far_from_zero_is_right(grouped) -> None:
 
 @pytest.mark.parametrize("grouped", [False, True])
 @pytest.mark.parametrize("bounds", [(0.0, 100.0), (-3.0, 7.0), (-1e-3, 1e-3), (10.0, 25.0)])
-def test_bounds_near_zero_take_the_fast_path_within_the_sensitivity(grouped, bounds) -> None:
-    """Bounds within two widths of 0 reuse the clamped sum (``sum - mid * count``, one scan of
-    the values, as before the term-by-term sums): an added value still moves the centred sum by
-    at most ``half`` (up to the relative rounding docs/dp.md bounds), and it equals the
-    term-by-term sum to that rounding."""
+def test_bounds_near_zero_move_within_the_sensitivity(grouped, bounds) -> None:
+    """Bounds within two widths of 0 (where ``sum - mid * count`` used to be taken, relying on
+    its rounding being small): an added value moves the exact centred sum by at most ``half``,
+    and the sum is within ``n h / 2`` of the float64 sum of the centred values."""
     lo, hi = bounds
     half = (hi - lo) / 2.0
     rng = np.random.default_rng(1)
@@ -77,22 +86,23 @@ def test_bounds_near_zero_take_the_fast_path_within_the_sensitivity(grouped, bou
             d = ColumnStats(None if groups is None else groups[:n], 1, x)
             d2 = ColumnStats(groups, 1, np.append(x, extra))
             moved = abs(float(d2.centred_sum(bounds)[0] - d.centred_sum(bounds)[0]))
-            assert moved <= half * (1 + 1e-9), (n, extra, moved)
+            assert moved <= half, (n, extra, moved)
         terms = float(d._centred(bounds)[0][0])
-        assert float(d.centred_sum(bounds)[0]) == pytest.approx(terms, abs=1e-9 * n * half)
+        assert float(d.centred_sum(bounds)[0]) == pytest.approx(terms, abs=_slack(bounds, n))
 
 
 @pytest.mark.parametrize("squares", [None, set()])
 def test_the_centred_scan_tells_missing_values(squares) -> None:
-    """Ungrouped, the centred scan also tells whether a value is missing (a NaN sum), so the
-    count needs no scan of its own; with ``squares`` empty it sums the centred values alone."""
+    """Ungrouped, the exact centred scan also tells whether a value is missing, so the count
+    needs no scan of its own; with ``squares`` empty no square is summed."""
     lo, hi = 1000.0, 1100.0
     x = np.random.default_rng(5).uniform(990.0, 1110.0, 3000)
     x[[7, 2999]] = np.nan
     for values in (x, x[~np.isnan(x)]):
         d = ColumnStats(None, 1, values, squares)
         y = np.clip(values[~np.isnan(values)], lo, hi) - (lo + hi) / 2.0
-        assert d.centred_sum((lo, hi))[0] == pytest.approx(y.sum(), rel=1e-12, abs=1e-9)
+        slack = _slack((lo, hi), y.size)
+        assert d.centred_sum((lo, hi))[0] == pytest.approx(y.sum(), rel=1e-12, abs=slack)
         assert d.count()[0] == y.size
         assert d.has_nan == (values.size != y.size)
         if squares is None:
@@ -113,7 +123,9 @@ def test_grouped_centred_sums_square_only_the_bounds_asked_for(squares) -> None:
     ok = ~np.isnan(x)
     y = np.clip(x[ok], lo, hi) - (lo + hi) / 2.0
     want1 = np.bincount(g[ok], weights=y, minlength=3)
-    np.testing.assert_allclose(d.centred_sum((lo, hi)), want1, rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(
+        d.centred_sum((lo, hi)), want1, rtol=1e-12, atol=_slack((lo, hi), ok.sum())
+    )
     got2 = d.centred_squares((lo, hi))
     if squares is None or (lo, hi) in squares:
         want2 = np.bincount(g[ok], weights=y * y, minlength=3) - 50.0**2 / 2 * d.count()

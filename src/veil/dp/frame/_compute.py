@@ -1,13 +1,13 @@
 """Vectorized per-group statistics and their noisy versions (factorized codes + ``bincount``).
 
 Exact statistics are computed once per column reading (its cells for ``COUNT(col)``, their
-numbers for the rest) and shared between components: the non-missing count, the clamped sum
-and the centred sum of squares.  The centred sum is ``sum - mid * count`` for bounds near 0
-and sums its own clipped terms for bounds far from 0 (:func:`veil._parallel.far_from_zero`),
-where that difference cancelled catastrophically.  Ungrouped queries (``groups is None``) read
-"any value missing?" and the in-bounds sum from one block-wise scan (or, far from 0, from the
-centred scan itself), else use the block-wise clamp-and-sum (:mod:`veil._parallel`, threaded
-when large) instead of ``bincount``.  Missing values are
+numbers for the rest) and shared between components: the non-missing count, the clamped sum,
+the centred sum and the centred sum of squares.  Sums of clamped and of centred values are
+*exact* sums of terms rounded to a public power-of-two grid (:mod:`veil.dp._exact_sum`), so one
+person moves them by at most the sensitivity the noise covers, whatever floating-point
+summation would have rounded (Casacuberta et al., CCS 2022): per group by ``bincount`` of the
+grid terms (exact for groups of fewer than 2^29 rows), ungrouped by the block-wise exact scan
+(threaded when large), which also tells whether a value is missing.  Missing values are
 excluded, never turned into zeros that would count as data.
 
 Example
@@ -24,7 +24,8 @@ import math
 
 import numpy as np
 
-from veil._parallel import BLOCK, clamped_sum, far_from_zero, map_parts, scan_moments
+from veil._parallel import BLOCK, map_parts, scan_moments
+from veil.dp._exact_sum import FRAME_DIGITS, SumGrid, centre, grid_sum, grid_terms
 from veil.dp._rng import BitSource
 from veil.dp.frame import _noise
 from veil.dp.frame._budget import COUNT_KINDS, Component
@@ -71,7 +72,7 @@ class ColumnStats:
         self._scan: tuple[float, float, float, float] | None = None
         self._valid: np.ndarray | None = None
         self._count: np.ndarray | None = None
-        self._sums: dict[tuple[float, float], np.ndarray] = {}
+        self._sums: dict[tuple[tuple[float, float], bool], np.ndarray] = {}
         self._sqs: dict[tuple[float, float], tuple[np.ndarray, np.ndarray]] = {}
 
     def _moments(self) -> tuple[float, float, float, float]:
@@ -108,45 +109,49 @@ class ColumnStats:
                 self._count = self._bincount(self.valid.astype(np.float64))
         return self._count
 
-    def _clipped(self, bounds: tuple[float, float]) -> np.ndarray:
-        x = np.clip(self.values, *bounds)
-        if self.has_nan:
-            x[~self.valid] = 0.0
-        return x
+    def _grid_total(self, bounds: tuple[float, float], centred: bool) -> np.ndarray:
+        """Exact sum per group of the grid terms of ``clip(x)`` (or ``clip(x) - mid``), cached.
+
+        The terms are multiples of the grid ``h`` of ``SumGrid.make(..., digits=FRAME_DIGITS)``
+        bounded by ``2^24 h``, so every float64 partial sum of fewer than 2^29 of them is exact.
+        """
+        key = (bounds, centred)
+        if key not in self._sums:
+            lo, hi = bounds
+            if lo == hi:  # every clamped value is lo: the statistic is the count times it
+                s = (0.0 if centred else lo) * self.count()
+            else:
+                grid = SumGrid.make(lo, hi, centred=centred, digits=FRAME_DIGITS)
+                if self.groups is None:
+                    units = None
+                    if self._has_nan is not True:  # not known to miss values: read them all
+                        units, cmin, _ = grid_sum(self.values, grid)
+                        self._has_nan = math.isnan(cmin)  # NaN only from a missing value
+                    if self._has_nan:
+                        units = grid_sum(self.values[self.valid], grid)[0]
+                    assert units is not None
+                    s = np.array([units * grid.h])  # exact: below 2^53 units (2^29 rows)
+                else:
+                    t = grid_terms(self.values, grid)
+                    if self.has_nan:
+                        t[~self.valid] = 0.0
+                    s = self._bincount(t)
+            self._sums[key] = s
+        return self._sums[key]
 
     def total(self, bounds: tuple[float, float]) -> np.ndarray:
-        """Sum of clamped values per group."""
-        if bounds not in self._sums:
-            if self.groups is None and not self.has_nan:
-                mn, mx, raw, _ = self._moments()
-                inside = bounds[0] <= mn and mx <= bounds[1]  # then clamping changes nothing
-                s = np.array([raw if inside else clamped_sum(self.values, *bounds)])
-            elif self.groups is None:
-                s = np.array([float(np.clip(self.values[self.valid], *bounds).sum())])
-            else:
-                s = self._bincount(self._clipped(bounds))
-            self._sums[bounds] = s
-        return self._sums[bounds]
+        """Sum of the clamped values per group (exact sum of their grid terms)."""
+        return self._grid_total(bounds, False)
 
     def centred_sum(self, bounds: tuple[float, float]) -> np.ndarray:
-        """Sum of the centred values ``y = clip(clip(x) - mid, -half, half)`` per group.
+        """Sum of the centred values ``clip(x) - mid`` per group (exact sum of their grid
+        terms, each within ``+-half``; ``mid`` is :func:`~veil.dp._exact_sum.centre`).
 
-        The terms are summed themselves, never ``sum(clip(x)) - mid * count``: with bounds far
-        from 0 (``(2^52, 2^52 + 2)``, timestamps in a narrow window) both products round to
-        multiples of ``ulp(n hi)``, and their difference was off by thousands where one person
-        moves it by ``half`` (``1``): neighbouring tables differed far beyond the sensitivity
-        the noise covers.  ``y`` is clipped to ``+-half`` again because ``mid`` itself may be
-        rounded (``clip(x) - mid`` then reaches ``half + ulp(mid) / 2``).
-
-        For bounds near 0 (``max(|lo|, |hi|) <= 2 (hi - lo)``) ``sum(clip(x)) - mid * count``
-        rounds relative to ``n (hi - lo)`` only (below 1e-6 of ``half`` at 10M rows, as the
-        term-by-term sum: docs/dp.md, known limitations) and reuses the clamped sum (for an
-        ungrouped column inside the bounds, the one scan of the values), so it is taken there.
+        Never ``sum(clip(x)) - mid * count``: with bounds far from 0 (``(2^52, 2^52 + 2)``,
+        timestamps in a narrow window) both products round to multiples of ``ulp(n hi)``, and
+        their difference was off by thousands where one person moves it by ``half`` (``1``).
         """
-        lo, hi = bounds
-        if not far_from_zero(lo, hi):
-            return self.total(bounds) - (lo + hi) / 2.0 * self.count()
-        return self._centred(bounds)[0]
+        return self._grid_total(bounds, True)
 
     def centred_squares(self, bounds: tuple[float, float]) -> np.ndarray:
         """Sum of ``y^2 - half^2 / 2`` per group (``y`` as in :meth:`centred_sum`; each term
@@ -156,7 +161,10 @@ class ColumnStats:
         return self._centred(bounds)[1] - half * half / 2.0 * self.count()
 
     def _centred(self, bounds: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
-        """``(sum y, sum y^2)`` per group, ``y`` the centred values (missing: none), cached."""
+        """``(sum y, sum y^2)`` per group, ``y`` the centred values (missing: none), cached.
+
+        Plain float64 sums (a variance's squares are not summed exactly: docs/dp.md, known
+        limitations); ``sum y`` only tells whether a value is missing."""
         if bounds not in self._sqs:
             lo, hi = bounds
             sq = self._squares is None or bounds in self._squares
@@ -201,7 +209,7 @@ def _centre(x: np.ndarray, lo: float, hi: float, out: np.ndarray) -> np.ndarray:
     The second clip only where ``mid`` is rounded: when ``mid - lo`` and ``hi - mid`` round to
     at most ``half``, rounding (monotone) keeps every ``|clip(x) - mid|`` within ``half``.
     """
-    mid, half = (lo + hi) / 2.0, (hi - lo) / 2.0
+    mid, half = centre(lo, hi), (hi - lo) / 2.0
     np.minimum(x, hi, out=out)  # minimum/maximum propagate NaN (np.clip is slower)
     np.maximum(out, lo, out=out)
     out -= mid
@@ -274,7 +282,7 @@ def finish_output(func: str, bounds: tuple[float, float] | None, parts: list[np.
         return parts[0]
     assert bounds is not None
     lo, hi = bounds
-    mid, h = (lo + hi) / 2.0, (hi - lo) / 2.0
+    mid, h = centre(lo, hi), (hi - lo) / 2.0  # the shift of the centred grid terms
     if func == "sum":  # replacement neighbours: exact public count, noisy centred sum
         return mid * parts[0] + parts[1]
     n = np.maximum(parts[0], 1.0)

@@ -32,7 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from veil._parallel import clamped_sum, far_from_zero, scan_moments, shifted_clamped_sum
+from veil._parallel import far_from_zero, scan_moments
+from veil.dp._exact_sum import SumGrid, grid_sum, laplace_units
 from veil.dp._rng import resolve_rng
 from veil.dp._samplers import discrete_laplace, laplace_fp
 from veil.dp.tools._bounds import estimate_bounds
@@ -101,23 +102,30 @@ def _moment(
     if not estimate:
         lo_all, hi_all = parse_bounds(bounds, name, n_out)
     integer = dtype is not None and np.issubdtype(np.dtype(dtype), np.integer)
+    # sums and means add up exact terms on a public grid (veil.dp._exact_sum): one grid per
+    # pair of bounds, made (and a bound beyond 2^1016 refused) before anything is charged
+    grids: dict[tuple[float, float], SumGrid] = {}
+    if not estimate and kind in ("sum", "mean") and not (integer and kind == "sum"):
+        for lo, hi in set(zip(lo_all.tolist(), hi_all.tolist())):
+            if lo < hi:  # equal bounds: the statistic is public (n lo, or lo)
+                grids[lo, hi] = _grid(kind, nan, lo, hi)
     scan: tuple[float, float, float, float] | None = None
+    units: int | None = None  # the exact grid sum of a single statistic, from its scan
     if not nan and arr.size:
-        # validate the data (NaN/inf propagate into min/max) and learn whether clipping is
-        # needed at all.  A single statistic is scanned in cache-sized blocks (min, max, sum
-        # and sum of squares in one traversal of memory, on several threads when large);
-        # nothing is noised or released before the budget is charged below.
-        if n_out == 1:
-            shift = 0.0  # bounds away from 0: the sum of the terms x - mid (see cell)
-            if not estimate and kind in ("sum", "mean") and not (integer and kind == "sum"):
-                lo, hi = float(lo_all[0]), float(hi_all[0])
-                shift = (lo + hi) / 2.0 if far_from_zero(lo, hi) else 0.0
-            scan = scan_moments(arr.reshape(-1), squares=kind in ("var", "std"), shift=shift)
+        # validate the data (NaN/inf propagate into min/max).  A single statistic is scanned
+        # in cache-sized blocks (min, max and its sum, or sum of squares, in one traversal of
+        # memory, on several threads when large); nothing is noised or released before the
+        # budget is charged below.
+        grid = grids.get((float(lo_all[0]), float(hi_all[0]))) if grids else None
+        if n_out == 1 and grid is not None:
+            units, gmin, gmax = grid_sum(arr.reshape(-1), grid)  # on the grid (cmin, cmax)
+        elif n_out == 1:
+            scan = scan_moments(arr.reshape(-1), squares=kind in ("var", "std"))
             gmin, gmax = scan[0], scan[1]
         else:
             gmin, gmax = float(arr.min()), float(arr.max())
         if not (math.isfinite(gmin) and math.isfinite(gmax)):
-            check_finite(arr, nan=False, name=name)
+            check_finite(arr, nan=False, name=name)  # raises for NaN/inf only (not overflow)
     if arr.size == 0:
         raise InputError(f"{name}: empty input")
     eps_cell = cell_epsilon(eps, arr.shape)
@@ -140,32 +148,27 @@ def _moment(
         n = v.size
         if integer and kind == "sum":
             return _int_sum(v, lo, hi, e, rng)
-        inside = scan is not None and lo <= gmin and gmax <= hi
-        if kind in ("sum", "mean") and far_from_zero(lo, hi):
-            # bounds away from 0: noise the sum of the shifted terms clip(x) - c (sensitivity
-            # hi - lo), then add the public n c back; sum(clip(x)) is rounded relative to
-            # n max(|lo|, |hi|), which can exceed hi - lo by far: bounds (2^52, 2^52 + 2) gave
-            # neighbours' sums 1024 apart (docs/dp.md, known limitations).  Values inside the
-            # bounds: the scan summed these very terms already
-            c = (lo + hi) / 2.0
-            shifted = scan[2] if inside else shifted_clamped_sum(v, lo, hi, c)  # type: ignore[index]
-            if kind == "sum":
-                return float(np.clip(_lap(shifted, hi - lo, e, rng) + n * c, n * lo, n * hi))
-            return float(np.clip(_lap(shifted / n, (hi - lo) / n, e, rng) + c, lo, hi))
+        if kind in ("sum", "mean"):
+            if lo == hi:  # every clipped value is lo: nothing private
+                return float(n * lo if kind == "sum" else lo)
+            # the exact sum of the grid terms (veil.dp._exact_sum), noised in integer grid
+            # units (sensitivity hi - lo); its float64 sum was rounded relative to the sum
+            # itself, so neighbours could differ by more than the noise covers (Casacuberta
+            # et al. 2022; bounds (2^52, 2^52 + 2) gave neighbours' sums 1024 apart)
+            grid = grids.get((lo, hi)) or _grid(kind, False, lo, hi)  # estimated: <= 2^50
+            exact = units if units is not None else grid_sum(v, grid)[0]
+            k, g = laplace_units(exact, grid, hi - lo, e, rng)
+            if kind == "sum":  # + n shift: public post-processing of the noisy integer k
+                return float(np.clip(k * g + n * grid.shift, n * lo, n * hi))
+            return float(np.clip(k * g / n + grid.shift, lo, hi))
         x = v  # the clamped values (needed by var/std when not read from the scan)
-        if inside:  # clamping changes nothing: the scan already holds the sum
-            total = scan[2]  # type: ignore[index]
-        elif kind in ("sum", "mean"):  # the clamped sum, block by block (no clamped copy)
-            total = clamped_sum(v, lo, hi)
+        if scan is not None and lo <= gmin and gmax <= hi:  # clamping changes nothing
+            total = scan[2]
         else:
             x = np.minimum(np.maximum(v, lo), hi)
             total = float(x.sum())
-        if kind == "sum":
-            return float(np.clip(_lap(total, hi - lo, e, rng), n * lo, n * hi))
-        if kind == "mean":
-            return float(np.clip(_lap(total / n, (hi - lo) / n, e, rng), lo, hi))
         sens = _var_sens(lo, hi, n)
-        if inside and _dot_ok(lo, hi, n):
+        if x is v and scan is not None and _dot_ok(lo, hi, n):
             true_var = max(scan[3] / n - (total / n) ** 2, 0.0)  # type: ignore[index]
         else:
             true_var = _population_var(x, lo, hi)
@@ -183,6 +186,14 @@ def _moment(
             )
         return rounded.astype(dtype) if np.ndim(out) else np.dtype(dtype).type(int(rounded))
     return out
+
+
+def _grid(kind: str, nan: bool, lo: float, hi: float) -> SumGrid:
+    """The exact-sum grid of a sum or mean with bounds ``[lo, hi]``: terms ``clip(x) - mid``
+    for means of NaN-skipping data and for bounds far from 0 (then ``n mid``, public, is added
+    after the noise), else ``clip(x)`` (one subtraction fewer per value)."""
+    centred = (nan and kind == "mean") or far_from_zero(lo, hi)
+    return SumGrid.make(lo, hi, centred=centred)
 
 
 def _var_sens(lo: float, hi: float, n: int) -> float:
@@ -268,18 +279,28 @@ def _nan_cell(
         total, tlo, thi = _truncated(v[~np.isnan(v)], lo, hi)
         out = _geo(total, max(thi - tlo, abs(tlo), abs(thi)), e, rng)
         return float(np.clip(out, size * min(tlo, 0), size * max(thi, 0)))
-    x = np.clip(v[~np.isnan(v)], lo, hi)
-    if kind == "sum":
+    kept = v[~np.isnan(v)]
+    if kind in ("sum", "mean") and lo < hi:
+        # exact grid sums (veil.dp._exact_sum); a record may switch to NaN: the plain sum's
+        # term leaves (|term| <= max(|lo|, |hi|)), the centred one's moves by <= (hi - lo) / 2
+        grid = _grid(kind, True, lo, hi)
+        exact = grid_sum(kept, grid)[0]
+        if kind == "sum":
+            k, g = laplace_units(exact, grid, max(hi - lo, abs(lo), abs(hi)), e, rng)
+            return float(np.clip(k * g, size * min(lo, 0), size * max(hi, 0)))
+        e_s = e * math.sqrt(2) / (1 + math.sqrt(2))
+        k, g = laplace_units(exact, grid, hi - lo, e_s, rng)
+        cnt = _geo(kept.size, 1, e - e_s, rng)
+        return float(np.clip(grid.shift + k * g / max(cnt, 1), lo, hi))
+    x = np.clip(kept, lo, hi)
+    if kind == "sum":  # equal bounds: the noise covers a record switching to NaN
         sens = max(hi - lo, abs(lo), abs(hi))
         return float(
             np.clip(_lap(float(x.sum()), sens, e, rng), size * min(lo, 0), size * max(hi, 0))
         )
     c = (lo + hi) / 2
-    if kind == "mean":
-        e_s = e * math.sqrt(2) / (1 + math.sqrt(2))
-        s = _lap(float((x - c).sum()), hi - lo, e_s, rng)
-        cnt = _geo(x.size, 1, e - e_s, rng)
-        return float(np.clip(c + s / max(cnt, 1), lo, hi))
+    if kind == "mean":  # equal bounds: lo, whatever the data
+        return float(lo)
     e3 = e / 3
     cnt = max(_geo(x.size, 1, e3, rng), 1)
     s1 = _lap(float((x - c).sum()), hi - lo, e3, rng)
