@@ -22,6 +22,10 @@ only reduce the error):
 * ``nanmean``: noisy centred sum / noisy count with the budget split ``sqrt 2 : 1``
   (minimises the worst-case error); ``nanvar``: noisy count, centred sum and centred sum of
   squares, one third of the budget each.
+
+Sums, means and variances are computed exactly on grid terms (:mod:`veil.dp._exact_sum`,
+:mod:`veil.dp._exact_moments`), so the sensitivities hold for the computed values, not only
+in real arithmetic (Casacuberta et al., CCS 2022).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from veil._parallel import far_from_zero, scan_moments
+from veil.dp._exact_moments import VAR_DIGITS, exact_variance, grid_moments, laplace_exact
 from veil.dp._exact_sum import SumGrid, grid_sum, laplace_units
 from veil.dp._rng import resolve_rng
 from veil.dp._samplers import discrete_laplace, laplace_fp
@@ -105,23 +110,25 @@ def _moment(
     # sums and means add up exact terms on a public grid (veil.dp._exact_sum): one grid per
     # pair of bounds, made (and a bound beyond 2^1016 refused) before anything is charged
     grids: dict[tuple[float, float], SumGrid] = {}
-    if not estimate and kind in ("sum", "mean") and not (integer and kind == "sum"):
+    if not estimate and not (integer and kind == "sum"):
         for lo, hi in set(zip(lo_all.tolist(), hi_all.tolist())):
-            if lo < hi:  # equal bounds: the statistic is public (n lo, or lo)
+            if lo < hi:  # equal bounds: the statistic is public (n lo, lo, or 0)
                 grids[lo, hi] = _grid(kind, nan, lo, hi)
-    scan: tuple[float, float, float, float] | None = None
     units: int | None = None  # the exact grid sum of a single statistic, from its scan
+    moments: tuple[int, int, int] | None = None  # or its exact (sum m, sum m^2, n)
     if not nan and arr.size:
         # validate the data (NaN/inf propagate into min/max).  A single statistic is scanned
-        # in cache-sized blocks (min, max and its sum, or sum of squares, in one traversal of
-        # memory, on several threads when large); nothing is noised or released before the
-        # budget is charged below.
+        # in cache-sized blocks (min, max and its exact sums in one traversal of memory, on
+        # several threads when large); nothing is noised or released before the budget is
+        # charged below.
         grid = grids.get((float(lo_all[0]), float(hi_all[0]))) if grids else None
-        if n_out == 1 and grid is not None:
+        if n_out == 1 and grid is not None and kind in ("sum", "mean"):
             units, gmin, gmax = grid_sum(arr.reshape(-1), grid)  # on the grid (cmin, cmax)
+        elif n_out == 1 and grid is not None:
+            s1, s2, n_all, gmin, gmax = grid_moments(arr.reshape(-1), grid)
+            moments = (s1, s2, n_all)
         elif n_out == 1:
-            scan = scan_moments(arr.reshape(-1), squares=kind in ("var", "std"))
-            gmin, gmax = scan[0], scan[1]
+            gmin, gmax = scan_moments(arr.reshape(-1))[:2]
         else:
             gmin, gmax = float(arr.min()), float(arr.max())
         if not (math.isfinite(gmin) and math.isfinite(gmax)):
@@ -161,18 +168,17 @@ def _moment(
             if kind == "sum":  # + n shift: public post-processing of the noisy integer k
                 return float(np.clip(k * g + n * grid.shift, n * lo, n * hi))
             return float(np.clip(k * g / n + grid.shift, lo, hi))
-        x = v  # the clamped values (needed by var/std when not read from the scan)
-        if scan is not None and lo <= gmin and gmax <= hi:  # clamping changes nothing
-            total = scan[2]
-        else:
-            x = np.minimum(np.maximum(v, lo), hi)
-            total = float(x.sum())
+        if lo == hi:  # every clipped value is lo
+            return 0.0
+        # the exact variance of the grid terms (veil.dp._exact_moments), noised in exact
+        # arithmetic; E[x^2] - E[x]^2 in float64 cancelled catastrophically away from 0
+        grid = grids.get((lo, hi)) or _grid(kind, False, lo, hi)
+        s1, s2, n_terms = moments if moments is not None else grid_moments(v, grid)[:3]
         sens = _var_sens(lo, hi, n)
-        if x is v and scan is not None and _dot_ok(lo, hi, n):
-            true_var = max(scan[3] / n - (total / n) ** 2, 0.0)  # type: ignore[index]
-        else:
-            true_var = _population_var(x, lo, hi)
-        v_noisy = float(np.clip(_lap(true_var, sens, e, rng), 0.0, (hi - lo) * (hi - lo) / 4))
+        if sens == 0:  # one value: its variance is 0, whatever it is
+            return 0.0
+        k, g = laplace_exact(exact_variance(s1, s2, n_terms, grid.h), sens, e, rng)
+        v_noisy = float(np.clip(k * g, 0.0, (hi - lo) * (hi - lo) / 4))
         return math.sqrt(v_noisy) if kind == "std" else v_noisy
 
     out = apply_axis(arr, axes, keepdims, cell)
@@ -189,9 +195,12 @@ def _moment(
 
 
 def _grid(kind: str, nan: bool, lo: float, hi: float) -> SumGrid:
-    """The exact-sum grid of a sum or mean with bounds ``[lo, hi]``: terms ``clip(x) - mid``
-    for means of NaN-skipping data and for bounds far from 0 (then ``n mid``, public, is added
-    after the noise), else ``clip(x)`` (one subtraction fewer per value)."""
+    """The exact-sum grid of a statistic with bounds ``[lo, hi]``: terms ``clip(x) - mid``
+    for variances (on the coarser :data:`~veil.dp._exact_moments.VAR_DIGITS` grid), means of
+    NaN-skipping data and bounds far from 0 (then ``n mid``, public, is added after the noise),
+    else ``clip(x)`` (one subtraction fewer per value)."""
+    if kind in ("var", "std"):
+        return SumGrid.make(lo, hi, centred=True, digits=VAR_DIGITS)
     centred = (nan and kind == "mean") or far_from_zero(lo, hi)
     return SumGrid.make(lo, hi, centred=centred)
 
@@ -229,22 +238,6 @@ def _check_noise(
         check_noise(e - e_s, geometric=[1])
     else:
         check_noise(e / 3, laplace=[w, w * w / 4], geometric=[1])
-
-
-def _dot_ok(lo: float, hi: float, n: int) -> bool:
-    """``E[x^2] - E[x]^2`` is accurate far below the noise when the data are not offset far
-    from zero relative to their range: with ``|x| <= 2 (hi - lo)`` its rounding is at most
-    ``~4 d 2^-53 n`` of the sensitivity ``(hi - lo)^2 / n`` (depth ``d``; below 1e-6 at 10M rows;
-    it was 16 widths, 64 times that: docs/dp.md, known limitations)."""
-    return not far_from_zero(lo, hi) and n > 1024
-
-
-def _population_var(x: np.ndarray, lo: float, hi: float) -> float:
-    """``x.var()``; one BLAS pass (``x.x``) when the cancellation error is far below the noise."""
-    if _dot_ok(lo, hi, x.size):
-        mean = float(x.sum()) / x.size
-        return max(float(np.dot(x, x)) / x.size - mean * mean, 0.0)
-    return float(x.var())
 
 
 def _truncated(v: np.ndarray, lo: float, hi: float) -> tuple[int, int, int]:
@@ -298,13 +291,18 @@ def _nan_cell(
         return float(
             np.clip(_lap(float(x.sum()), sens, e, rng), size * min(lo, 0), size * max(hi, 0))
         )
-    c = (lo + hi) / 2
-    if kind == "mean":  # equal bounds: lo, whatever the data
-        return float(lo)
+    if kind == "mean" or lo == hi:  # equal bounds: lo, whatever the data (variance 0)
+        return float(lo) if kind == "mean" else 0.0
+    # exact sums of the centred grid terms and of their squares (veil.dp._exact_moments): a
+    # record switching to NaN moves them by at most half and half^2, a replaced one by at most
+    # hi - lo and half^2 (every term lies in [-half, half])
     e3 = e / 3
-    cnt = max(_geo(x.size, 1, e3, rng), 1)
-    s1 = _lap(float((x - c).sum()), hi - lo, e3, rng)
-    s2 = _lap(float(((x - c) ** 2).sum()), (hi - lo) * (hi - lo) / 4, e3, rng)
+    cnt = max(_geo(kept.size, 1, e3, rng), 1)
+    grid = _grid(kind, True, lo, hi)
+    u1, u2 = grid_moments(kept, grid)[:2]
+    k1, g1 = laplace_exact(Fraction(u1) * Fraction(grid.h), hi - lo, e3, rng)
+    k2, g2 = laplace_exact(Fraction(u2) * Fraction(grid.h) ** 2, (hi - lo) * (hi - lo) / 4, e3, rng)
+    s1, s2 = k1 * g1, k2 * g2
     var = float(np.clip(s2 / cnt - (s1 / cnt) ** 2, 0.0, (hi - lo) * (hi - lo) / 4))
     return math.sqrt(var) if kind == "std" else var
 
