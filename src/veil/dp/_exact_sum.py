@@ -22,10 +22,12 @@ A record's term is::
   (``[lo, hi]``, or ``[-w/2, w/2]`` with ``w = fl(hi - lo)`` for centred terms).  So every
   term of every record, whatever its value (beyond the bounds, ``+-inf`` after an overflowing
   shift), lies in ``[A, B]``, and ``B - A <= w`` (``max(|A|, |B|) <= w/2`` when centred): the
-  sensitivities the noise is calibrated for hold *exactly* for the computed sum.
+  sensitivities the noise is calibrated for hold *exactly* for the computed sum.  Uncentred
+  bounds narrower than ``h`` away from 0 may hold no multiple of ``h``: then ``A = B`` is the
+  multiple next to them on the side of 0, so ``B - A = 0`` and ``|A| <= max(|lo|, |hi|)``.
 
 ``T(x)`` differs from ``clip(x, lo, hi) - shift`` by at most ``h/2`` plus the rounding of the
-shift: a deterministic bias of at most ``n h / 2`` on a sum of ``n`` terms, which the noise
+shift (``h`` for bounds narrower than ``h``, above): a deterministic bias of at most ``n h / 2`` on a sum of ``n`` terms, which the noise
 does not cover (it is accuracy, not privacy; with :data:`TOOLS_DIGITS` it is below
 ``2^-46 n R`` for terms bounded by ``R``).
 
@@ -125,9 +127,14 @@ class SumGrid:
         e = math.frexp(r)[1]  # r <= 2^e
         h = math.ldexp(1.0, max(e - digits, -1074))
         big = 1.5 * math.ldexp(1.0, 52) * h
-        lo_term = math.ceil(a / h) * h  # a / h, b / h: exact (powers of two, no underflow)
-        hi_term = math.floor(b / h) * h
-        return cls(shift, h, float(lo_term), float(hi_term), big)
+        lo_term = float(math.ceil(a / h) * h)  # a / h, b / h: exact (powers of two, no underflow)
+        hi_term = float(math.floor(b / h) * h)
+        if lo_term > hi_term:
+            # no multiple of h inside [a, b] (bounds narrower than h, away from 0; never when
+            # centred: 0 is a multiple): the one next to them on the side of 0, so that
+            # B - A = 0 and |A| = |B| <= max(|lo|, |hi|) still hold (bias below h per term)
+            lo_term = hi_term = hi_term if a > 0 else lo_term
+        return cls(shift, h, lo_term, hi_term, big)
 
     @property
     def span_units(self) -> int:

@@ -1,0 +1,80 @@
+"""Edge cases of the exact grid sums (:mod:`veil.dp._exact_sum`) found by a hostile review.
+
+* Bounds narrower than the grid ``h`` with no multiple of ``h`` between them (``PrivateFrame``
+  ``SUM`` with bounds ``(1000.00002, 1000.00004)``: ``h = 2^-14``): the clamp ``[A, B]`` was
+  empty (``A > B``) and every term became ``A = 1000.0000610...``, above ``hi``, so one added row
+  moved the sum by more than ``max(|lo|, |hi|)``, the sensitivity the noise covers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from veil.dp._exact_sum import FRAME_DIGITS, TOOLS_DIGITS, SumGrid, grid_sum, grid_terms
+from veil.dp.frame._compute import ColumnStats
+from veil.errors import NoiseScaleError
+
+_NARROW = [
+    (1000.00002, 1000.00004),
+    (-1000.00004, -1000.00002),
+    (1.0 + 2.0**-52, 1.0 + 2.0**-51),
+    (-(1.0 + 2.0**-51), -(1.0 + 2.0**-52)),
+    (2.0**900 * (1 + 2.0**-40), 2.0**900 * (1 + 2.0**-39)),
+]
+_BOUNDS = _NARROW + [
+    (0.0, 1.0),
+    (-3.0, -1.0),
+    (0.1, 0.7),
+    (5e-324, 1e-323),
+    (-1e-310, 3e-310),
+    (2.0**52, 2.0**52 + 2),
+    (2.0**53, 2.0**53 + 2),
+]
+_VALUES = [0.0, -0.0, 5e-324, -5e-324, 1e-300, 1.0, -1.0, 1e300, -1e300, math.inf, -math.inf]
+
+
+def _grids():
+    for (lo, hi), centred, digits in itertools.product(
+        _BOUNDS, (False, True), (TOOLS_DIGITS, FRAME_DIGITS)
+    ):
+        try:
+            grid = SumGrid.make(lo, hi, centred=centred, digits=digits)
+        except NoiseScaleError:
+            continue  # public refusal before anything is charged
+        yield lo, hi, centred, grid
+
+
+def test_every_term_lies_in_a_clamp_the_sensitivities_cover() -> None:
+    for lo, hi, centred, grid in _grids():
+        a, b = Fraction(grid.lo_term), Fraction(grid.hi_term)
+        w = Fraction(hi - lo)
+        assert math.isfinite(grid.big), (lo, hi, centred)
+        assert a <= b and b - a <= w, (lo, hi, centred)
+        bound = w / 2 if centred else max(abs(Fraction(lo)), abs(Fraction(hi)))
+        assert max(abs(a), abs(b)) <= bound, (lo, hi, centred)
+        # the band where one addition of C rounds to the grid and the bits are linear
+        h = Fraction(grid.h)
+        assert 2**52 * h <= Fraction(grid.c_lo) and Fraction(grid.c_hi) < 2**53 * h
+        x = np.array(_VALUES + [lo, hi, np.nextafter(lo, -1e308), np.nextafter(hi, 1e308)])
+        terms = grid_terms(x, grid)
+        assert all(a <= Fraction(t) <= b for t in terms.tolist()), (lo, hi, centred)
+        units = grid_sum(np.tile(x, 3), grid)[0]
+        assert Fraction(units) * h == 3 * sum(Fraction(t) for t in terms.tolist())
+
+
+@pytest.mark.parametrize("bounds", _NARROW[:2])
+@pytest.mark.parametrize("grouped", [False, True])
+def test_frame_sum_of_narrow_bounds_moves_by_at_most_max_bound(bounds, grouped) -> None:
+    """One added row moves the plain sum by at most ``max(|lo|, |hi|)`` (add/remove)."""
+    x = np.full(10, (bounds[0] + bounds[1]) / 2)
+    y = x[:-1]
+    sums = []
+    for v in (x, y):
+        groups = np.zeros(v.size, dtype=np.int64) if grouped else None
+        sums.append(Fraction(float(ColumnStats(groups, 1, v).total(bounds)[0])))
+    assert abs(sums[0] - sums[1]) <= max(abs(Fraction(bounds[0])), abs(Fraction(bounds[1])))
