@@ -4,6 +4,11 @@
   ``SUM`` with bounds ``(1000.00002, 1000.00004)``: ``h = 2^-14``): the clamp ``[A, B]`` was
   empty (``A > B``) and every term became ``A = 1000.0000610...``, above ``hi``, so one added row
   moved the sum by more than ``max(|lo|, |hi|)``, the sensitivity the noise covers.
+* Centred bounds whose half-width rounds to 0 (``(0, 2^-1074)``) were refused as "too wide"
+  after the frame had charged the budget (its ``AVG`` released before exact sums).
+* ``C = 1.5 * 2^52 * h`` overflowed for the frame's coarser grid (24 digits) with bounds beyond
+  ``2^994`` (the ``2^1016`` limit assumed 45 digits): every term became NaN.
+* Arrays not of float64 (``float32``) were lifted in their own precision.
 """
 
 from __future__ import annotations
@@ -13,9 +18,12 @@ import math
 from fractions import Fraction
 
 import numpy as np
+import pandas as pd
 import pytest
 
+from veil.dp import BudgetAccountant
 from veil.dp._exact_sum import FRAME_DIGITS, TOOLS_DIGITS, SumGrid, grid_sum, grid_terms
+from veil.dp.frame import PrivateFrame
 from veil.dp.frame._compute import ColumnStats
 from veil.errors import NoiseScaleError
 
@@ -34,6 +42,7 @@ _BOUNDS = _NARROW + [
     (-1e-310, 3e-310),
     (2.0**52, 2.0**52 + 2),
     (2.0**53, 2.0**53 + 2),
+    (2.0**1015, 2.0**1016 * 0.999),
 ]
 _VALUES = [0.0, -0.0, 5e-324, -5e-324, 1e-300, 1.0, -1.0, 1e300, -1e300, math.inf, -math.inf]
 
@@ -78,3 +87,22 @@ def test_frame_sum_of_narrow_bounds_moves_by_at_most_max_bound(bounds, grouped) 
         groups = np.zeros(v.size, dtype=np.int64) if grouped else None
         sums.append(Fraction(float(ColumnStats(groups, 1, v).total(bounds)[0])))
     assert abs(sums[0] - sums[1]) <= max(abs(Fraction(bounds[0])), abs(Fraction(bounds[1])))
+
+
+@pytest.mark.parametrize("func", ["mean", "var", "sum"])
+def test_frame_subnormal_width_releases_or_refuses_before_the_charge(func) -> None:
+    acc = BudgetAccountant()
+    pf = PrivateFrame(pd.DataFrame({"x": [0.0, 5e-324, 1.0]}), accountant=acc)
+    try:
+        out = pf.agg(epsilon=1.0, s=("x", func, (0.0, 5e-324)))
+    except NoiseScaleError:
+        assert acc.spent_budget == []
+    else:
+        assert 0.0 <= float(out["s"].iloc[0]) <= (3 * 5e-324 if func == "sum" else 5e-324)
+
+
+def test_float32_terms_are_lifted_in_float64() -> None:
+    grid = SumGrid.make(0.0, 1e31)
+    x = np.full(8, 3e30, dtype=np.float32)
+    assert grid_sum(x, grid)[0] == grid_sum(x.astype(np.float64), grid)[0]
+    assert np.array_equal(grid_terms(x, grid), grid_terms(x.astype(np.float64), grid))

@@ -110,7 +110,9 @@ class SumGrid:
         ``centred``: terms ``x - mid`` in ``[-w/2, w/2]`` (``w = fl(hi - lo)``), else ``x`` in
         ``[lo, hi]``.  ``digits``: ``h = 2^(ceil(log2 R) - digits)`` for terms bounded by ``R``.
         Raises :class:`~veil.errors.NoiseScaleError` (a :class:`~veil.errors.ConfigError`) for
-        bounds beyond ``2^1016``: public, so before anything is charged.
+        bounds beyond ``2^1016``, or where ``C`` overflows (``2^994`` with ``digits = 24``):
+        public, so before anything is charged.  A centred width of ``2^-1074`` (its half rounds
+        to 0) gives ``A = B = 0``.
         """
         if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
             raise ConfigError(f"sum bounds must be finite with lower < upper, got ({lo}, {hi})")
@@ -119,14 +121,15 @@ class SumGrid:
             shift, a, b = centre(lo, hi), -half, half
         else:
             shift, a, b = 0.0, lo, hi
-        r = max(abs(a), abs(b))
-        if not (math.isfinite(r) and r > 0) or math.frexp(r)[1] > _MAX_EXP:
-            raise NoiseScaleError(
-                f"sum bounds ({lo}, {hi}) are too wide for exact summation (beyond 2^{_MAX_EXP})"
-            )
-        e = math.frexp(r)[1]  # r <= 2^e
+        r = max(abs(a), abs(b))  # 0 only when centred and the width is 2^-1074 (half rounds)
+        e = math.frexp(r)[1] if math.isfinite(r) else _MAX_EXP + 1  # r < 2^e
         h = math.ldexp(1.0, max(e - digits, -1074))
         big = 1.5 * math.ldexp(1.0, 52) * h
+        if e > _MAX_EXP or not math.isfinite(big):  # big: coarser grids (fewer digits) overflow
+            raise NoiseScaleError(
+                f"sum bounds ({lo}, {hi}) are too wide for exact summation (beyond 2^{_MAX_EXP}"
+                f" or {digits} digits below 2^1023)"
+            )
         lo_term = float(math.ceil(a / h) * h)  # a / h, b / h: exact (powers of two, no underflow)
         hi_term = float(math.floor(b / h) * h)
         if lo_term > hi_term:
@@ -227,6 +230,7 @@ def grid_sum(x: np.ndarray, grid: SumGrid) -> tuple[int, float, float]:
     """
     if grid.h * 2.0**TOOLS_DIGITS < max(abs(grid.lo_term), abs(grid.hi_term)):
         raise ValueError("grid_sum needs a grid with at most TOOLS_DIGITS digits")
+    x = np.asarray(x, dtype=np.float64)  # float32 would be lifted (C added) in float32
     if x.size == 0:
         return 0, math.inf, -math.inf
     parts = map_parts(lambda p: _block_sums(p, grid), x)
@@ -248,6 +252,7 @@ def grid_terms(x: np.ndarray, grid: SumGrid) -> np.ndarray:
     >>> grid_terms(np.array([-1.0, 1.0, 3.5, 9.0]), g).tolist()
     [-2.0, -1.0, 1.5, 2.0]
     """
+    x = np.asarray(x, dtype=np.float64)  # float32 would be lifted (C added) in float32
     out = np.empty(x.shape, dtype=np.float64)
     flat_in, flat_out = x.reshape(-1), out.reshape(-1)
 
