@@ -103,12 +103,22 @@ class SumGrid:
 
     @classmethod
     def make(
-        cls, lo: float, hi: float, *, centred: bool = False, digits: int = TOOLS_DIGITS
+        cls,
+        lo: float,
+        hi: float,
+        *,
+        centred: bool = False,
+        digits: int = TOOLS_DIGITS,
+        symmetric: bool = True,
     ) -> SumGrid:
         """The grid for values clipped to ``[lo, hi]`` (public bounds, ``lo < hi`` finite).
 
         ``centred``: terms ``x - mid`` in ``[-w/2, w/2]`` (``w = fl(hi - lo)``), else ``x`` in
         ``[lo, hi]``.  ``digits``: ``h = 2^(ceil(log2 R) - digits)`` for terms bounded by ``R``.
+        ``symmetric=False`` (centred only): terms in ``[lo - mid, hi - mid]`` (exact), for
+        sensitivities that need ``B - A <= w`` and ``max(|A|, |B|) <= w`` only (replaced
+        records): where ``mid`` is rounded (``(2^53, 2^53 + 2)``: ``mid = 2^53``) the values
+        at one bound no longer lose up to ``w / 2`` each to the clamp at ``+-w/2``.
         Raises :class:`~veil.errors.NoiseScaleError` (a :class:`~veil.errors.ConfigError`) for
         bounds beyond ``2^1016``, or where ``C`` overflows (``2^994`` with ``digits = 24``):
         public, so before anything is charged.  A centred width of ``2^-1074`` (its half rounds
@@ -119,9 +129,11 @@ class SumGrid:
         if centred:  # any shift inside [lo, hi] will do: the clamp to [A, B] bounds the terms
             half = (hi - lo) / 2.0  # exact halving of the rounded width (inf: refused below)
             shift, a, b = centre(lo, hi), -half, half
+            if not symmetric and math.isfinite(half):  # exact: B - A <= hi - lo, B, -A <= w
+                a, b = Fraction(lo) - Fraction(shift), Fraction(hi) - Fraction(shift)
         else:
             shift, a, b = 0.0, lo, hi
-        r = max(abs(a), abs(b))  # 0 only when centred and the width is 2^-1074 (half rounds)
+        r = float(max(abs(a), abs(b)))  # 0 only when centred, width 2^-1074 (half rounds)
         e = math.frexp(r)[1] if math.isfinite(r) else _MAX_EXP + 1  # r < 2^e
         h = math.ldexp(1.0, max(e - digits, -1074))
         big = 1.5 * math.ldexp(1.0, 52) * h
@@ -130,8 +142,10 @@ class SumGrid:
                 f"sum bounds ({lo}, {hi}) are too wide for exact summation (beyond 2^{_MAX_EXP}"
                 f" or {digits} digits below 2^1023)"
             )
-        lo_term = float(math.ceil(a / h) * h)  # a / h, b / h: exact (powers of two, no underflow)
-        hi_term = float(math.floor(b / h) * h)
+        # a / h, b / h: exact (powers of two, no underflow; or fractions); the terms are below
+        # 2^digits h, so float() is exact
+        lo_term = float(math.ceil(a / h) * Fraction(h))
+        hi_term = float(math.floor(b / h) * Fraction(h))
         if lo_term > hi_term:
             # no multiple of h inside [a, b] (bounds narrower than h, away from 0; never when
             # centred: 0 is a multiple): the one next to them on the side of 0, so that
