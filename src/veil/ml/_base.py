@@ -34,6 +34,7 @@ __all__ = [
     "check_privacy_params",
     "check_array_2d",
     "resolve_bounds",
+    "check_bounds_span",
     "resolve_norm",
     "resolve_classes",
     "clip_rows_to_bounds",
@@ -303,6 +304,28 @@ def resolve_bounds(
     if (hi < lo).any():
         raise ConfigError(f"{name}: an upper bound is below its lower bound")
     return lo, hi
+
+
+def check_bounds_span(lo: np.ndarray, hi: np.ndarray, name: str = "bounds") -> None:
+    """:class:`ConfigError` when a mid-point ``lo + hi`` or a squared width ``(hi - lo)^2``
+    of the bounds is beyond float64's range (e.g. ``(-1e308, 1e308)``, ``(0, 1e200)``).
+
+    The estimators centre on the mid-points and scale variances and noise by squared widths;
+    with such bounds they produced infinite or NaN models (or an overflow warning, an error
+    under ``-W error``) *after* the budget was spent.  Public values only: checked before.
+
+    >>> check_bounds_span(np.array([0.0]), np.array([1e200]))
+    Traceback (most recent call last):
+    ...
+    veil.errors.ConfigError: bounds: the mid-point or squared width of a feature's bounds ...
+    """
+    with np.errstate(over="ignore"):
+        ok = np.isfinite(lo + hi).all() and np.isfinite((hi - lo) ** 2).all()
+    if not ok:
+        raise ConfigError(
+            f"{name}: the mid-point or squared width of a feature's bounds is beyond float64's "
+            "range; pass narrower bounds"
+        )
 
 
 def _per_feature(value: Any, d: int, name: str, side: str) -> np.ndarray:

@@ -21,8 +21,8 @@ from veil.ml._base import (
     resolve_classes,
 )
 from veil.ml._budget import Charge, atomic_fit
-from veil.ml._dptree import auto_depth, build_tree, leaf_distribution
-from veil.ml._noise import COUNT_SHARE, noisy_count, resolve_rng
+from veil.ml._dptree import LEAF_SHARE, auto_depth, build_tree, leaf_distribution
+from veil.ml._noise import COUNT_SHARE, check_laplace, noisy_count, resolve_rng
 
 __all__ = ["DecisionTreeClassifier", "RandomForestClassifier"]
 
@@ -274,4 +274,20 @@ def _prepare(est: Any, X: Any, y: Any, sample_weight: Any) -> tuple[Any, ...]:
     ya = check_target(est, y, len(Xa), classification=True)
     lo, hi = resolve_bounds(est.bounds, Xa)
     classes, codes = resolve_classes(est.classes, ya)
+    _check_tree_plan(md, float(est.epsilon))
     return Xa, codes, classes, lo, hi
+
+
+def _check_tree_plan(max_depth: int | None, eps: float) -> None:
+    """Refuse, before the charge, an epsilon whose Laplace noise a tree cannot draw: the
+    noisy row count of :func:`_depth_and_budget` (``max_depth=None``) and the leaf counts of
+    :func:`~veil.ml._dptree.build_tree` (``LEAF_SHARE`` of the tree's epsilon at any depth
+    from 1, all of it at depth 0).  The automatic depth is read from the noisy count, but
+    the leaves' share does not depend on it; every tree of a forest gets the same epsilon
+    (disjoint rows).  Public values only, so the refusal never depends on the data (it was
+    a NoiseScaleError while drawing, after the charge)."""
+    if max_depth is None:
+        eps_count = COUNT_SHARE * eps
+        check_laplace((1.0, eps_count), (1.0, LEAF_SHARE * (eps - eps_count)))
+    else:
+        check_laplace((1.0, eps if max_depth == 0 else LEAF_SHARE * eps))

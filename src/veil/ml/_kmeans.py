@@ -22,7 +22,7 @@ from veil.ml._base import (
     resolve_bounds,
 )
 from veil.ml._budget import Charge, atomic_fit
-from veil.ml._noise import COUNT_SHARE, add_laplace, noisy_count, resolve_rng
+from veil.ml._noise import COUNT_SHARE, add_laplace, check_laplace, noisy_count, resolve_rng
 
 __all__ = ["KMeans"]
 
@@ -168,18 +168,27 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
         Xa = check_array_2d(X, min_samples=2)
         lo, hi = resolve_bounds(self.bounds, Xa)
         n, d = Xa.shape
+        with np.errstate(over="ignore"):
+            diam2 = float(((hi - lo) ** 2).sum())
+            spans = np.concatenate([hi - lo, lo + hi])
+        if not (math.isfinite(diam2) and np.isfinite(spans).all()):
+            raise ConfigError(
+                "bounds: the width, mid-point or squared diameter of the box is beyond float64's range; pass "
+                "narrower bounds"
+            )
+        eps_inertia = float(share) * float(self.epsilon)
+        eps_iters = float(self.epsilon) - eps_inertia
+        need_count = self.init == "auto" or self.n_iter is None  # the plan reads the row count
+        eps_n = COUNT_SHARE * eps_iters if need_count else 0.0
+        eps_iters -= eps_n
+        cap = diam2 if clip is None else min(float(clip), diam2)
+        _check_plan(self, d, eps_n, eps_iters, cap, eps_inertia)
         rng = resolve_rng(self.random_state)
         with Charge(self.accountant, self.epsilon):
             Xc = np.clip(Xa, lo, hi)
             half = np.maximum((hi - lo) / 2.0, 1e-12)
             mid = (lo + hi) / 2.0
-            eps_inertia = float(share) * float(self.epsilon)
-            eps_iters = float(self.epsilon) - eps_inertia
-            n_hat = 0.0
-            if self.init == "auto" or self.n_iter is None:  # the plan needs the number of rows
-                eps_n = COUNT_SHARE * eps_iters
-                eps_iters -= eps_n
-                n_hat = noisy_count(n, eps_n, rng)
+            n_hat = noisy_count(n, eps_n, rng) if need_count else 0.0
             m = _grid_size(n_hat, d, eps_iters / 2) if self.init == "auto" else 0
             if m:
                 eps_grid = eps_iters / 2
@@ -206,12 +215,13 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
                 centers = np.where(keep[:, None], new, centers)
             labels = _assign(Xc, centers)
             dist2 = ((Xc - centers[labels]) ** 2).sum(axis=1)
-            diam2 = float(((hi - lo) ** 2).sum())
             if eps_inertia > 0:
-                cap = diam2 if clip is None else min(float(clip), diam2)
                 clipped = np.array([np.minimum(dist2, cap).sum()])
                 scale = cap / eps_inertia
-                noisy_inertia = add_laplace(clipped, scale, rng, sensitivity=cap)
+                # a box of width 0 (cap 0): every distance is 0, released exactly (no noise)
+                noisy_inertia = (
+                    add_laplace(clipped, scale, rng, sensitivity=cap) if cap > 0 else clipped
+                )
                 self.inertia_ = float(max(0.0, noisy_inertia[0]))
                 self.inertia_ci_ = float(scale * math.log(1 / 0.05))  # P(|Lap| > t) = e^{-t/b}
                 if self.inertia_ci_ > self.inertia_:
@@ -255,6 +265,38 @@ class KMeans(DPEstimatorMixin, ClusterMixin, TransformerMixin, BaseEstimator):
         return -float(((Xa - self.cluster_centers_[labels]) ** 2).sum())
 
 
+def _check_plan(
+    est: KMeans, d: int, eps_n: float, eps_iters: float, cap: float, eps_inertia: float
+) -> None:
+    """Refuse, before the charge, a fit whose noise some branch of its plan could not draw.
+
+    Which branch runs (the grid or not, the default number of iterations) is read from the
+    noisy row count after the charge, so every branch the public parameters allow is checked
+    here: the count (``1 / eps_n``), the grid's counts (``2 / eps_iters``), each iteration's
+    counts and sums for every possible ``n_iter`` (1 after the grid, 2, 3, 5 or 7 without it,
+    or the given one), and the inertia (``cap / eps_inertia``).  All are public (epsilon, its
+    shares, ``d``, the bounds), so the refusal never depends on the data.
+    """
+    releases: list[tuple[float, float] | tuple[float, float, int]] = []
+    if eps_n:
+        releases.append((1.0, eps_n))
+    grid = est.init == "auto" and 2**d <= _GRID_MAX_CELLS  # m = 2 fits
+    rests = [(eps_iters, [est.n_iter] if est.n_iter else [2, 3, 5, 7])]
+    if grid:
+        eps_grid = eps_iters / 2
+        releases.append((1.0, eps_grid))
+        rests.append((eps_iters - eps_grid, [est.n_iter or 1]))
+    ratio = (4 * d * 0.225**2) ** (1 / 3)
+    for rest, iters in rests:
+        for n_iter in iters:
+            eps_it = rest / n_iter
+            eps_count = eps_it / (1 + ratio)
+            releases += [(1.0, eps_count), (float(d), eps_it - eps_count, d)]
+    if eps_inertia > 0:
+        releases.append((cap, eps_inertia))
+    check_laplace(*releases)
+
+
 def _posterior_mean(y: np.ndarray, s: np.ndarray) -> np.ndarray:
     """Posterior mean of ``mu`` uniform on ``[-1, 1]`` given ``y = mu + Laplace(s)``, per entry.
 
@@ -289,7 +331,10 @@ _GRID_MAX_CELLS = 2**20
 def _grid_size(n: float, d: int, eps: float) -> int:
     """Cells per feature of the EUGkM grid, ``m = floor((n eps / theta)^{2/(2+d)})``, lowered
     until ``m^d <= 2^20``; 0 when fewer than 2 (no useful grid).  ``n`` is the noisy count."""
-    m = int(math.floor(max(n * eps / _GRID_THETA, 0.0) ** (2.0 / (2.0 + d))))
+    # at most 2^20 + 1 before the loop: a huge n * eps (or an infinite one) made ``m`` a
+    # gigantic integer (a loop of ``m`` steps) or an OverflowError after the charge
+    root = max(n * eps / _GRID_THETA, 0.0) ** (2.0 / (2.0 + d))  # inf stays inf, no error
+    m = int(math.floor(min(root, _GRID_MAX_CELLS + 1.0)))
     while m >= 2 and m**d > _GRID_MAX_CELLS:
         m -= 1
     return m if m >= 2 else 0
@@ -331,18 +376,23 @@ def _sphere_packing_init(k: int, lo: np.ndarray, hi: np.ndarray, rng: Any) -> np
 
     Centres are drawn uniformly in the box shrunk by a radius ``r`` and accepted only when at
     least ``2 r`` from every accepted centre; ``r`` shrinks until ``k`` centres fit.
+
+    The test runs on the unit-cube coordinates ``u`` of ``c = lo + width * u``: measured in
+    the box itself, a box of width 0 (or below ``1e-12``) put every centre at distance 0 of
+    the others, and ``r`` shrank thousands of times before ``k`` centres fitted (a fit that
+    hung after the budget was spent).
     """
     d = len(lo)
     width = hi - lo
     r = 0.5 / k ** (1 / d) if d else 0.0
     while True:
-        centers: list[np.ndarray] = []
+        units: list[np.ndarray] = []
         for _ in range(200 * k):
-            c = lo + width * (r + (1 - 2 * r) * rng.random(d))
-            if all(np.linalg.norm((c - o) / np.maximum(width, 1e-12)) >= 2 * r for o in centers):
-                centers.append(c)
-                if len(centers) == k:
-                    return np.array(centers)
+            u = r + (1 - 2 * r) * rng.random(d)
+            if all(np.linalg.norm(u - o) >= 2 * r for o in units):
+                units.append(u)
+                if len(units) == k:
+                    return lo + width * np.array(units)
         r *= 0.8
 
 

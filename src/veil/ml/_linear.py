@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from veil.errors import InputError
+from veil.errors import ConfigError, InputError
 from veil.ml._base import (
     DPEstimatorMixin,
     check_array_2d,
@@ -18,7 +18,7 @@ from veil.ml._base import (
     resolve_bounds,
 )
 from veil.ml._budget import Charge, atomic_fit
-from veil.ml._noise import add_laplace, resolve_rng
+from veil.ml._noise import add_laplace, check_laplace, resolve_rng
 
 __all__ = ["LinearRegression"]
 
@@ -93,14 +93,15 @@ class LinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         ya = check_target(self, y, len(Xa), classification=False).reshape(-1, 1)
         lo_x, hi_x = resolve_bounds(self.bounds_X, Xa, name="bounds_X")
         lo_y, hi_y = resolve_bounds(self.bounds_y, ya, name="bounds_y")
+        k = Xa.shape[1] + 1 + bool(self.fit_intercept)
+        # scaled entries each change by <= 1: L1 sensitivity = number of released entries
+        m = k * (k + 1) // 2
+        _check_public_scales(m, float(self.epsilon), lo_x, hi_x, lo_y, hi_y, self.fit_intercept)
         rng = resolve_rng(self.random_state)
         with Charge(self.accountant, self.epsilon):
             Z, h = scaled_design(Xa, ya, lo_x, hi_x, lo_y, hi_y, bool(self.fit_intercept))
-            k = Z.shape[1]
             G = Z.T @ Z
             iu = np.triu_indices(k)
-            # scaled entries each change by <= 1: L1 sensitivity = number of released entries
-            m = len(iu[0])
             noisy = add_laplace(G[iu], m / float(self.epsilon), rng, sensitivity=m, coords=m)
             Gn = np.zeros((k, k))
             Gn[iu] = noisy
@@ -126,6 +127,53 @@ class LinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         check_is_fitted(self, "coef_")
         Xa = check_n_features(self, X)
         return Xa @ self.coef_ + self.intercept_
+
+
+#: Largest ``h_max^2 * max(1, noise scale)`` accepted (``2^-200`` of float64's range): the
+#: noisy entries times ``h_i h_j`` then overflow only for a row count or a noise draw beyond
+#: ``2^200`` (never), instead of an infinite matrix failing ``eigvalsh`` after the charge.
+_MAX_SCALED = float(np.finfo(np.float64).max) * 2.0**-200
+
+
+def _half_widths(lo: np.ndarray, hi: np.ndarray, fit_intercept: bool) -> np.ndarray:
+    """The scaling ``h`` of :func:`scaled_design` for one block of bounds (inf on overflow)."""
+    if fit_intercept:
+        return np.maximum((hi - lo) / 2, 1e-12)
+    return np.maximum(np.maximum(abs(lo), abs(hi)), 1e-12)
+
+
+def _check_public_scales(
+    m: int,
+    epsilon: float,
+    lo_x: np.ndarray,
+    hi_x: np.ndarray,
+    lo_y: np.ndarray,
+    hi_y: np.ndarray,
+    fit_intercept: bool,
+) -> None:
+    """Refuse, before the charge, an epsilon or bounds the release cannot use.
+
+    The Laplace scale ``m / epsilon`` of the ``m`` released entries (:func:`check_laplace`),
+    and bounds so wide that undoing the scaling (``h_i h_j`` times a noisy entry) or the ridge
+    (``h_max^2`` times the scale) overflows, or whose mid-points overflow: all read public
+    values only, where they failed after the charge (a ``NoiseScaleError`` while drawing, a
+    ``LinAlgError`` on an infinite matrix, an overflow warning -- an error under ``-W error``
+    -- on the unused ``y``-``y`` entry).
+    """
+    check_laplace((float(m), epsilon, m))
+    with np.errstate(over="ignore"):
+        hx = float(np.max(_half_widths(lo_x, hi_x, fit_intercept), initial=1.0))
+        hy = float(np.max(_half_widths(lo_y, hi_y, fit_intercept)))
+        h = np.array([hx, hy])
+        mid = np.concatenate([lo_x + hi_x, lo_y + hi_y]) if fit_intercept else h
+        # A = X^T X scales by hx^2 (and the ridge by hx^2 times the scale), b = X^T y by
+        # hx hy, the (unused) y-y entry by hy^2
+        worst = max(hx * hx, hy * hy) * max(1.0, m / epsilon)
+    if not (np.isfinite(mid).all() and worst <= _MAX_SCALED):
+        raise ConfigError(
+            "bounds_X / bounds_y are too wide for float64 (their half-width squared times the "
+            "noise scale must stay below 2^-200 of float64's range); pass narrower bounds"
+        )
 
 
 def scaled_design(
@@ -162,4 +210,11 @@ def _ridge_solve(A: np.ndarray, b: np.ndarray, noise_scale: float) -> np.ndarray
     """Solve ``(A + r I) w = b`` with the smallest ridge ``r`` keeping it well conditioned."""
     eig_min = float(np.linalg.eigvalsh(A).min())
     r = max(0.0, noise_scale - eig_min)
-    return np.linalg.solve(A + r * np.eye(len(A)), b)
+    M = A + r * np.eye(len(A))
+    try:
+        return np.linalg.solve(M, b)
+    except np.linalg.LinAlgError:
+        # exactly singular: a noise scale (a huge epsilon) below the rounding of the entries,
+        # with collinear features; the minimum-norm solution instead of an error that, after
+        # the charge, depends on the data (post-processing of the noisy matrix)
+        return np.linalg.lstsq(M, b, rcond=None)[0]

@@ -13,6 +13,7 @@ from veil.errors import InputError
 from veil.ml._base import (
     DPClassifierMixin,
     check_array_2d,
+    check_bounds_span,
     check_n_features,
     check_privacy_params,
     check_real,
@@ -23,7 +24,7 @@ from veil.ml._base import (
     resolve_classes,
 )
 from veil.ml._budget import Charge, atomic_fit
-from veil.ml._noise import add_laplace, resolve_rng
+from veil.ml._noise import add_laplace, check_laplace, resolve_rng
 
 __all__ = ["GaussianNB"]
 
@@ -69,9 +70,11 @@ def variance_noise_sd(
     """
     theta, second = np.asarray(theta, float), np.asarray(second, float)
     counts = np.asarray(counts, float)
-    var = 2.0 * (1.0 + 4.0 * theta**2) / eps_each**2 + 2.0 * (second - 2.0 * theta**2) ** 2 / (
-        eps_count**2
-    )
+    # float64 squares: an epsilon beyond 1e154 squares to inf (the noise vanishes: sd 0), where
+    # Python's float ** raised OverflowError after the budget was charged
+    with np.errstate(over="ignore"):
+        e_each2, e_count2 = np.float64(eps_each) ** 2, np.float64(eps_count) ** 2
+    var = 2.0 * (1.0 + 4.0 * theta**2) / e_each2 + 2.0 * (second - 2.0 * theta**2) ** 2 / e_count2
     return np.sqrt(var) / counts
 
 
@@ -91,10 +94,15 @@ def posterior_mean_variance(v_hat: np.ndarray, sd: np.ndarray) -> np.ndarray:
     >>> round(float(posterior_mean_variance(np.array(10.0), np.array(1.0))), 4)
     10.0
     """
-    x = np.asarray(v_hat, float) / sd
-    # phi(x) / Phi(x) = sqrt(2/pi) / erfcx(-x / sqrt(2)): no exp(-x^2/2) cancellation far below 0
-    mills = np.sqrt(2.0 / np.pi) / erfcx(-x / np.sqrt(2.0))
-    return sd * (x + mills)
+    v_hat, sd = np.asarray(v_hat, float), np.asarray(sd, float)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        x = v_hat / sd
+        # phi(x) / Phi(x) = sqrt(2/pi) / erfcx(-x / sqrt(2)): no exp(-x^2/2) cancellation
+        # far below 0
+        mills = np.sqrt(2.0 / np.pi) / erfcx(-x / np.sqrt(2.0))
+        out = sd * (x + mills)
+    # no noise (sd 0, an epsilon so large its noise underflows): the posterior is v_hat, or 0
+    return np.where(sd > 0, out, np.maximum(v_hat, 0.0))
 
 
 class GaussianNB(DPClassifierMixin, ClassifierMixin, BaseEstimator):
@@ -176,21 +184,25 @@ class GaussianNB(DPClassifierMixin, ClassifierMixin, BaseEstimator):
         Xa = check_array_2d(X)
         ya = check_target(self, y, len(Xa), classification=True)
         lo, hi = resolve_bounds(self.bounds, Xa)
+        check_bounds_span(lo, hi)  # the variances scale by the squared widths
         classes, code = resolve_classes(self.classes, ya)
         priors = None
         if self.priors is not None:  # checked before any noise is drawn
             priors = np.asarray(self.priors, dtype=float)
             if priors.shape != (len(classes),) or not np.isclose(priors.sum(), 1.0):
                 raise InputError("priors must have one probability per class, summing to 1")
+        n_classes, d = len(classes), Xa.shape[1]
+        share = count_share(d)
+        eps_count = share * self.epsilon
+        eps_each = (1.0 - share) * self.epsilon / (2 * d)
+        # the noise scales 1 / eps_count and 1 / eps_each read public values only: an epsilon
+        # too large or too small for the samplers is refused before the charge
+        check_laplace((1.0, eps_count), (1.0, eps_each))
         rng = resolve_rng(self.random_state)
         with Charge(self.accountant, self.epsilon):
-            n_classes, d = len(classes), Xa.shape[1]
             mid, half = (lo + hi) / 2.0, np.maximum((hi - lo) / 2.0, 1e-12)
             # scaled to [-1, 1]: each record moves each coordinate of a sum by at most 1
             Z = np.clip((clip_rows_to_bounds(Xa, lo, hi) - mid) / half, -1.0, 1.0)
-            share = count_share(d)
-            eps_count = share * self.epsilon
-            eps_each = (1.0 - share) * self.epsilon / (2 * d)
             counts = np.bincount(code, minlength=n_classes).astype(float)
             sums = group_sums(code, Z, n_classes)
             sqs = group_sums(code, Z * Z, n_classes)

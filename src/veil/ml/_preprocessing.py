@@ -13,10 +13,11 @@ from sklearn.base import (
 )
 from sklearn.utils.validation import check_is_fitted
 
-from veil.errors import ConfigError, InputError
+from veil.errors import ConfigError, InputError, NoiseScaleError
 from veil.ml._base import (
     DPEstimatorMixin,
     check_array_2d,
+    check_bounds_span,
     check_n_features,
     check_privacy_params,
     clip_rows_to_norm,
@@ -25,9 +26,23 @@ from veil.ml._base import (
 )
 from veil.ml._budget import Charge, atomic_fit
 from veil.ml._naive_bayes import posterior_mean_variance
-from veil.ml._noise import COUNT_SHARE, add_laplace, noisy_count, resolve_rng
+from veil.ml._noise import (
+    COUNT_SHARE,
+    add_laplace,
+    check_laplace,
+    check_laplace_scale,
+    noisy_count,
+    resolve_rng,
+)
 
-__all__ = ["StandardScaler", "PCA", "noisy_moments", "noisy_scatter", "pca_mean_share"]
+__all__ = [
+    "StandardScaler",
+    "PCA",
+    "noisy_moments",
+    "moment_shares",
+    "noisy_scatter",
+    "pca_mean_share",
+]
 
 
 def unit_scaled(
@@ -64,9 +79,7 @@ def noisy_moments(
     """
     d = X.shape[1]
     Z, mid, half = unit_scaled(X, lo, hi)
-    n_rel = d * (2 if want_var else 1)
-    eps_count = 0.05 * epsilon
-    eps_each = (epsilon - eps_count) / n_rel
+    eps_count, eps_each = moment_shares(d, epsilon, want_var)
     n = max(1.0, float(add_laplace(np.array([len(Z)], dtype=float), 1.0 / eps_count, rng)[0]))
     mean_z = np.clip(add_laplace(Z.sum(0), 1.0 / eps_each, rng) / n, -1, 1)
     var = np.zeros(d)
@@ -74,6 +87,18 @@ def noisy_moments(
         second = np.clip(add_laplace((Z * Z).sum(0), 1.0 / eps_each, rng) / n, 0, 1)
         var = np.clip(second - mean_z**2, 0, 1) * half**2
     return n, mean_z * half + mid, var
+
+
+def moment_shares(d: int, epsilon: float, want_var: bool = True) -> tuple[float, float]:
+    """Epsilon of :func:`noisy_moments`' count (5 %) and of each of its ``d`` sums (and ``d``
+    sums of squares if ``want_var``): public, so a fit checks the noise scales ``1 / share``
+    (:func:`~veil.ml._noise.check_laplace`) before it spends the budget.
+
+    >>> moment_shares(2, 1.0)
+    (0.05, 0.2375)
+    """
+    eps_count = 0.05 * epsilon
+    return eps_count, (epsilon - eps_count) / (d * (2 if want_var else 1))
 
 
 def pca_mean_share(d: int, half: np.ndarray, norm: float, n_hat: float, epsilon: float) -> float:
@@ -99,13 +124,26 @@ def pca_mean_share(d: int, half: np.ndarray, norm: float, n_hat: float, epsilon:
     """
     a = 2.0 * d * d * float(np.sum(np.asarray(half, dtype=float) ** 2)) / max(float(n_hat), 1.0)
     b = np.sqrt(2.0 * d) * (d + 1) * float(norm) ** 2
-    lo, hi = 0.0, float(epsilon)
-    for _ in range(100):
-        mid = (lo + hi) / 2.0
-        if 2.0 * a * (epsilon - mid) ** 2 > b * mid**3:
-            lo = mid
-        else:
-            hi = mid
+    try:
+        lo, hi = 0.0, float(epsilon)
+        for _ in range(100):
+            mid = (lo + hi) / 2.0
+            if 2.0 * a * (epsilon - mid) ** 2 > b * mid**3:
+                lo = mid
+            else:
+                hi = mid
+    except OverflowError:
+        # a huge epsilon (beyond ~1e100): the same condition divided by epsilon^2, on the
+        # share t = eps_m / epsilon, where the powers of epsilon overflowed after the charge
+        lo, hi = 0.0, 1.0
+        with np.errstate(over="ignore"):
+            for _ in range(100):
+                mid = (lo + hi) / 2.0
+                if 2.0 * a * (1.0 - mid) ** 2 > b * float(epsilon) * mid**3:
+                    lo = mid
+                else:
+                    hi = mid
+        return (lo + hi) / 2.0 * float(epsilon)
     return (lo + hi) / 2.0
 
 
@@ -144,6 +182,62 @@ def noisy_scatter(Z: np.ndarray, norm: float, epsilon: float, rng: Any) -> np.nd
     out = np.zeros((d, d))
     out[iu] = noisy
     return out + np.triu(out, 1).T
+
+
+#: The norm bound's ``(d + 1) R^2`` must stay below ``2^-64`` of float64's range, so that no
+#: entry of the scatter matrix (at most ``n R^2``) overflows for any table that fits in memory.
+_MAX_SCATTER = float(np.finfo(np.float64).max) * 2.0**-64
+
+
+def _check_pca_plan(
+    est: Any, d: int, norm: float, eps: float, bounds: tuple[np.ndarray, np.ndarray] | None
+) -> tuple[float, float]:
+    """Check, before the charge, every noise scale a :class:`PCA` fit can draw, and return
+    the range ``[lo, hi]`` its mean share is clamped to.
+
+    The split between mean and scatter (:func:`pca_mean_share`) reads the noisy count, so it
+    is only known after the charge: the share is clamped to ``[d 2^-50, e - max(m 2^-50,
+    s 2^-899, e 2^-40)]`` (``e`` the epsilon left after the count, ``s`` the scatter's
+    sensitivity, ``m = d (d + 1) / 2`` its entries), whose ends give the largest and smallest
+    scale of both releases, and these are checked here.  The clamp binds only where a release
+    would come within a factor 4 of its sampler's limits (a grid-unit scale of ``2^52``, about
+    ``coords / share``, and a scale of ``2^900``: the fit failed after the charge, at a split
+    read from the noisy count) or the scatter would keep less than ``2^-40`` of ``e`` (a
+    ``data_norm`` far below the bounds' widths: its share rounded to 0, a ZeroDivisionError
+    after the charge).  A ``data_norm`` whose ``(d + 1) R^2`` overflows (or underflows to 0)
+    and bounds whose squared widths overflow are refused too.  All public values.
+    """
+    sens = (d + 1) * norm * norm / 2.0  # the scatter's L1 sensitivity (noisy_scatter)
+    if not 0 < 2.0 * sens <= _MAX_SCATTER:
+        raise ConfigError(
+            f"data_norm={est.data_norm!r} is out of float64's range for a scatter matrix of "
+            f"{d} features: (d + 1) data_norm^2 must be positive and below 2^-64 of float64's "
+            "largest value"
+        )
+    if bounds is None:  # centred: the count, then the scatter with 95 %
+        check_laplace((1.0, 0.05 * eps), (sens, 0.95 * eps, d * (d + 1) // 2))
+        return (0.0, 0.0)
+    lo, hi = bounds
+    check_bounds_span(lo, hi)
+    with np.errstate(over="ignore"):
+        a = 2.0 * d * d * np.sum(np.maximum((hi - lo) / 2.0, 1e-12) ** 2)
+    if not np.isfinite(a):
+        raise ConfigError("bounds: the sum of the squared widths is beyond float64's range")
+    eps_n = COUNT_SHARE * eps
+    rest = eps - eps_n
+    n_entries = d * (d + 1) // 2
+    high = rest - max(n_entries * 2.0**-50, sens * 2.0**-899, rest * 2.0**-40)
+    low = min(d * 2.0**-50, high)
+    if not low > 0:
+        raise NoiseScaleError(
+            f"epsilon {eps!r} is too small to split over the PCA releases (the mean and the "
+            "scatter matrix) with this data_norm"
+        )
+    check_laplace((1.0, eps_n))
+    for eps_mean in (low, high):  # the mean: d sums, each Laplace(d / eps_mean), sensitivity 1
+        check_laplace_scale(d / eps_mean)
+        check_laplace((sens, rest - eps_mean, n_entries))
+    return (low, high)
 
 
 class StandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
@@ -195,6 +289,9 @@ class StandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
         check_privacy_params(self.epsilon)
         Xa = check_array_2d(X)
         lo, hi = resolve_bounds(self.bounds, Xa)
+        check_bounds_span(lo, hi)  # the variances scale by the squared half-widths
+        eps_count, eps_each = moment_shares(Xa.shape[1], float(self.epsilon), self.with_std)
+        check_laplace((1.0, eps_count), (1.0, eps_each))  # public: before the charge
         rng = resolve_rng(self.random_state)
         with Charge(self.accountant, self.epsilon):
             n, mean, var = noisy_moments(
@@ -326,17 +423,20 @@ class PCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, B
         eps = float(self.epsilon)
         if not self.centered:
             lo, hi = resolve_bounds(self.bounds, Xa)
+        mean_range = _check_pca_plan(self, d, norm, eps, None if self.centered else (lo, hi))
         with Charge(self.accountant, eps):
             if self.centered:
                 mean = np.zeros(d)
                 eps_cov = 0.95 * eps
                 n_noisy = max(1.0, noisy_count(n, 0.05 * eps, rng))
             else:
-                # count (COUNT_SHARE), then the split of the rest from the noisy count
+                # count (COUNT_SHARE), then the split of the rest from the noisy count, kept
+                # in the range whose noise _check_pca_plan found drawable
                 eps_n = COUNT_SHARE * eps
                 n_noisy = max(1.0, noisy_count(n, eps_n, rng))
                 scaled, mid, half = unit_scaled(Xa, lo, hi)
                 eps_mean = pca_mean_share(d, half, norm, n_noisy, eps - eps_n)
+                eps_mean = min(max(eps_mean, mean_range[0]), mean_range[1])
                 eps_cov = eps - eps_n - eps_mean
                 # each of the d scaled sums has sensitivity 1 and gets eps_mean / d
                 sums = add_laplace(scaled.sum(0), d / eps_mean, rng)
