@@ -14,7 +14,7 @@
   ``symmetric=False`` clamps to the exact ``[lo - mid, hi - mid]`` instead (for replaced
   records, where ``B - A <= w`` is what the noise needs).
 
-Tools bugs in ``veil.dp.tools._moments`` (marked ``xfail(strict=True)`` until fixed there):
+Tools bugs in ``veil.dp.tools._moments`` (fixed there): ``sum``/``mean`` now use that grid;
 ``nansum`` with bounds far from 0 dropped the public shift, and ``mean``'s pre-charge check of
 its noise scale read ``(hi - lo) / n`` where the exact sum is noised at ``(hi - lo) / eps``.
 """
@@ -138,11 +138,6 @@ def test_float32_terms_are_lifted_in_float64() -> None:
     assert np.array_equal(grid_terms(x, grid), grid_terms(x.astype(np.float64), grid))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="veil.dp.tools._moments._nan_cell: nansum with bounds far from 0 sums centred "
-    "terms (clip(x) - mid) but never adds the shift back; use an uncentred grid there",
-)
 def test_nansum_far_from_zero_is_accurate() -> None:
     x = np.full(1000, 1050.0)
     x[::10] = np.nan
@@ -150,11 +145,6 @@ def test_nansum_far_from_zero_is_accurate() -> None:
     assert abs(got - 900 * 1050.0) < 1000.0  # the noise's scale is 11; the bias was 945000
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="veil.dp.tools._moments._check_noise checks mean's scale (hi - lo) / n / eps, but "
-    "the exact sum is noised by laplace_units at (hi - lo) / eps: it raises after the charge",
-)
 def test_mean_noise_scale_is_checked_before_the_charge() -> None:
     acc = BudgetAccountant()
     x = np.full(1000, 5e269)
@@ -163,11 +153,6 @@ def test_mean_noise_scale_is_checked_before_the_charge() -> None:
     assert acc.spent_budget == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="veil.dp.tools._moments._grid: sum/mean of replaced records clamp centred terms to "
-    "+-w/2 although mid may be rounded; pass symmetric=False (nansum: uncentred) there",
-)
 def test_sum_where_the_middle_of_the_bounds_rounds_is_accurate() -> None:
     t = 2.0**53
     x = np.full(1000, t + 2)  # mid = fl(t + 1) = t: hi - mid = 2 > w / 2 = 1

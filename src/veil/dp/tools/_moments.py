@@ -197,12 +197,18 @@ def _moment(
 def _grid(kind: str, nan: bool, lo: float, hi: float) -> SumGrid:
     """The exact-sum grid of a statistic with bounds ``[lo, hi]``: terms ``clip(x) - mid``
     for variances (on the coarser :data:`~veil.dp._exact_moments.VAR_DIGITS` grid), means of
-    NaN-skipping data and bounds far from 0 (then ``n mid``, public, is added after the noise),
-    else ``clip(x)`` (one subtraction fewer per value)."""
+    NaN-skipping data and sums/means with bounds far from 0 (then ``n mid``, public, is added
+    after the noise), else ``clip(x)`` (one subtraction fewer per value; always for ``nansum``,
+    whose number of values is private)."""
     if kind in ("var", "std"):
         return SumGrid.make(lo, hi, centred=True, digits=VAR_DIGITS)
+    if nan and kind == "sum":  # the number of values is private: no public n * mid to add
+        return SumGrid.make(lo, hi)
     centred = (nan and kind == "mean") or far_from_zero(lo, hi)
-    return SumGrid.make(lo, hi, centred=centred)
+    # symmetric=False: terms clamped to the exact [lo - mid, hi - mid] (the sensitivities
+    # need B - A <= hi - lo and |A|, |B| <= hi - lo only); where mid is rounded, +-w/2 would
+    # bias every value at one bound (bounds (2^53, 2^53 + 2): w / 2 = 1 lost per value)
+    return SumGrid.make(lo, hi, centred=centred, symmetric=False)
 
 
 def _var_sens(lo: float, hi: float, n: int) -> float:
@@ -231,7 +237,8 @@ def _check_noise(
     elif kind == "sum":
         check_noise(e, laplace=[max(w, abs(lo), abs(hi)) if nan else w])
     elif not nan:
-        check_noise(e, laplace=[w / n if kind == "mean" else _var_sens(lo, hi, n)])
+        # mean: the exact sum is noised at (hi - lo) / e (laplace_units), then divided by n
+        check_noise(e, laplace=[w if kind == "mean" else _var_sens(lo, hi, n)])
     elif kind == "mean":
         e_s = e * math.sqrt(2) / (1 + math.sqrt(2))
         check_noise(e_s, laplace=[w])
@@ -275,7 +282,7 @@ def _nan_cell(
     kept = v[~np.isnan(v)]
     if kind in ("sum", "mean") and lo < hi:
         # exact grid sums (veil.dp._exact_sum); a record may switch to NaN: the plain sum's
-        # term leaves (|term| <= max(|lo|, |hi|)), the centred one's moves by <= (hi - lo) / 2
+        # term leaves (|term| <= max(|lo|, |hi|)), the centred one's by <= hi - lo
         grid = _grid(kind, True, lo, hi)
         exact = grid_sum(kept, grid)[0]
         if kind == "sum":
